@@ -1,0 +1,36 @@
+# fleethealth: one-machine set-up, demo, tests and benchmarks.
+#   make setup   Java 17, Maven, .venv, Delta jars (pom.xml), Airflow DB (idempotent, fast 2nd run)
+#   make demo    set-up, then the end-to-end demo
+#   make test    set-up, then pytest (PYTEST_ARGS="-k foo" to narrow)
+#   make bench   set-up, then the benchmarks in bench/
+#   make clean   remove generated data (lakehouse/, demo/, airflow/logs, spark-warehouse/)
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON := .venv/bin/python
+PYTEST_ARGS ?=
+ARGS ?=
+
+.PHONY: help setup demo test bench clean
+
+help:
+	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
+
+setup:
+	bash scripts/setup.sh
+
+demo: setup
+	. scripts/env.sh && $(PYTHON) -m fleethealth.demo $(ARGS)
+
+test: setup
+	. scripts/env.sh && $(PYTHON) -m pytest -q tests $(PYTEST_ARGS)
+
+bench: setup
+	. scripts/env.sh && \
+	if [ -f bench/run.sh ]; then bash bench/run.sh $(ARGS); \
+	elif [ -f bench/run_all.py ]; then $(PYTHON) bench/run_all.py $(ARGS); \
+	else echo "bench: no bench/run.sh or bench/run_all.py yet" >&2; exit 1; fi
+
+clean:
+	rm -rf lakehouse demo airflow/logs spark-warehouse metastore_db derby.log

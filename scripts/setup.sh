@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# fleethealth set-up: everything the embedded deployment needs, from a fresh clone.
+#
+#   scripts/setup.sh            (make setup; also run by make demo / make test / .ci/run)
+#
+# Idempotent: every step is skipped when its inputs did not change, so a second run takes seconds.
+#   a) Java >= 17                      apt-get install openjdk-17-jre-headless if missing/older
+#   b) Maven                           apt-get install maven, only if the jars must be (re)resolved
+#   c) .venv (Python 3.11)             pip install -r requirements.txt -c constraints.txt, pip install -e .
+#                                      stamp: sha256 of requirements.txt + constraints.txt + pyproject.toml
+#   d) pyspark sanity check            version == pin in requirements.txt, pyspark/jars present
+#   e) ./jars                          mvn dependency:copy-dependencies (pom.xml); stamp: sha256 of pom.xml
+#   f) Airflow metadata DB             airflow db migrate (SQLite in ./airflow) if missing or deps changed
+#
+# Environment knobs:
+#   FLEETHEALTH_FORCE_SETUP=1   ignore the stamps and redo every step
+#   MAVEN_REPO_LOCAL=DIR        Maven local repository (default: Maven's own, ~/.m2/repository)
+#   PYTHON=/path/to/python3.11  interpreter used to create .venv
+set -euo pipefail
+
+PROJECT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+cd "$PROJECT"
+
+VENV="$PROJECT/.venv"
+JARS="$PROJECT/jars"
+AIRFLOW_DIR="$PROJECT/airflow"
+VENV_STAMP="$VENV/.setup-stamp-venv"
+JARS_STAMP="$JARS/.setup-stamp-pom"
+DB_STAMP="$AIRFLOW_DIR/.setup-stamp-db"
+FORCE="${FLEETHEALTH_FORCE_SETUP:-0}"
+
+T0=$SECONDS
+log()  { printf 'setup: %s\n' "$*"; }
+die()  { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
+step() { printf 'setup: [%3ss] %s\n' "$((SECONDS - T0))" "$*"; }
+
+# One set-up at a time per checkout (make demo and make test may start together).
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$PROJECT/.setup-stamp.lock"
+    if ! flock -n 9; then
+        log "another set-up is running in $PROJECT; waiting for it"
+        flock 9
+    fi
+fi
+
+sha256_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+stamp_ok() { [ "$FORCE" != 1 ] && [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null 2>&1 && SUDO="sudo"
+fi
+APT_UPDATED=0
+apt_install() {
+    command -v apt-get >/dev/null 2>&1 \
+        || die "need to install $* but apt-get is not available: install it by hand and re-run"
+    if [ "$(id -u)" != 0 ] && [ -z "$SUDO" ]; then
+        die "need to install $* (apt-get) but not root and no sudo: install it by hand and re-run"
+    fi
+    if [ "$APT_UPDATED" = 0 ]; then
+        step "apt-get update"
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+        APT_UPDATED=1
+    fi
+    step "apt-get install $*"
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >/dev/null
+}
+
+# ---------------------------------------------------------------------------------------------
+# a) Java 17+
+java_major() {
+    command -v java >/dev/null 2>&1 || { echo 0; return; }
+    local v
+    v="$(java -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -n1)"
+    case "$v" in
+        1.*) v="${v#1.}" ;;
+    esac
+    v="${v%%[.+-]*}"
+    case "$v" in
+        ''|*[!0-9]*) echo 0 ;;
+        *) echo "$v" ;;
+    esac
+}
+if [ "$(java_major)" -lt 17 ]; then
+    log "Java 17+ not found (java: $(command -v java || echo none), major $(java_major))"
+    apt_install openjdk-17-jre-headless
+    if [ "$(java_major)" -lt 17 ] && [ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/java ]; then
+        export PATH="/usr/lib/jvm/java-17-openjdk-amd64/bin:$PATH"
+    fi
+    [ "$(java_major)" -ge 17 ] || die "Java 17+ still not on PATH after installing openjdk-17-jre-headless"
+fi
+step "java $(java_major) ok ($(command -v java))"
+
+# ---------------------------------------------------------------------------------------------
+# b) Maven, only when the jars have to be resolved
+POM_HASH="$(sha256_of pom.xml)"
+jars_present() { compgen -G "$JARS/*.jar" >/dev/null; }
+NEED_JARS=1
+if stamp_ok "$JARS_STAMP" "$POM_HASH" && jars_present; then
+    NEED_JARS=0
+fi
+if [ "$NEED_JARS" = 1 ] && ! command -v mvn >/dev/null 2>&1; then
+    log "Maven not found"
+    apt_install maven
+    command -v mvn >/dev/null 2>&1 || die "mvn still not on PATH after installing maven"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# c) Python 3.11 virtual environment
+is_py311() { "$1" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)' >/dev/null 2>&1; }
+find_python() {
+    local c
+    for c in ${PYTHON:-} python3.11 python3 python; do
+        if command -v "$c" >/dev/null 2>&1 && is_py311 "$c"; then
+            command -v "$c"
+            return 0
+        fi
+    done
+    return 1
+}
+
+DEPS_HASH="$(sha256_of requirements.txt constraints.txt pyproject.toml)"
+if [ -x "$VENV/bin/python" ] && ! is_py311 "$VENV/bin/python"; then
+    log ".venv is not a working Python 3.11 environment: recreating it"
+    rm -rf "$VENV"
+fi
+if [ ! -x "$VENV/bin/python" ]; then
+    PY="$(find_python || true)"
+    if [ -z "$PY" ]; then
+        log "Python 3.11 not found (tried: ${PYTHON:-} python3.11 python3 python)"
+        apt_install python3.11 python3.11-venv
+        PY="$(find_python)" || die "Python 3.11 still not found; set PYTHON=/path/to/python3.11"
+    fi
+    step "creating .venv with $PY"
+    if ! "$PY" -m venv "$VENV"; then
+        rm -rf "$VENV"
+        apt_install python3.11-venv
+        "$PY" -m venv "$VENV" || die "could not create $VENV with $PY"
+    fi
+fi
+if stamp_ok "$VENV_STAMP" "$DEPS_HASH" && [ -x "$VENV/bin/fleethealth" ]; then
+    step ".venv up to date (requirements unchanged)"
+else
+    rm -f "$VENV_STAMP"
+    PIP=("$VENV/bin/python" -m pip --disable-pip-version-check --quiet)
+    step "pip install -r requirements.txt -c constraints.txt"
+    "${PIP[@]}" install --progress-bar off -r requirements.txt -c constraints.txt
+    step "pip install -e . --no-deps (console script: fleethealth)"
+    "${PIP[@]}" install --progress-bar off -e . --no-deps
+    echo "$DEPS_HASH" >"$VENV_STAMP"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# d) pyspark: the pinned version, and the full distribution (with its jars)
+PYSPARK_PIN="$(sed -n 's/^[[:space:]]*pyspark[[:space:]]*==[[:space:]]*\([^[:space:];#]*\).*/\1/p' requirements.txt | head -n1)"
+[ -n "$PYSPARK_PIN" ] || die "requirements.txt does not pin pyspark==X.Y.Z"
+PYSPARK_INFO="$("$VENV/bin/python" - <<'EOF' 2>&1
+import os
+try:
+    import pyspark
+except Exception as exc:  # noqa: BLE001
+    print(f"IMPORT-ERROR {exc}")
+else:
+    print(pyspark.__version__, os.path.join(os.path.dirname(pyspark.__file__), "jars"))
+EOF
+)" || true
+case "$PYSPARK_INFO" in
+    IMPORT-ERROR*|"") die "cannot import pyspark in $VENV: ${PYSPARK_INFO#IMPORT-ERROR }" ;;
+esac
+PYSPARK_VERSION="${PYSPARK_INFO%% *}"
+PYSPARK_JARS="${PYSPARK_INFO#* }"
+[ "$PYSPARK_VERSION" = "$PYSPARK_PIN" ] \
+    || die "pyspark in .venv is $PYSPARK_VERSION but requirements.txt pins $PYSPARK_PIN (run FLEETHEALTH_FORCE_SETUP=1 make setup)"
+if [ ! -d "$PYSPARK_JARS" ] || ! compgen -G "$PYSPARK_JARS/spark-core_*.jar" >/dev/null; then
+    die "$PYSPARK_JARS has no Spark jars: only the thin pyspark-client (Spark Connect) is installed; reinstall the full distribution with: $VENV/bin/pip install --force-reinstall --no-deps pyspark==$PYSPARK_PIN"
+fi
+step "pyspark $PYSPARK_VERSION ok ($PYSPARK_JARS)"
+
+# ---------------------------------------------------------------------------------------------
+# e) Delta Lake jars from Maven Central into ./jars
+if [ "$NEED_JARS" = 0 ]; then
+    step "jars up to date (pom.xml unchanged)"
+else
+    rm -f "$JARS_STAMP"
+    mkdir -p "$JARS"
+    rm -f "$JARS"/*.jar
+    MVN=(mvn -q -B -Dstyle.color=never)
+    [ -n "${MAVEN_REPO_LOCAL:-}" ] && MVN+=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")
+    step "mvn dependency:copy-dependencies -> jars/"
+    "${MVN[@]}" -f "$PROJECT/pom.xml" dependency:copy-dependencies \
+        || die "Maven could not resolve the jars in pom.xml (network to Maven Central needed on the first run)"
+    jars_present || die "Maven ran but $JARS has no jars"
+    echo "$POM_HASH" >"$JARS_STAMP"
+    step "jars: $(cd "$JARS" && ls ./*.jar | sed 's|^\./||' | tr '\n' ' ')"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# f) Airflow metadata database (SQLite, ./airflow)
+# shellcheck source=scripts/env.sh
+. "$PROJECT/scripts/env.sh"
+mkdir -p "$AIRFLOW_HOME"
+AIRFLOW_DB="$AIRFLOW_HOME/airflow.db"
+if [ -f "$AIRFLOW_DB" ] && stamp_ok "$DB_STAMP" "$DEPS_HASH"; then
+    step "airflow db up to date ($AIRFLOW_DB)"
+else
+    rm -f "$DB_STAMP"
+    step "airflow db migrate ($AIRFLOW_DB)"
+    AIRFLOW_LOG="$AIRFLOW_HOME/setup-db-migrate.log"
+    if ! "$VENV/bin/airflow" db migrate >"$AIRFLOW_LOG" 2>&1; then
+        tail -n 30 "$AIRFLOW_LOG" >&2
+        die "airflow db migrate failed (full log: $AIRFLOW_LOG)"
+    fi
+    echo "$DEPS_HASH" >"$DB_STAMP"
+fi
+
+step "done"
