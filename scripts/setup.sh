@@ -84,8 +84,11 @@ java_major() {
 if [ "$(java_major)" -lt 17 ]; then
     log "Java 17+ not found (java: $(command -v java || echo none), major $(java_major))"
     apt_install openjdk-17-jre-headless
-    if [ "$(java_major)" -lt 17 ] && [ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/java ]; then
-        export PATH="/usr/lib/jvm/java-17-openjdk-amd64/bin:$PATH"
+    if [ "$(java_major)" -lt 17 ]; then
+        # An older Java is first on PATH: put the one just installed in front (for this run).
+        for jdk in /usr/lib/jvm/java-17-openjdk*/bin; do
+            [ -x "$jdk/java" ] && export PATH="$jdk:$PATH" && break
+        done
     fi
     [ "$(java_major)" -ge 17 ] || die "Java 17+ still not on PATH after installing openjdk-17-jre-headless"
 fi
@@ -187,8 +190,11 @@ else
     MVN=(mvn -q -B -Dstyle.color=never)
     [ -n "${MAVEN_REPO_LOCAL:-}" ] && MVN+=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")
     step "mvn dependency:copy-dependencies -> jars/"
-    "${MVN[@]}" -f "$PROJECT/pom.xml" dependency:copy-dependencies \
-        || die "Maven could not resolve the jars in pom.xml (network to Maven Central needed on the first run)"
+    MVN_LOG="$JARS/.mvn.log"
+    if ! "${MVN[@]}" -f "$PROJECT/pom.xml" dependency:copy-dependencies >"$MVN_LOG" 2>&1; then
+        tail -n 30 "$MVN_LOG" >&2
+        die "Maven could not resolve the jars in pom.xml (Maven Central is needed on the first run; full log: $MVN_LOG)"
+    fi
     jars_present || die "Maven ran but $JARS has no jars"
     echo "$POM_HASH" >"$JARS_STAMP"
     step "jars: $(cd "$JARS" && ls ./*.jar | sed 's|^\./||' | tr '\n' ' ')"
