@@ -1,0 +1,235 @@
+"""The scaled deployment (docker-compose.yaml + docker/airflow.Dockerfile), the one-machine set-up
+(scripts/env.sh, pom.xml) and the code's configuration (fleethealth.config) must agree.
+
+Pure text/YAML/XML checks: nothing heavy is imported (no Spark, no Airflow, no Docker needed).
+"""
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fleethealth import config
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE = ROOT / "docker-compose.yaml"
+ENV_SH = ROOT / "scripts" / "env.sh"
+POM = ROOT / "pom.xml"
+REQUIREMENTS = ROOT / "requirements.txt"
+
+SPARK_CONN_ENV = f"AIRFLOW_CONN_{config.SPARK_CONN_ID.upper()}"
+REQUIRED_ENV = (config.ENV_LAKEHOUSE, config.ENV_JARS, SPARK_CONN_ENV, "GX_ANALYTICS_ENABLED")
+AIRFLOW_SERVICES = (
+    "airflow-init",
+    "airflow-apiserver",
+    "airflow-scheduler",
+    "airflow-dag-processor",
+    "airflow-triggerer",
+)
+SPARK_SERVICES = ("spark-master", "spark-worker")
+LAKEHOUSE_VOLUME = "lakehouse"
+
+
+# --- helpers ---------------------------------------------------------------------------------
+def pins() -> dict[str, str]:
+    out = {}
+    for line in REQUIREMENTS.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        m = re.match(r"^([A-Za-z0-9_.\-\[\]]+)\s*==\s*([^\s;]+)", line)
+        if m:
+            out[re.sub(r"[-_.]+", "-", m.group(1).lower())] = m.group(2)
+    return out
+
+
+def major_minor(version: str) -> str:
+    m = re.match(r"^(\d+)\.(\d+)", version)
+    assert m, f"not a version: {version!r}"
+    return f"{m.group(1)}.{m.group(2)}"
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+@pytest.fixture(scope="module")
+def services(compose) -> dict:
+    return compose["services"]
+
+
+def env_of(service: dict) -> dict[str, str]:
+    env = service.get("environment") or {}
+    if isinstance(env, list):  # ["NAME=value", ...] form
+        env = dict(item.split("=", 1) if "=" in item else (item, "") for item in env)
+    return {str(k): "" if v is None else str(v) for k, v in env.items()}
+
+
+def volume_mounts(service: dict) -> dict[str, str]:
+    """source -> target for every volume of a service (short and long syntax)."""
+    out = {}
+    for vol in service.get("volumes") or []:
+        if isinstance(vol, str):
+            parts = vol.split(":")
+            out[parts[0]] = parts[1] if len(parts) > 1 else parts[0]
+        else:
+            out[str(vol.get("source"))] = str(vol.get("target"))
+    return out
+
+
+def dockerfile_of(service: dict) -> Path | None:
+    build = service.get("build")
+    if not build:
+        return None
+    if isinstance(build, str):
+        return ROOT / build / "Dockerfile"
+    return ROOT / build.get("context", ".") / build.get("dockerfile", "Dockerfile")
+
+
+def env_sh_exports() -> dict[str, str]:
+    """NAME -> raw value text of every `export NAME=...` in scripts/env.sh."""
+    out = {}
+    for line in ENV_SH.read_text().splitlines():
+        m = re.match(r"^\s*(?:\*\)\s*)?export\s+([A-Za-z_][A-Za-z0-9_]*)=(.*?)\s*(?:;;)?\s*$", line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+# --- docker-compose.yaml ----------------------------------------------------------------------
+def test_services_exist(services):
+    missing = [s for s in ("postgres", *AIRFLOW_SERVICES, *SPARK_SERVICES) if s not in services]
+    assert not missing, f"docker-compose.yaml lacks services {missing}"
+
+
+@pytest.mark.parametrize("name", AIRFLOW_SERVICES)
+def test_airflow_service_environment(services, name):
+    env = env_of(services[name])
+    missing = [k for k in REQUIRED_ENV if k not in env]
+    assert not missing, f"{name}: environment lacks {missing}"
+    assert env[config.ENV_LAKEHOUSE] == "/lakehouse"
+    assert env[config.ENV_JARS] == "/opt/fleethealth/jars"
+    assert env["GX_ANALYTICS_ENABLED"].lower() == "false"
+    assert env["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
+    assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgresql")
+    assert "@postgres" in env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+    conn = json.loads(env[SPARK_CONN_ENV])
+    assert conn["conn_type"] == "spark"
+    assert conn["host"] == "spark://spark-master:7077"
+
+
+@pytest.mark.parametrize("name", AIRFLOW_SERVICES)
+def test_airflow_service_mounts(services, name):
+    mounts = volume_mounts(services[name])
+    env = env_of(services[name])
+    assert mounts.get(LAKEHOUSE_VOLUME) == env[config.ENV_LAKEHOUSE], f"{name}: lakehouse volume"
+    dags_folder = env["AIRFLOW__CORE__DAGS_FOLDER"]
+    assert mounts.get("./dags") == dags_folder, f"{name}: ./dags must be mounted at {dags_folder}"
+    for folder in ("include", "spark", "expectations"):
+        assert mounts.get(f"./{folder}") == f"/opt/fleethealth/{folder}", f"{name}: ./{folder}"
+
+
+def test_airflow_commands(services):
+    def words(service):
+        cmd = service.get("command")
+        return cmd.split() if isinstance(cmd, str) else [str(c) for c in cmd]
+
+    assert words(services["airflow-init"])[-2:] == ["db", "migrate"]
+    assert words(services["airflow-apiserver"])[-1] == "api-server"
+    assert words(services["airflow-scheduler"])[-1] == "scheduler"
+    assert words(services["airflow-dag-processor"])[-1] == "dag-processor"
+    assert words(services["airflow-triggerer"])[-1] == "triggerer"
+
+
+def test_lakehouse_volume_shared_with_spark_worker(compose, services):
+    assert LAKEHOUSE_VOLUME in (compose.get("volumes") or {}), "named volume `lakehouse` missing"
+    worker = services["spark-worker"]
+    assert volume_mounts(worker).get(LAKEHOUSE_VOLUME) == "/lakehouse"
+    assert env_of(worker).get(config.ENV_LAKEHOUSE) == "/lakehouse"
+
+
+def test_spark_master_listens_where_the_connection_points(services):
+    cmd = " ".join(str(c) for c in services["spark-master"]["command"])
+    assert "org.apache.spark.deploy.master.Master" in cmd
+    assert re.search(r"--port\s+7077\b", cmd)
+    worker_cmd = " ".join(str(c) for c in services["spark-worker"]["command"])
+    assert "spark://spark-master:7077" in worker_cmd
+
+
+def test_image_installs_the_same_requirements(services):
+    dockerfiles = {dockerfile_of(services[s]) for s in AIRFLOW_SERVICES}
+    assert len(dockerfiles) == 1 and None not in dockerfiles, "Airflow services: one shared build"
+    dockerfile = dockerfiles.pop()
+    assert dockerfile.is_file(), f"{dockerfile} missing"
+    text = dockerfile.read_text()
+    assert re.search(r"COPY\b.*\brequirements\.txt\b.*\bconstraints\.txt\b", text)
+    assert re.search(r"pip install\b.*-r requirements\.txt\s+-c constraints\.txt", text)
+    assert re.search(r"pip install\b.*\s-e \.", text), "the project itself must be installed"
+    assert re.search(r"COPY\s+pom\.xml", text) and "dependency:copy-dependencies" in text
+    assert re.search(r"COPY --from=jars\b.*\s/opt/fleethealth/jars\s*$", text, re.M)
+    # Base image: the Airflow version pinned in requirements.txt, Python 3.11.
+    airflow_pin = pins()["apache-airflow"]
+    assert f"apache/airflow:{airflow_pin}-python3.11" in text
+
+
+def test_spark_version_matches_pyspark_pin(services):
+    """Spark services run either the project image (pyspark from requirements.txt) or an
+    apache/spark image whose major.minor equals the pyspark pin."""
+    pyspark_mm = major_minor(pins()["pyspark"])
+    airflow_dockerfile = dockerfile_of(services["airflow-scheduler"])
+    for name in SPARK_SERVICES:
+        service = services[name]
+        image = str(service.get("image", ""))
+        if image.startswith(("apache/spark:", "spark:")):
+            tag = image.split(":", 1)[1]
+            assert major_minor(tag) == pyspark_mm, f"{name}: {image} vs pyspark {pyspark_mm}"
+        else:
+            assert dockerfile_of(service) == airflow_dockerfile, f"{name}: image {image!r}"
+            assert image == str(services["airflow-scheduler"].get("image")), name
+
+
+# --- pom.xml -----------------------------------------------------------------------------------
+def test_pom_matches_pins():
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    props = {el.tag.split("}", 1)[1]: el.text for el in ET.parse(POM).getroot().find("m:properties", ns)}
+    p = pins()
+    assert props["spark.binary.version"] == major_minor(p["pyspark"])
+    assert props["scala.binary.version"] == "2.13"
+    assert major_minor(props["delta.version"]) == major_minor(p["delta-spark"])
+    text = POM.read_text()
+    assert "delta-spark_${spark.binary.version}_${scala.binary.version}" in text
+    assert "spark.jars.packages" not in text
+
+
+# --- scripts/env.sh ---------------------------------------------------------------------------
+def test_env_sh_exports_the_same_names(services):
+    exports = env_sh_exports()
+    for name in (*REQUIRED_ENV, "AIRFLOW_HOME", "AIRFLOW__CORE__DAGS_FOLDER",
+                 "AIRFLOW__CORE__LOAD_EXAMPLES", "PYSPARK_PYTHON", "SPARK_LOCAL_IP"):
+        assert name in exports, f"scripts/env.sh does not export {name}"
+    # Every fleethealth / connection / GX name the Airflow services get, env.sh exports too.
+    shared = {
+        k for k in env_of(services["airflow-scheduler"])
+        if k.startswith(("FLEETHEALTH_", "AIRFLOW_CONN_", "GX_"))
+    }
+    assert shared <= set(exports), f"env.sh lacks {sorted(shared - set(exports))}"
+    conn = json.loads(exports[SPARK_CONN_ENV].strip("'"))
+    assert conn == {"conn_type": "spark", "host": "local[*]"}
+    # The lakehouse default must not override a value the caller set.
+    assert re.search(r"\$\{%s:-" % config.ENV_LAKEHOUSE, exports[config.ENV_LAKEHOUSE])
+
+
+def test_env_sh_has_no_side_effects():
+    """Only exports: no installs, no file writes, no downloads."""
+    body = "\n".join(
+        line for line in ENV_SH.read_text().splitlines() if not line.lstrip().startswith("#")
+    )
+    for word in ("pip ", "apt-get", "mvn ", "mkdir", "rm ", "curl", "wget", "touch ", ">"):
+        if word == ">":
+            assert not re.search(r"(?<![>2&])>\s*[^&/ ]", body.replace(">/dev/null", "")), \
+                "env.sh writes a file"
+        else:
+            assert word not in body, f"env.sh runs {word.strip()}"
