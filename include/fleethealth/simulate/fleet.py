@@ -1,0 +1,217 @@
+"""The simulated fleet's static model: clusters, hosts, topics, replica placement, inventory file.
+
+Every writer takes its facts (host names, broker ids, who leads which partition, which group lives
+on which ``__consumer_offsets`` partition) from here, so the files of one fleet agree with each other.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import yaml
+
+LOG_DIR = "/var/kafka-logs"
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def java_string_hashcode(s: str) -> int:
+    """Java ``String.hashCode()``: s[0]*31^(n-1) + ... over UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def coordinator_partition(group: str, partitions: int = 50) -> int:
+    """Offsets partition of a consumer group: ``Utils.abs(group.hashCode) % partitions`` as Kafka does.
+
+    Kafka's ``Utils.abs`` maps Integer.MIN_VALUE to 0 (``n & 0x7fffffff``), unlike ``Math.abs``.
+    """
+    h = java_string_hashcode(group)
+    return (h & 0x7FFFFFFF if h == -(1 << 31) else abs(h)) % partitions
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".")[:3] if p.isdigit())
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    role: str  # "kafka" | "zookeeper"
+    broker_id: int | None = None
+    zk_myid: int | None = None
+    kafka_version: str | None = None
+
+    def inventory_entry(self) -> dict:
+        if self.role == "kafka":
+            return {"host": self.name, "role": "kafka", "broker_id": self.broker_id,
+                    "kafka_version": self.kafka_version}
+        return {"host": self.name, "role": "zookeeper", "zk_myid": self.zk_myid}
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    partitions: int
+    replication: int = 3
+    msgs_per_sec: float = 100.0     # per partition, drives offsets and segment rolls
+    segment_bytes: int = 1 << 30
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One simulated cluster: brokers 1..N, one ZooKeeper server, user topics, consumer groups."""
+    name: str
+    timezone: str
+    kafka_version: str
+    java_version: str                      # "1.8.0_382" or "11.0.20"
+    brokers: int = 3
+    offsets_topic_partitions: int = 50
+    controller_id: int = 1
+    topics: tuple[Topic, ...] = ()
+    groups: tuple[str, ...] = ()
+    pinned_group: tuple[str, int] | None = None   # (group, broker) that must lead the group's partition
+    zk_session_timeout_ms: int = 6000
+    hosts: tuple[Host, ...] = field(init=False)
+
+    def __post_init__(self):
+        hosts = [Host(f"{self.name}-kafka-{b}", "kafka", broker_id=b, kafka_version=self.kafka_version)
+                 for b in self.broker_ids]
+        hosts.append(Host(f"{self.name}-zk-1", "zookeeper", zk_myid=1))
+        object.__setattr__(self, "hosts", tuple(hosts))
+
+    # --- identity -----------------------------------------------------------------------------
+    @property
+    def broker_ids(self) -> range:
+        return range(1, self.brokers + 1)
+
+    @cached_property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    @property
+    def version(self) -> tuple[int, ...]:
+        return version_tuple(self.kafka_version)
+
+    @property
+    def jdk11(self) -> bool:
+        return not self.java_version.startswith("1.")
+
+    def broker_host(self, broker_id: int) -> Host:
+        return self.hosts[broker_id - 1]
+
+    @property
+    def zk_host(self) -> Host:
+        return self.hosts[-1]
+
+    def broker_ip(self, broker_id: int) -> str:
+        return f"10.{20 + self._cluster_octet}.1.{10 + broker_id}"
+
+    @property
+    def zk_ip(self) -> str:
+        return f"10.{20 + self._cluster_octet}.2.11"
+
+    @cached_property
+    def _cluster_octet(self) -> int:
+        return java_string_hashcode(self.name) & 0x3F
+
+    # --- replica placement ----------------------------------------------------------------------
+    @cached_property
+    def _offsets_shift(self) -> int:
+        if not self.pinned_group:
+            return 0
+        group, broker = self.pinned_group
+        return (broker - 1 - coordinator_partition(group, self.offsets_topic_partitions)) % self.brokers
+
+    def replicas(self, topic: str, partition: int) -> list[int]:
+        """Replica list, preferred leader first (round-robin placement like Kafka's assignment)."""
+        if topic == OFFSETS_TOPIC:
+            rf, shift = min(3, self.brokers), self._offsets_shift
+        else:
+            t = self.topic(topic)
+            rf, shift = min(t.replication, self.brokers), java_string_hashcode(topic) & 0xFF
+        first = (partition + shift) % self.brokers
+        return [((first + k) % self.brokers) + 1 for k in range(rf)]
+
+    def leader(self, topic: str, partition: int) -> int:
+        return self.replicas(topic, partition)[0]
+
+    def topic(self, name: str) -> Topic:
+        for t in self.topics:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    @cached_property
+    def _hosted(self) -> dict[int, dict[str, list[int]]]:
+        out: dict[int, dict[str, list[int]]] = {b: {} for b in self.broker_ids}
+        for t in self.all_topics:
+            for p in range(t.partitions):
+                for b in self.replicas(t.name, p):
+                    out[b].setdefault(t.name, []).append(p)
+        return out
+
+    @cached_property
+    def all_topics(self) -> tuple[Topic, ...]:
+        return (Topic(OFFSETS_TOPIC, self.offsets_topic_partitions, 3, 0.0, 100 * 1024 * 1024),) + self.topics
+
+    def hosted(self, broker_id: int, topic: str) -> list[int]:
+        """Partitions of `topic` with a replica on `broker_id`."""
+        return self._hosted[broker_id].get(topic, [])
+
+    def offsets_partitions(self, broker_id: int) -> list[int]:
+        return self.hosted(broker_id, OFFSETS_TOPIC)
+
+    def group_partition(self, group: str) -> int:
+        return coordinator_partition(group, self.offsets_topic_partitions)
+
+    def coordinated_groups(self, broker_id: int) -> list[str]:
+        """Groups whose coordinator (leader of their offsets partition) is `broker_id`."""
+        return [g for g in self.groups if self.leader(OFFSETS_TOPIC, self.group_partition(g)) == broker_id]
+
+    @cached_property
+    def active_offsets_partitions(self) -> frozenset[int]:
+        """Offsets partitions that see commits (they get dirty and are compacted often)."""
+        return frozenset(self.group_partition(g) for g in self.groups)
+
+    # --- inventory ------------------------------------------------------------------------------
+    def inventory_entry(self, root: Path) -> dict:
+        return {
+            "name": self.name,
+            "timezone": self.timezone,
+            "offsets_topic_partitions": self.offsets_topic_partitions,
+            "transport": "local",
+            "root": str(root),
+            "hosts": [h.inventory_entry() for h in self.hosts],
+        }
+
+
+
+def _flow_dict_representer(dumper: yaml.SafeDumper, data):
+    return dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True)
+
+
+class _InventoryDumper(yaml.SafeDumper):
+    pass
+
+
+class _FlowDict(dict):
+    pass
+
+
+_InventoryDumper.add_representer(_FlowDict, _flow_dict_representer)
+
+
+def write_inventory(path: Path, clusters: list[Cluster], root: Path) -> Path:
+    """Write the fleet inventory (SPEC §3 shape) for `clusters` whose files live under `root`."""
+    doc = {"clusters": []}
+    for c in clusters:
+        entry = c.inventory_entry(root.resolve())
+        entry["hosts"] = [_FlowDict(h) for h in entry["hosts"]]
+        doc["clusters"].append(entry)
+    path.write_text(yaml.dump(doc, Dumper=_InventoryDumper, sort_keys=False, width=200))
+    return path
