@@ -1,0 +1,77 @@
+"""Simulated Kafka/ZooKeeper fleets: realistic raw files, an inventory and the ground truth.
+
+    from fleethealth.simulate import simulate, SCENARIOS
+    inventory = simulate(Path("out"), "all", start, end)   # start/end: tz-aware, hour-aligned UTC
+
+Writes `<out>/fleet/<cluster>/<host>/{kafka,zookeeper,jmx,threaddumps,logdirs}/`, `<out>/inventory.yaml`
+and `<out>/expected_incidents.json`. Deterministic for a given seed.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+from . import jolokia, logdirs, threaddumps
+from .clock import LocalClock, check_window, utc_hours
+from .fleet import Cluster, Host, coordinator_partition, java_string_hashcode, write_inventory
+from .kafka_logs import BrokerLogs
+from .model import ClusterState
+from .scenarios import CATALOGUE
+from .zookeeper_logs import ZkLog
+
+SCENARIOS: tuple[str, ...] = tuple(CATALOGUE)
+
+__all__ = ["SCENARIOS", "simulate", "coordinator_partition", "java_string_hashcode", "Cluster", "Host"]
+
+
+def _resolve(scenarios: list[str] | str) -> list[str]:
+    if isinstance(scenarios, str):
+        scenarios = list(SCENARIOS) if scenarios == "all" else [s.strip() for s in scenarios.split(",") if s.strip()]
+    unknown = [s for s in scenarios if s not in CATALOGUE]
+    if unknown or not scenarios:
+        raise ValueError(f"unknown scenario(s) {', '.join(unknown) or '(none)'}; known: {', '.join(SCENARIOS)}, all")
+    return list(dict.fromkeys(scenarios))
+
+
+def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: datetime, *, brokers: int = 3,
+             seed: int = 7, bytes_per_broker_hour: int = 200_000) -> Path:
+    """Write a fleet for [start, end) (UTC, hour-aligned, tz-aware) under `out`; return the inventory path."""
+    names = _resolve(scenarios)
+    if brokers < 1:
+        raise ValueError(f"brokers must be >= 1, got {brokers}")
+    start_ms, end_ms = check_window(start, end)
+    out = Path(out)
+    root = out / "fleet"
+    clusters, expected = [], []
+    for name in names:
+        sc = CATALOGUE[name]
+        cluster = sc.cluster(brokers)
+        state = ClusterState(cluster, sc.events(cluster, start_ms, end_ms), seed)
+        base = root / cluster.name
+        if base.exists():
+            shutil.rmtree(base)  # files are appended hour by hour: start from a clean cluster folder
+        _write_cluster(state, base, start_ms, end_ms, bytes_per_broker_hour)
+        clusters.append(cluster)
+        expected.extend(sc.expected(state, start_ms, end_ms))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "expected_incidents.json").write_text(json.dumps(expected, indent=2) + "\n")
+    return write_inventory(out / "inventory.yaml", clusters, root)
+
+
+def _write_cluster(state: ClusterState, base: Path, start_ms: int, end_ms: int, bytes_per_hour: int) -> None:
+    c = state.c
+    clock = LocalClock(c.tz)
+    for b in c.broker_ids:
+        hd = base / c.broker_host(b).name
+        logs = BrokerLogs(state, b, clock, hd / "kafka", bytes_per_hour)
+        for h0 in utc_hours(start_ms, end_ms):
+            logs.write_hour(h0)
+            jolokia.write_hour(state, b, clock, hd / "jmx", h0)
+            threaddumps.write_hour(state, b, clock, hd / "threaddumps", h0)
+            if b == 1:
+                logdirs.write_hour(state, clock, hd / "logdirs", h0)
+    zk = ZkLog(state, clock, base / c.zk_host.name / "zookeeper")
+    for i, h0 in enumerate(utc_hours(start_ms, end_ms), start=1):
+        zk.write_hour(h0, i)

@@ -1,0 +1,90 @@
+"""Jolokia JMX exports: `jmx/jolokia.jsonl.YYYY-MM-DD-HH`, one bulk read response per line every 5 min."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .clock import HOUR_MS, LocalClock
+from .fleet import OFFSETS_TOPIC
+from .model import ClusterState
+
+SAMPLE_EVERY_MS = 300_000
+OFFSETS_SIZE_PATTERN = f"kafka.log:type=Log,name=Size,topic={OFFSETS_TOPIC},partition=*"
+MISSING_MBEAN = "kafka.server:type=DelayedOperationPurgatory,name=PurgatorySize,delayedOperation=Rebalance"
+
+
+def sample_times(state: ClusterState, broker: int, h0: int, h1: int) -> list[int]:
+    """Epoch ms of the JMX samples of `broker` in [h0, h1): every 5 min + a small scrape delay, while up."""
+    out = []
+    t = h0 - h0 % SAMPLE_EVERY_MS
+    while t < h1:
+        ts = t + 1_000 * (1 + (broker + t // SAMPLE_EVERY_MS) % 2)
+        if h0 <= ts < h1 and state.is_up(broker, ts):
+            out.append(ts)
+        t += SAMPLE_EVERY_MS
+    return out
+
+
+def _read(mbean: str, value, ts: int, attribute=None) -> dict:
+    req = {"mbean": mbean, "type": "read"}
+    if attribute is not None:
+        req["attribute"] = attribute
+    return {"request": req, "value": value, "timestamp": ts // 1000, "status": 200}
+
+
+def _meter(count: int, rate: float, unit: str, event: str) -> dict:
+    return {"Count": count, "EventType": event, "FifteenMinuteRate": round(rate * 0.998, 6),
+            "FiveMinuteRate": round(rate * 1.001, 6), "MeanRate": round(rate * 0.97, 6),
+            "OneMinuteRate": round(rate, 6), "RateUnit": unit}
+
+
+def bulk_response(state: ClusterState, broker: int, ms: int, with_error: bool) -> list[dict]:
+    c = state.c
+    r = state.rng("jmx", broker, ms)
+    ts = ms
+    uptime_s = (ms - 1_700_000_000_000) // 1000
+    out = [
+        _read("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions", 0, ts, "Value"),
+        _read("kafka.controller:type=KafkaController,name=ActiveControllerCount",
+              1 if broker == c.controller_id else 0, ts, "Value"),
+        _read("kafka.network:type=RequestChannel,name=RequestQueueSize", r.randint(0, 3), ts, "Value"),
+        _read("kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent",
+              _meter(int(uptime_s * 7.1e8), r.uniform(0.86, 0.97), "NANOSECONDS", "percent"), ts),
+        _read("kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec", 0, ts, "Count"),
+        _read("java.lang:type=OperatingSystem",
+              {"OpenFileDescriptorCount": state.open_fds(broker, ms), "MaxFileDescriptorCount": 100000}, ts,
+              ["OpenFileDescriptorCount", "MaxFileDescriptorCount"]),
+        _read("kafka.log:type=LogCleanerManager,name=time-since-last-run-ms",
+              state.time_since_last_run_ms(broker, ms), ts, "Value"),
+        _read("kafka.log:type=LogCleaner,name=max-clean-time-secs",
+              {"Value": int(state.max_clean_time_secs(broker, ms))}, ts),
+    ]
+    if c.version >= (2, 4):
+        out.append(_read("kafka.log:type=LogCleaner,name=DeadThreadCount",
+                         0 if state.cleaner_thread_exists(broker, ms) else 1, ts, "Value"))
+    sizes = {f"kafka.log:name=Size,partition={p},topic={OFFSETS_TOPIC},type=Log": {"Value": state.offsets_size(broker, p, ms)}
+             for p in c.offsets_partitions(broker)}
+    out.append(_read(OFFSETS_SIZE_PATTERN, sizes, ts))
+    if with_error:
+        out.append({"request": {"mbean": MISSING_MBEAN, "type": "read"},
+                    "error_type": "javax.management.InstanceNotFoundException",
+                    "error": f"javax.management.InstanceNotFoundException : {MISSING_MBEAN}",
+                    "status": 404})
+    return out
+
+
+def write_hour(state: ClusterState, broker: int, clock: LocalClock, folder: Path, h0: int) -> int:
+    folder.mkdir(parents=True, exist_ok=True)
+    times = sample_times(state, broker, h0, h0 + HOUR_MS)
+    err_at = state.rng("jmx-err", broker, h0).randrange(len(times)) if times else -1
+    n = 0
+    by_file: dict[str, list[str]] = {}
+    for i, ms in enumerate(times):
+        line = json.dumps(bulk_response(state, broker, ms, i == err_at), separators=(",", ":")) + "\n"
+        by_file.setdefault(clock.hour_label(ms), []).append(line)
+    for label, lines in by_file.items():
+        with open(folder / f"jolokia.jsonl.{label}", "a", encoding="utf-8") as fh:
+            data = "".join(lines)
+            fh.write(data)
+            n += len(data)
+    return n
