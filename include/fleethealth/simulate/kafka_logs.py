@@ -535,9 +535,17 @@ class BrokerLogs:
             used += len(m[0]) + len(m[1]) + 36
         times = sorted(int(rnd() * HOUR_MS) for _ in msgs)
         stamp = self.clock.stamp
+        rs = self.s.restart_of(b)
+        down = (rs.shutdown_ms, rs.up_ms) if rs else (0, 0)
         out = []
+        append = out.append
+        last_sec, pre = -1, ""
         for dt, (msg, lg) in zip(times, msgs):
             ms = h0 + dt
-            if self.s.is_up(b, ms):
-                out.append((ms, f"[{stamp(ms)}] INFO {msg} ({lg})\n"))
+            if down[0] <= ms < down[1]:
+                continue
+            sec = ms // 1000
+            if sec != last_sec:  # the per-second prefix is shared by many records at high volume
+                last_sec, pre = sec, "[" + stamp(sec * 1000)[:-3]
+            append((ms, f"{pre}{ms % 1000:03d}] INFO {msg} ({lg})\n"))
         return out

@@ -102,7 +102,7 @@ def _pm3_expected(st: ClusterState, start: int, end: int) -> list[dict]:
 
 CATALOGUE: dict[str, Scenario] = {
     s.name: s for s in (
-        Scenario("healthy", "3.x-era healthy cluster: compacting cleaner, quiet ZooKeeper, no errors",
+        Scenario("healthy", "Kafka 2.8.2 healthy cluster: compacting cleaner, quiet ZooKeeper, no errors",
                  _healthy_cluster, lambda c, s, e: Events(), lambda st, s, e: []),
         Scenario("pm3-dead-cleaner", "post-mortem 3: dead log cleaner, __consumer_offsets-38 bloat, slow group load",
                  _pm3_cluster, _pm3_events, _pm3_expected),
