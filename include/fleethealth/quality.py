@@ -1,0 +1,376 @@
+"""Great Expectations gate run inside the Spark jobs (GX Core 1.x, no Airflow provider).
+
+The suites are data: ``expectations/<table>.json`` in GX 1.x suite JSON
+(``{"name", "expectations": [{"type", "kwargs", "meta"}], "meta"}``). Per expectation,
+``meta.severity`` is ``"critical"`` (default: a failure stops the job in :func:`enforce`) or
+``"warning"`` (recorded only). Hour-relative values may be written as placeholders in kwargs and are
+substituted by :func:`validate` for the processed hour:
+
+* ``"$hour"``       the processed hour (start of the window)
+* ``"$hour_start"`` hour - ``meta.hour_tolerance_minutes`` (suite level, default 0)
+* ``"$hour_end"``   hour + 1 h + the tolerance
+
+Typical use in a job::
+
+    results = quality.validate(df, "gold.incidents", hour=hour)
+    write_delta(spark.createDataFrame(quality.results_rows(results, hour),
+                                      quality.RESULTS_SCHEMA_DDL), "gold.quality_results")
+    quality.enforce(results)
+
+GX is imported lazily (it takes seconds) and its context is created once per process. The gate
+never creates a Spark session: it validates the DataFrame it is given, on that DataFrame's session.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from fleethealth.config import expectations_dir
+
+SEVERITIES = ("critical", "warning", "info")
+DEFAULT_SEVERITY = "critical"
+SAMPLE_SIZE = 5  # offending values kept per expectation
+RESULT_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": SAMPLE_SIZE}
+# Spark metrics are slow per expectation, and collecting the unexpected values costs about as much
+# again: first run the whole suite BOOLEAN_ONLY, then re-run only the failed expectations with
+# RESULT_FORMAT to get their offending values (a clean hour pays for one cheap pass only).
+TWO_PASS = True
+_OBSERVED_MAX_CHARS = 500
+# kwargs shown in an expectation's label (stable across hours: labels use the unsubstituted values)
+_LABEL_KWARGS = ("column", "column_list", "column_A", "column_B", "min_value", "max_value",
+                 "type_", "or_equal", "value", "regex")
+# meta keys under which validate() tags each expectation (label shown in Data Docs; index to match
+# GX's results, which come back in another order, to the suite's expectations)
+_LABEL_META = "expectation"
+_INDEX_META = "fleethealth_index"
+
+RESULTS_COLUMNS = ("table", "hour", "suite", "expectation", "success", "observed_value",
+                   "critical", "validated_at")
+RESULTS_SCHEMA_DDL = (
+    "table STRING, hour TIMESTAMP, suite STRING, expectation STRING, success BOOLEAN, "
+    "observed_value STRING, critical BOOLEAN, validated_at TIMESTAMP"
+)
+
+
+class QualityGateError(Exception):
+    """A critical expectation failed; the message names table, suite, expectations and values."""
+
+    def __init__(self, message: str, failures: list["ExpectationResult"] | None = None):
+        super().__init__(message)
+        self.failures = failures or []
+
+
+@dataclass(frozen=True)
+class ExpectationResult:
+    table: str
+    suite: str
+    expectation: str  # type + key kwargs, e.g. "expect_column_values_to_not_be_null(column=entity)"
+    success: bool
+    observed: str  # observed value, or a few unexpected values, or the error raised
+    critical: bool
+
+
+# --------------------------------------------------------------------------------------- suites
+def suite_path(table: str, directory: Path | None = None) -> Path:
+    return Path(directory or expectations_dir()) / f"{table}.json"
+
+
+def load_suite(table: str, *, directory: Path | None = None) -> dict:
+    """The suite dict of ``table`` from ``expectations/<table>.json``; ValueError/FileNotFoundError
+    with the file name when it is missing or malformed."""
+    path = suite_path(table, directory)
+    if not path.is_file():
+        raise FileNotFoundError(f"no expectation suite for table {table!r}: {path} does not exist")
+    try:
+        suite = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    if not isinstance(suite, dict) or not isinstance(suite.get("expectations"), list):
+        raise ValueError(f"{path}: not a GX suite (expected an object with an 'expectations' list)")
+    suite.setdefault("name", table)
+    for i, exp in enumerate(suite["expectations"]):
+        if not isinstance(exp, dict) or not isinstance(exp.get("type"), str):
+            raise ValueError(f"{path}: expectation #{i} has no 'type'")
+        severity = _severity(exp)
+        if severity not in SEVERITIES:
+            raise ValueError(
+                f"{path}: expectation #{i} ({exp['type']}): severity {severity!r} "
+                f"is not one of {', '.join(SEVERITIES)}"
+            )
+    return suite
+
+
+def _severity(exp: dict) -> str:
+    meta = exp.get("meta") or {}
+    return str(meta.get("severity") or exp.get("severity") or DEFAULT_SEVERITY).lower()
+
+
+def _as_utc(hour: datetime) -> datetime:
+    return hour.replace(tzinfo=timezone.utc) if hour.tzinfo is None else hour.astimezone(timezone.utc)
+
+
+def hour_placeholders(suite: dict, hour: datetime) -> dict[str, datetime]:
+    hour = _as_utc(hour)
+    tolerance = timedelta(minutes=float((suite.get("meta") or {}).get("hour_tolerance_minutes", 0)))
+    return {
+        "$hour": hour,
+        "$hour_start": hour - tolerance,
+        "$hour_end": hour + timedelta(hours=1) + tolerance,
+    }
+
+
+def substitute_hour(suite: dict, hour: datetime | None) -> dict:
+    """A copy of ``suite`` whose kwargs placeholders ("$hour", "$hour_start", "$hour_end") are
+    replaced by UTC datetimes for ``hour``. ValueError if placeholders are used without an hour."""
+    out = copy.deepcopy(suite)
+    values = hour_placeholders(suite, hour) if hour is not None else {}
+
+    def sub(value: Any) -> Any:
+        if isinstance(value, str) and value in ("$hour", "$hour_start", "$hour_end"):
+            if hour is None:
+                raise ValueError(
+                    f"suite {suite.get('name')!r} uses {value} but validate() was given no hour"
+                )
+            return values[value]
+        if isinstance(value, list):
+            return [sub(v) for v in value]
+        if isinstance(value, dict):
+            return {k: sub(v) for k, v in value.items()}
+        return value
+
+    for exp in out["expectations"]:
+        exp["kwargs"] = sub(exp.get("kwargs") or {})
+    return out
+
+
+def expectation_label(exp: dict) -> str:
+    kwargs = exp.get("kwargs") or {}
+    parts = []
+    for key in _LABEL_KWARGS:
+        if key in kwargs:
+            value = kwargs[key]
+            text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+            parts.append(f"{key}={text}")
+    return f"{exp['type']}({', '.join(parts)})"
+
+
+# ------------------------------------------------------------------------------------ GX context
+_lock = threading.RLock()
+_state: dict[str, Any] = {}  # "context", "datasource", "batch_definitions", "sites"
+
+
+def _context():
+    """The process-wide ephemeral GX context with one Spark datasource (created once)."""
+    with _lock:
+        if "context" not in _state:
+            os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+            import great_expectations as gx
+            from great_expectations.data_context.types.base import ProgressBarsConfig
+
+            context = gx.get_context(mode="ephemeral")
+            context.variables.progress_bars = ProgressBarsConfig(globally=False)
+            # no spark_config: GX would try to apply it to the running session and may restart it
+            _state["datasource"] = context.data_sources.add_spark(name="fleethealth_spark")
+            _state["batch_definitions"] = {}
+            _state["sites"] = {}
+            _state["context"] = context
+        return _state["context"]
+
+
+def _batch_definition(table: str):
+    context = _context()
+    with _lock:
+        cache = _state["batch_definitions"]
+        if table not in cache:
+            asset = _state["datasource"].add_dataframe_asset(name=table)
+            cache[table] = asset.add_batch_definition_whole_dataframe(f"{table} whole dataframe")
+        return context, cache[table]
+
+
+def _docs_site(context, data_docs_dir: Path) -> str:
+    """Name of a filesystem Data Docs site rooted at data_docs_dir (added on first use)."""
+    folder = str(Path(data_docs_dir).resolve())
+    with _lock:
+        sites = _state["sites"]
+        if folder not in sites:
+            name = "fleethealth_" + hashlib.sha1(folder.encode()).hexdigest()[:10]
+            context.add_data_docs_site(name, {
+                "class_name": "SiteBuilder",
+                "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+                "store_backend": {"class_name": "TupleFilesystemStoreBackend",
+                                  "base_directory": folder},
+            })
+            sites[folder] = name
+        return sites[folder]
+
+
+def _gx_suite(suite: dict, source: str):
+    from great_expectations.core.expectation_suite import ExpectationSuite
+
+    expectations = []
+    for exp in suite["expectations"]:
+        severity = _severity(exp)
+        meta = dict(exp.get("meta") or {}, severity=severity)
+        meta[_LABEL_META] = exp["_label"]
+        meta[_INDEX_META] = exp["_index"]
+        expectations.append({"type": exp["type"], "kwargs": exp.get("kwargs") or {},
+                             "meta": meta, "severity": severity})
+    try:
+        return ExpectationSuite(name=suite["name"], expectations=expectations,
+                                meta=suite.get("meta") or {}, notes=suite.get("notes"))
+    except Exception as exc:  # pydantic/GX errors on unknown types or bad kwargs
+        raise ValueError(f"{source}: invalid expectation suite: {exc}") from exc
+
+
+# ------------------------------------------------------------------------------------- validate
+def validate(df, table: str, *, hour: datetime | None = None,
+             data_docs_dir: Path | None = None) -> list[ExpectationResult]:
+    """Run the suite of ``table`` on the Spark DataFrame ``df`` (on df's own session).
+
+    ``hour`` fills the "$hour*" placeholders; ``data_docs_dir`` additionally (re)builds a GX Data
+    Docs site there. Returns one result per expectation, in suite order."""
+    raw = load_suite(table)
+    for i, exp in enumerate(raw["expectations"]):
+        exp["_label"] = expectation_label(exp)  # from unsubstituted kwargs: stable across hours
+        exp["_index"] = i
+    suite_dict = substitute_hour(raw, hour)
+    source = str(suite_path(table))
+    context, batch_definition = _batch_definition(table)
+
+    persisted = False
+    if not df.is_cached:  # every metric is a Spark job: do not recompute df's lineage each time
+        df = df.persist()
+        persisted = True
+    try:
+        parameters = {"dataframe": df}
+        if data_docs_dir is not None:  # one detailed run, stored and rendered
+            outcome = _validate_with_docs(context, batch_definition, _gx_suite(suite_dict, source),
+                                          table, hour, parameters, Path(data_docs_dir))
+            found = _by_index(outcome, suite_dict)
+        else:
+            batch = batch_definition.get_batch(batch_parameters=parameters)
+            fmt = {"result_format": "BOOLEAN_ONLY"} if TWO_PASS else RESULT_FORMAT
+            found = _by_index(batch.validate(_gx_suite(suite_dict, source), result_format=fmt),
+                              suite_dict)
+            failed = [i for i, res in found.items() if not res.success]
+            if TWO_PASS and failed:
+                retry = dict(suite_dict, expectations=[suite_dict["expectations"][i] for i in failed])
+                detailed = _by_index(batch.validate(_gx_suite(retry, source),
+                                                    result_format=RESULT_FORMAT), suite_dict)
+                found.update({i: res for i, res in detailed.items() if i in failed})
+    finally:
+        if persisted:
+            df.unpersist()
+
+    results = []
+    for i, exp in enumerate(suite_dict["expectations"]):
+        res = found.get(i)
+        results.append(ExpectationResult(
+            table=table,
+            suite=suite_dict["name"],
+            expectation=exp["_label"],
+            success=bool(res is not None and res.success),
+            observed=_observed(res) if res is not None else "no result returned by GX",
+            critical=_severity(exp) == "critical",
+        ))
+    return results
+
+
+def _by_index(outcome, suite_dict) -> dict:
+    """GX results keyed by the position of their expectation in suite_dict (GX reorders them)."""
+    found = {}
+    for res in outcome.results:
+        found[(res.expectation_config.meta or {})[_INDEX_META]] = res
+    return found
+
+
+def _validate_with_docs(context, batch_definition, gx_suite, table, hour, parameters, folder):
+    import great_expectations as gx
+    from great_expectations.core.run_identifier import RunIdentifier
+
+    site = _docs_site(context, folder)
+    with _lock:
+        saved_suite = context.suites.add_or_update(gx_suite)
+        definition = context.validation_definitions.add_or_update(
+            gx.ValidationDefinition(name=table, data=batch_definition, suite=saved_suite)
+        )
+        run_name = f"{table} {_as_utc(hour).isoformat()}" if hour is not None else table
+        outcome = definition.run(batch_parameters=parameters, result_format=RESULT_FORMAT,
+                                 run_id=RunIdentifier(run_name=run_name))
+        context.build_data_docs(site_names=[site])
+    return outcome
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={_fmt(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    return repr(value) if isinstance(value, str) or value is None else str(value)
+
+
+def _observed(res) -> str:
+    info = res.exception_info or {}
+    if not info.get("raised_exception"):  # several metrics: {metric_id: {raised_exception...}}
+        info = next((v for v in info.values() if isinstance(v, dict)
+                     and v.get("raised_exception")), info)
+    if info.get("raised_exception"):
+        text = f"error: {info.get('exception_message')}"
+    else:
+        result = res.result or {}
+        if "observed_value" in result:
+            text = _fmt(result["observed_value"])
+            details = result.get("details") or {}
+            mismatched = details.get("mismatched")
+            if mismatched and not res.success:
+                text += f" (mismatched: {_fmt(mismatched)})"
+        elif "unexpected_count" in result:
+            text = f"{result['unexpected_count']} unexpected"
+            sample: list = []
+            for value in result.get("partial_unexpected_list") or []:
+                if value not in sample:
+                    sample.append(value)
+            if sample:
+                text += ", e.g. " + ", ".join(_fmt(v) for v in sample[:SAMPLE_SIZE])
+        else:  # BOOLEAN_ONLY pass of a successful expectation
+            text = "" if res.success else "failed"
+    return text if len(text) <= _OBSERVED_MAX_CHARS else text[: _OBSERVED_MAX_CHARS - 3] + "..."
+
+
+# -------------------------------------------------------------------------------------- enforce
+def enforce(results: list[ExpectationResult]) -> None:
+    """Raise QualityGateError if any critical expectation failed (warnings are only recorded)."""
+    failures = [r for r in results if r.critical and not r.success]
+    if not failures:
+        return
+    warnings = [r for r in results if not r.critical and not r.success]
+    lines = []
+    for (table, suite) in dict.fromkeys((r.table, r.suite) for r in failures):
+        lines.append(f"quality gate failed for table {table} (suite {suite}):")
+        lines += [f"  - {r.expectation}: {r.observed}" for r in failures
+                  if (r.table, r.suite) == (table, suite)]
+    if warnings:
+        lines.append(f"  ({len(warnings)} warning expectation(s) also failed: "
+                     + "; ".join(r.expectation for r in warnings) + ")")
+    raise QualityGateError("\n".join(lines), failures)
+
+
+def results_rows(results: list[ExpectationResult], hour: datetime | None) -> list[dict]:
+    """Rows for the Delta table gold.quality_results (schema RESULTS_SCHEMA_DDL)."""
+    validated_at = datetime.now(timezone.utc)
+    hour_utc = _as_utc(hour) if hour is not None else None
+    return [
+        {"table": r.table, "hour": hour_utc, "suite": r.suite, "expectation": r.expectation,
+         "success": r.success, "observed_value": r.observed, "critical": r.critical,
+         "validated_at": validated_at}
+        for r in results
+    ]
