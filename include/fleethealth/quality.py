@@ -301,7 +301,7 @@ def _validate_with_docs(context, batch_definition, gx_suite, table, hour, parame
         definition = context.validation_definitions.add_or_update(
             gx.ValidationDefinition(name=table, data=batch_definition, suite=saved_suite)
         )
-        run_name = f"{table} {_as_utc(hour).isoformat()}" if hour is not None else table
+        run_name = f"{table}-{_as_utc(hour):%Y%m%dT%H%MZ}" if hour is not None else table
         outcome = definition.run(batch_parameters=parameters, result_format=RESULT_FORMAT,
                                  run_id=RunIdentifier(run_name=run_name))
         context.build_data_docs(site_names=[site])

@@ -1,0 +1,167 @@
+"""Hourly health facts from silver (DataFrame -> DataFrame; no paths, no I/O)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from fleethealth import mbeans
+
+OFFSETS_TOPIC = "__consumer_offsets"
+CLEANER_THREAD = "kafka-log-cleaner-thread-%"
+
+
+@dataclass
+class Facts:
+    """Everything the detectors of one hour may read."""
+    hour: datetime
+    hosts: DataFrame            # inventory, one row per host
+    kafka_events: DataFrame     # silver, this hour
+    jmx: DataFrame              # silver, this hour
+    threads: DataFrame          # silver, this hour
+    partition_sizes: DataFrame  # silver, this hour
+    reconciliation: DataFrame   # silver, this hour
+    offsets_partitions: DataFrame | None = None
+    cleaner_status: DataFrame | None = None
+    broker_health: DataFrame | None = None
+
+    @property
+    def hour_col(self):
+        return F.lit(self.hour).cast("timestamp")
+
+
+def offsets_size_samples(jmx: DataFrame) -> DataFrame:
+    """(cluster, broker_id, partition, ts, size_bytes) of __consumer_offsets partitions from JMX."""
+    return (jmx.where(mbeans.OFFSETS_LOG_SIZE.matches())
+            .select("cluster", "broker_id", F.col("props")["partition"].cast("int").alias("partition"),
+                    "ts", F.col("value").cast("long").alias("size_bytes")))
+
+
+def offsets_partitions(facts: Facts) -> DataFrame:
+    """gold.consumer_offsets_partitions: size, growth in the hour and compaction seen per broker-partition."""
+    samples = offsets_size_samples(facts.jmx).withColumn("src", F.lit("jmx"))
+    snaps = (facts.partition_sizes.where((F.col("topic") == OFFSETS_TOPIC) & ~F.col("is_future"))
+             .select("cluster", "broker_id", "partition", F.col("captured_at").alias("ts"), "size_bytes")
+             .withColumn("src", F.lit("logdirs")))
+    # log-dir snapshots fill in partitions that JMX does not report
+    snaps = snaps.join(samples.select("cluster", "broker_id", "partition").distinct(),
+                       ["cluster", "broker_id", "partition"], "left_anti")
+    allsamples = samples.unionByName(snaps)
+    w = Window.partitionBy("cluster", "broker_id", "partition").orderBy("ts")
+    shrank = allsamples.withColumn("delta", F.col("size_bytes") - F.lag("size_bytes").over(w))
+    cleaned = (facts.kafka_events.where((F.col("event_type") == "cleaner_summary") & (F.col("topic") == OFFSETS_TOPIC))
+               .groupBy("cluster", "broker_id", "partition").agg(F.count(F.lit(1)).alias("cleanings")))
+    agg = (shrank.groupBy("cluster", "broker_id", "partition")
+           .agg(F.max_by("size_bytes", "ts").alias("size_bytes"),
+                F.min_by("size_bytes", "ts").alias("first_size_bytes"),
+                F.max("size_bytes").alias("max_size_bytes"),
+                F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"),
+                F.count(F.lit(1)).cast("int").alias("samples"),
+                F.max(F.col("delta") < 0).alias("shrank"),
+                F.first("src").alias("size_source")))
+    out = agg.join(cleaned, ["cluster", "broker_id", "partition"], "left")
+    return out.select(
+        "cluster", "broker_id", "partition", facts.hour_col.alias("hour"), "size_bytes", "max_size_bytes",
+        (F.col("size_bytes") - F.col("first_size_bytes")).alias("growth_bytes"),
+        (F.coalesce(F.col("cleanings"), F.lit(0)) > 0).alias("compaction_logged"),
+        (F.coalesce(F.col("shrank"), F.lit(False)) | (F.coalesce(F.col("cleanings"), F.lit(0)) > 0))
+        .alias("compaction_seen"),
+        "samples", "first_ts", "last_ts", "size_source")
+
+
+def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
+    """gold.log_cleaner_status: per broker-hour, every liveness signal and the verdict.
+
+    Each signal has limits (SPEC §6): DeadThreadCount only from 2.4, time-since-last-run-ms from
+    0.10.2, the cleaner's own log lines only if that log arrived, thread dumps are occasional. A
+    broker with no signal at all is `unknown`, never `alive`.
+    """
+    brokers = facts.hosts.where(F.col("role") == "kafka").select("cluster", "host", "broker_id", "kafka_version")
+    jmx = facts.jmx
+    dead = (jmx.where(mbeans.CLEANER_DEAD_THREADS.matches())
+            .groupBy("cluster", "broker_id")
+            .agg(F.max("value").cast("int").alias("dead_thread_count"),
+                 F.min(F.when(F.col("value") > 0, F.col("ts"))).alias("dead_threads_since")))
+    tslr = (jmx.where(mbeans.CLEANER_TIME_SINCE_LAST_RUN.matches())
+            .groupBy("cluster", "broker_id")
+            .agg(F.max("value").cast("long").alias("time_since_last_run_ms"),
+                 # when a stale cleaner last ran: sample time minus the time since its last run
+                 F.min(F.when(F.col("value") > stale_ms,
+                              F.timestamp_millis(F.unix_millis("ts") - F.col("value").cast("long"))))
+                 .alias("not_run_since"),
+                 F.max(F.when(F.col("value") > stale_ms, F.col("ts"))).alias("stale_last_ts")))
+    ev = facts.kafka_events
+    logs = (ev.where(F.col("event_type").isin("cleaner_error", "cleaner_stopped", "cleaner_summary"))
+            .groupBy("cluster", "broker_id")
+            .agg(F.min(F.when(F.col("event_type") == "cleaner_error", F.col("ts"))).alias("cleaner_error_ts"),
+                 F.min(F.when(F.col("event_type") == "cleaner_stopped", F.col("ts"))).alias("cleaner_stopped_ts"),
+                 F.max(F.when(F.col("event_type") == "cleaner_summary", F.col("ts"))).alias("last_cleaning_ts"),
+                 F.count(F.when(F.col("event_type") == "cleaner_summary", 1)).alias("cleanings")))
+    dumps = (facts.threads.groupBy("cluster", "broker_id", "file", "captured_at")
+             .agg(F.max(F.col("thread_name").like(CLEANER_THREAD)).alias("has_cleaner"))
+             .groupBy("cluster", "broker_id")
+             .agg(F.count(F.lit(1)).cast("int").alias("thread_dumps"),
+                  F.min(F.when(~F.col("has_cleaner"), F.col("captured_at"))).alias("dump_without_cleaner_ts"),
+                  F.max(F.when(~F.col("has_cleaner"), F.col("captured_at"))).alias("dump_without_cleaner_last_ts"),
+                  F.count(F.when(F.col("has_cleaner"), 1)).cast("int").alias("dumps_with_cleaner")))
+    key = ["cluster", "broker_id"]
+    df = brokers.join(dead, key, "left").join(tslr, key, "left").join(logs, key, "left").join(dumps, key, "left")
+    stopped_for_good = F.coalesce(F.col("cleaner_stopped_ts"), F.col("cleaner_error_ts"))
+    stopped_for_good = F.when(F.col("last_cleaning_ts").isNull() | (F.col("last_cleaning_ts") < stopped_for_good),
+                              stopped_for_good)
+    dead_signals = [F.col("dead_threads_since"), F.col("not_run_since"), stopped_for_good,
+                    F.col("dump_without_cleaner_ts")]
+    dead_since = F.least(*dead_signals)
+    last_dead = F.greatest(F.col("dead_threads_since"), F.col("stale_last_ts"), stopped_for_good,
+                           F.col("dump_without_cleaner_last_ts"))
+    alive = ((F.col("dead_thread_count") == 0) | (F.col("time_since_last_run_ms") <= stale_ms)
+             | (F.col("cleanings") > 0) | (F.col("dumps_with_cleaner") > 0))
+    evidence = F.concat_ws("; ",
+        F.when(F.col("dead_thread_count") > 0,
+               F.format_string("DeadThreadCount=%d > 0", F.col("dead_thread_count"))),
+        F.when(F.col("not_run_since").isNotNull(),
+               F.format_string("time-since-last-run-ms=%d > %d (last run %s)", F.col("time_since_last_run_ms"),
+                               F.lit(stale_ms), F.date_format("not_run_since", "yyyy-MM-dd HH:mm:ss'Z'"))),
+        F.when(F.col("cleaner_error_ts").isNotNull(),
+               F.format_string("cleaner 'Error due to' at %s", F.date_format("cleaner_error_ts", "HH:mm:ss'Z'"))),
+        F.when(F.col("cleaner_stopped_ts").isNotNull(),
+               F.format_string("cleaner 'Stopped' at %s", F.date_format("cleaner_stopped_ts", "HH:mm:ss'Z'"))),
+        F.when(F.col("dump_without_cleaner_ts").isNotNull(),
+               F.format_string("thread dump at %s without kafka-log-cleaner-thread-*",
+                               F.date_format("dump_without_cleaner_ts", "HH:mm:ss'Z'"))))
+    return df.select(
+        "cluster", "host", "broker_id", "kafka_version", facts.hour_col.alias("hour"),
+        F.when(dead_since.isNotNull(), "dead").when(alive, "alive").otherwise("unknown").alias("status"),
+        dead_since.alias("dead_since"), last_dead.alias("last_dead_evidence_ts"),
+        "dead_thread_count", "time_since_last_run_ms", "cleaner_error_ts", "cleaner_stopped_ts",
+        F.coalesce("cleanings", F.lit(0)).cast("int").alias("cleanings"), "last_cleaning_ts",
+        F.coalesce("thread_dumps", F.lit(0)).alias("thread_dumps"),
+        F.coalesce("dumps_with_cleaner", F.lit(0)).alias("dumps_with_cleaner"),
+        evidence.alias("evidence"))
+
+
+def broker_health(facts: Facts) -> DataFrame:
+    """gold.broker_health_hourly: one row per inventory host-hour, which sources arrived and counts."""
+    rec = (facts.reconciliation.groupBy("cluster", "host")
+           .agg(F.collect_set(F.when(F.col("bronze_records") > 0, F.col("source"))).alias("arrived"),
+                F.sum("bronze_records").alias("bronze_records"),
+                F.sum("silver_records").alias("silver_records"),
+                F.sum("quarantined_records").alias("quarantined_records")))
+    df = facts.hosts.join(rec, ["cluster", "host"], "left")
+    arrived = F.array_sort(F.coalesce(F.col("arrived"), F.array().cast("array<string>")))
+    out = df.select(
+        "cluster", "host", "role", "broker_id", "zk_myid", "kafka_version", facts.hour_col.alias("hour"),
+        F.array_sort("expect").alias("sources_expected"), arrived.alias("sources_arrived"),
+        F.array_sort(F.array_except("expect", arrived)).alias("sources_missing"),
+        *[F.coalesce(c, F.lit(0)).cast("long").alias(c)
+          for c in ("bronze_records", "silver_records", "quarantined_records")])
+    if facts.cleaner_status is not None:
+        out = out.join(facts.cleaner_status.select("cluster", "host", F.col("status").alias("log_cleaner")),
+                       ["cluster", "host"], "left")
+    if facts.offsets_partitions is not None:
+        biggest = facts.offsets_partitions.groupBy("cluster", "broker_id").agg(
+            F.max("size_bytes").alias("max_offsets_partition_bytes"))
+        out = out.join(biggest, ["cluster", "broker_id"], "left")
+    return out

@@ -1,0 +1,100 @@
+"""The processed hour: parsing, iteration, and which hour a file or an Airflow run stands for."""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+HOUR = timedelta(hours=1)
+UTC = timezone.utc
+
+
+def parse_instant(text: str) -> datetime:
+    """An ISO-8601 instant; naive values are UTC. Raises ValueError with the offending text."""
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"not an ISO-8601 time: {text!r} (e.g. 2026-11-20T10:00Z)") from None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def parse_hour(text: str) -> datetime:
+    """An ISO-8601 hour in UTC; minutes, seconds must be zero."""
+    value = parse_instant(text)
+    if value != floor_hour(value):
+        raise ValueError(f"not a whole hour: {text!r}")
+    return value
+
+
+def floor_hour(value: datetime) -> datetime:
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return value.replace(minute=0, second=0, microsecond=0)
+
+
+def hours_between(start: datetime, end: datetime) -> list[datetime]:
+    """Whole UTC hours h with start <= h < end."""
+    hour, out = floor_hour(start), []
+    if hour < start:
+        hour += HOUR
+    while hour < end:
+        out.append(hour)
+        hour += HOUR
+    return out
+
+
+def hour_label(hour: datetime) -> str:
+    """The canonical text of an hour: 2026-11-20T10:00:00+00:00."""
+    return floor_hour(hour).isoformat()
+
+
+def processed_hour(explicit: str | None, interval_start: datetime | None,
+                   interval_end: datetime | None, logical_date: datetime | None) -> datetime:
+    """The hour an Airflow run processes.
+
+    An explicit `hour` param wins. A real data interval (CronDataIntervalTimetable) gives its start.
+    Airflow 3 cron schedules and manual runs have zero-width intervals: then the hour before the
+    logical date (the last complete hour).
+    """
+    if explicit:
+        return parse_hour(explicit)
+    if interval_start is not None and interval_end is not None and interval_end > interval_start:
+        return floor_hour(interval_start)
+    if logical_date is None and interval_end is not None:
+        logical_date = interval_end
+    if logical_date is None:
+        raise ValueError("no hour: give the `hour` param or a data interval")
+    return floor_hour(logical_date - HOUR)
+
+
+_ROLLED = re.compile(r"\.(\d{4})-(\d{2})-(\d{2})-(\d{2})(?:\.gz)?$")
+_STAMP = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})T(\d{2})[-:]?(\d{2})(?:[-:]?(\d{2}))?(Z)?")
+
+
+def file_span(name: str, mtime: float, tz: str) -> tuple[datetime, datetime]:
+    """The UTC time span a fleet file covers, from its name or else its mtime.
+
+    Hourly-rolled log4j files (`server.log.2026-11-20-10[.gz]`) cover that local hour; snapshots
+    with a timestamp in the name (`jstack-2026-11-20T10-30-00.txt`, local unless it ends in Z) and
+    anything else (size-rolled, live files: by mtime) cover one instant.
+    """
+    zone = ZoneInfo(tz)
+    m = _ROLLED.search(name)
+    if m:
+        y, mo, d, h = map(int, m.groups())
+        start = datetime(y, mo, d, h, tzinfo=zone).astimezone(UTC)
+        return start, start + HOUR
+    m = _STAMP.search(name)
+    if m:
+        y, mo, d, h, mi = map(int, m.groups()[:5])
+        s = int(m.group(6) or 0)
+        at = datetime(y, mo, d, h, mi, s, tzinfo=UTC if m.group(7) else zone).astimezone(UTC)
+        return at, at
+    at = datetime.fromtimestamp(mtime, UTC)
+    return at, at
+
+
+def in_hour(span: tuple[datetime, datetime], hour: datetime) -> bool:
+    start, end = span
+    if start == end:
+        return hour <= start < hour + HOUR
+    return start < hour + HOUR and end > hour

@@ -1,0 +1,89 @@
+"""The hourly jobs, one function per layer: read the hour, call the transforms, validate, write.
+
+spark/<layer>.py calls these under spark-submit (the DAG); `fleethealth run` calls the same
+functions in one session for a window of hours (the backfill path).
+"""
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from pyspark import StorageLevel
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from fleethealth import bronze, lake, pull, silver, thresholds as thresholds_mod
+from fleethealth.gold import facts as gold_facts
+from fleethealth.gold import incidents as gold_incidents
+from fleethealth.gold.detectors import detect_all
+from fleethealth.inventory import load_inventory
+
+log = logging.getLogger("fleethealth.jobs")
+
+
+def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> int:
+    """Landing files of `hour` -> bronze.records (the hour replaced). Returns the record count."""
+    landed = pull.read_manifests(hour, lakehouse)
+    df = bronze.records(spark, landed, pull.landing_hour_dir(hour, lakehouse), hour)
+    lake.write_hour(df, "bronze.records", hour, lakehouse)
+    return lake.read(spark, "bronze.records", lakehouse, hour).count()
+
+
+def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None) -> list[dict]:
+    """bronze.records of `hour` -> silver tables, quarantine, reconciliation. Returns reconciliation rows."""
+    inventory = load_inventory(inventory_path)
+    records = lake.read(spark, "bronze.records", lakehouse, hour).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        tables = silver.build(spark, records, inventory)
+        for name, df in tables.items():
+            if name != "silver.quarantine":
+                lake.write_hour(df, name, hour, lakehouse)
+        written = {name: lake.read(spark, name, lakehouse, hour) for name in silver.SILVER_OF_SOURCE.values()}
+        quarantine = tables["silver.quarantine"]
+        quarantine = quarantine.unionByName(silver.unaccounted(records, written, quarantine))
+        lake.write_hour(quarantine, "silver.quarantine", hour, lakehouse)
+        quarantine = lake.read(spark, "silver.quarantine", lakehouse, hour)
+        lake.write_hour(silver.reconciliation(records, written, quarantine), "silver.reconciliation", hour, lakehouse)
+    finally:
+        records.unpersist()
+    rows = lake.read(spark, "silver.reconciliation", lakehouse, hour).orderBy("cluster", "host", "source").collect()
+    return [r.asDict() for r in rows]
+
+
+def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,
+             thresholds_path: str | None = None) -> int:
+    """silver of `hour` -> gold facts and findings; gold.incidents rebuilt. Returns the findings count."""
+    limits = thresholds_mod.load(thresholds_path)
+    inventory = load_inventory(inventory_path)
+
+    def hour_of(name):
+        return lake.read(spark, name, lakehouse, hour)
+
+    facts = gold_facts.Facts(
+        hour=hour, hosts=silver.hosts_frame(spark, inventory),
+        kafka_events=hour_of("silver.kafka_events"), jmx=hour_of("silver.jmx_samples"),
+        threads=hour_of("silver.threads"), partition_sizes=hour_of("silver.partition_sizes"),
+        reconciliation=hour_of("silver.reconciliation"))
+    facts.offsets_partitions = gold_facts.offsets_partitions(facts).persist()
+    facts.cleaner_status = gold_facts.cleaner_status(facts, limits["log_cleaner_dead.stale_ms"]).persist()
+    facts.broker_health = gold_facts.broker_health(facts).persist()
+    findings = detect_all(facts, limits).persist()
+    outputs = {
+        "gold.consumer_offsets_partitions": facts.offsets_partitions,
+        "gold.log_cleaner_status": facts.cleaner_status,
+        "gold.broker_health_hourly": facts.broker_health,
+        "gold.incident_findings": findings,
+    }
+    for name, df in outputs.items():
+        lake.write_hour(df, name, hour, lakehouse)
+    all_findings = lake.read(spark, "gold.incident_findings", lakehouse)
+    lake.overwrite(gold_incidents.merge(all_findings), "gold.incidents", lakehouse)
+    n = lake.read(spark, "gold.incident_findings", lakehouse, hour).count()
+    for df in outputs.values():
+        df.unpersist()
+    return n
+
+
+def incident_summary(spark: SparkSession, lakehouse=None):
+    return (lake.read(spark, "gold.incidents", lakehouse)
+            .orderBy(F.col("first_seen"), "cluster", "kind", "entity").collect())

@@ -1,0 +1,104 @@
+"""The lakehouse catalog and its I/O: every Delta table's name, layer and location in one place.
+
+Tables live at <lakehouse>/<layer>/<table>; hourly tables are partitioned by `hour` (UTC) and an
+hour is rewritten with `replaceWhere`, so re-running an hour replaces exactly that hour.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from fleethealth import config
+
+
+@dataclass(frozen=True)
+class Table:
+    layer: str
+    name: str
+    hourly: bool = True
+    doc: str = ""
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.layer}.{self.name}"
+
+    def path(self, lakehouse: str | Path | None = None) -> str:
+        return str(config.lakehouse_dir(lakehouse) / self.layer / self.name)
+
+
+TABLES = {t.qualified: t for t in (
+    Table("bronze", "records", doc="one row per raw record (line, JSON document or dump) with lineage"),
+    Table("silver", "kafka_events", doc="Kafka broker log4j records, typed, UTC"),
+    Table("silver", "zk_events", doc="ZooKeeper server log records, typed, UTC"),
+    Table("silver", "jmx_samples", doc="JMX samples in long form: ObjectName + attribute -> value"),
+    Table("silver", "threads", doc="thread-dump threads: name, state, top frames"),
+    Table("silver", "partition_sizes", doc="log-dir snapshot partition sizes per broker"),
+    Table("silver", "quarantine", doc="bronze records that did not parse, with the reason"),
+    Table("silver", "reconciliation", doc="per source and hour: bronze = silver + quarantine"),
+    Table("gold", "consumer_offsets_partitions", doc="__consumer_offsets partition size and growth per broker-hour"),
+    Table("gold", "log_cleaner_status", doc="log-cleaner liveness per broker-hour, with each signal"),
+    Table("gold", "broker_health_hourly", doc="one row per host-hour: which sources arrived, record counts"),
+    Table("gold", "incident_findings", doc="what each detector found in each hour"),
+    Table("gold", "incidents", hourly=False, doc="incidents: consecutive hourly findings merged"),
+)}
+
+
+def table(qualified: str) -> Table:
+    try:
+        return TABLES[qualified]
+    except KeyError:
+        raise KeyError(f"unknown table {qualified!r}; known: {', '.join(sorted(TABLES))}") from None
+
+
+def exists(spark, qualified: str, lakehouse=None) -> bool:
+    from delta.tables import DeltaTable
+
+    return DeltaTable.isDeltaTable(spark, table(qualified).path(lakehouse))
+
+
+def read(spark, qualified: str, lakehouse=None, hour: datetime | None = None):
+    """The table's rows (of one hour if given)."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.format("delta").load(table(qualified).path(lakehouse))
+    if hour is not None:
+        df = df.where(F.expr(hour_predicate(hour)))
+    return df
+
+
+def read_or_empty(spark, qualified: str, schema, lakehouse=None, hour: datetime | None = None):
+    if exists(spark, qualified, lakehouse):
+        return read(spark, qualified, lakehouse, hour)
+    return spark.createDataFrame([], schema)
+
+
+def hour_predicate(hour: datetime) -> str:
+    return f"hour = TIMESTAMP '{hour.strftime('%Y-%m-%d %H:%M:%S')}'"
+
+
+def write_hour(df, qualified: str, hour: datetime, lakehouse=None) -> None:
+    """Replace exactly `hour` of an hourly table with `df` (whose rows must all be of that hour)."""
+    t = table(qualified)
+    assert t.hourly, qualified
+    (df.write.format("delta").mode("overwrite")
+       .option("replaceWhere", hour_predicate(hour))
+       .partitionBy("hour")
+       .save(t.path(lakehouse)))
+
+
+def overwrite(df, qualified: str, lakehouse=None) -> None:
+    (df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+       .save(table(qualified).path(lakehouse)))
+
+
+def register_all(spark, lakehouse=None) -> list[str]:
+    """Make every existing table addressable as layer.name in SQL; returns the registered names."""
+    registered = []
+    for layer in sorted({t.layer for t in TABLES.values()}):
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {layer}")
+    for t in TABLES.values():
+        if exists(spark, t.qualified, lakehouse):
+            spark.sql(f"CREATE TABLE IF NOT EXISTS {t.qualified} USING DELTA LOCATION '{t.path(lakehouse)}'")
+            registered.append(t.qualified)
+    return registered

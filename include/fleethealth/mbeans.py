@@ -1,0 +1,29 @@
+"""The MBeans fleethealth reads, by role: one place for ObjectName domains, keys and attributes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+
+@dataclass(frozen=True)
+class MBean:
+    domain: str
+    keys: tuple[tuple[str, str], ...]
+    attribute: str
+    since: str = "0.10.0"   # first Kafka version exposing it
+
+    def matches(self) -> Column:
+        cond = (F.col("domain") == self.domain) & (F.col("attribute") == self.attribute)
+        for key, value in self.keys:
+            cond = cond & (F.col("props")[key] == value)
+        return cond
+
+
+OFFSETS_LOG_SIZE = MBean("kafka.log", (("type", "Log"), ("name", "Size"), ("topic", "__consumer_offsets")), "Value")
+CLEANER_DEAD_THREADS = MBean("kafka.log", (("type", "LogCleaner"), ("name", "DeadThreadCount")), "Value", "2.4.0")
+CLEANER_TIME_SINCE_LAST_RUN = MBean(
+    "kafka.log", (("type", "LogCleanerManager"), ("name", "time-since-last-run-ms")), "Value", "0.10.2")
+OPEN_FDS = MBean("java.lang", (("type", "OperatingSystem"),), "OpenFileDescriptorCount")
+MAX_FDS = MBean("java.lang", (("type", "OperatingSystem"),), "MaxFileDescriptorCount")

@@ -1,0 +1,76 @@
+"""Jolokia read responses (single, bulk, MBean patterns; with or without attribute) -> JMX samples.
+
+Canonical form: MBean ObjectName (domain + key properties) + attribute -> value. Composite
+values (e.g. HeapMemoryUsage) are flattened one level as `Attribute.key`. A response whose status
+is not 200 goes to quarantine with Jolokia's error.
+"""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+RESPONSES = ("array<struct<request:struct<mbean:string,attribute:string,type:string>,"
+             "value:string,timestamp:bigint,status:int,error:string,error_type:string>>")
+_MAP = "map<string,string>"
+LINEAGE = ["cluster", "host", "source", "file", "file_sha256", "line_number", "hour"]
+
+
+def _pairs(mbean: Column, attribute: Column, value: Column) -> Column:
+    """array<struct<mbean, attribute, value>> of one response's value."""
+    is_pattern = mbean.rlike(r"[*?]")
+    is_object = F.ltrim(value).startswith("{")
+    single = attribute.isNotNull() & ~attribute.startswith("[") & ~is_object
+    by_attr = F.transform(F.map_entries(F.from_json(value, _MAP)),
+                          lambda a: F.struct(mbean.alias("mbean"), a["key"].alias("attribute"),
+                                             a["value"].alias("value")))
+    by_bean = F.flatten(F.transform(
+        F.map_entries(F.from_json(value, _MAP)),
+        lambda b: F.transform(F.map_entries(F.from_json(b["value"], _MAP)),
+                              lambda a: F.struct(b["key"].alias("mbean"), a["key"].alias("attribute"),
+                                                 a["value"].alias("value")))))
+    one = F.array(F.struct(mbean.alias("mbean"), attribute.alias("attribute"), value.alias("value")))
+    return F.when(is_pattern & is_object, by_bean).when(single, one).otherwise(by_attr)
+
+
+def object_name_parts(mbean: Column) -> tuple[Column, Column]:
+    """(domain, key properties map) of an ObjectName string."""
+    domain = F.substring_index(mbean, ":", 1)
+    keys = F.regexp_extract(mbean, r"^[^:]*:(.*)$", 1)
+    return domain, F.str_to_map(keys, F.lit(","), F.lit("="))
+
+
+def parse(bronze: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(samples, quarantine) from bronze `jmx` records."""
+    doc = F.when(F.ltrim("record").startswith("{"), F.concat(F.lit("["), "record", F.lit("]"))) \
+           .otherwise(F.col("record"))
+    docs = bronze.withColumn("responses", F.from_json(doc, RESPONSES))
+    bad_docs = (docs.where(F.col("responses").isNull())
+                .select(*LINEAGE, F.lit(1).alias("line_count"), "record",
+                        F.lit("not a Jolokia JSON response").alias("reason")))
+    resp = (docs.where(F.col("responses").isNotNull())
+            .select(*LINEAGE, "record", F.posexplode("responses").alias("resp_index", "r")))
+    failed = (resp.where(F.coalesce(F.col("r.status"), F.lit(0)) != 200)
+              .select(*LINEAGE, F.lit(1).alias("line_count"), "record",
+                      F.concat(F.lit("jolokia status "), F.coalesce(F.col("r.status").cast("string"), F.lit("missing")),
+                               F.lit(" for "), F.coalesce("r.request.mbean", F.lit("?")), F.lit(": "),
+                               F.coalesce("r.error_type", F.lit("")), F.lit(" "),
+                               F.coalesce("r.error", F.lit(""))).alias("reason")))
+    ok = resp.where(F.col("r.status") == 200)
+    pairs = ok.select(*LINEAGE, F.timestamp_seconds("r.timestamp").alias("ts"),
+                      F.explode(_pairs(F.col("r.request.mbean"), F.col("r.request.attribute"),
+                                       F.col("r.value"))).alias("p"))
+    flat = pairs.select(*LINEAGE, "ts", "p.mbean", "p.attribute", "p.value")
+    composite = F.ltrim("value").startswith("{")
+    nested = (flat.where(composite)
+              .select(*LINEAGE, "ts", "mbean", "attribute",
+                      F.explode(F.from_json("value", _MAP)).alias("sub", "subvalue"))
+              .select(*LINEAGE, "ts", "mbean", F.concat_ws(".", "attribute", "sub").alias("attribute"),
+                      F.col("subvalue").alias("value")))
+    longform = flat.where(~composite | F.col("value").isNull()).unionByName(nested)
+    domain, props = object_name_parts(F.col("mbean"))
+    samples = longform.select(
+        "cluster", "host", "ts", "mbean", domain.alias("domain"), props.alias("props"), "attribute",
+        F.expr("try_cast(value AS double)").alias("value"),
+        F.when(F.expr("try_cast(value AS double)").isNull(), F.col("value")).alias("value_text"),
+        "source", "file", "line_number", "hour")
+    return samples, bad_docs.unionByName(failed)

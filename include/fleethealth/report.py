@@ -1,0 +1,28 @@
+"""Plain-text renderings for the CLI and job logs."""
+from __future__ import annotations
+
+from tabulate import tabulate
+
+
+def table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple") -> str:
+    if not rows:
+        return "(no rows)"
+    columns = columns or list(rows[0])
+    return tabulate([[r.get(c) for c in columns] for r in rows], headers=columns, tablefmt=fmt)
+
+
+def reconciliation_text(rows: list[dict]) -> str:
+    """Per source: bronze = silver + quarantine, with any unaccounted record called out."""
+    totals: dict[str, dict] = {}
+    for r in rows:
+        t = totals.setdefault(r["source"], {"source": r["source"], "bronze": 0, "silver": 0, "quarantine": 0,
+                                            "unaccounted": 0})
+        t["bronze"] += r["bronze_records"]
+        t["silver"] += r["silver_records"]
+        t["quarantine"] += r["quarantined_records"]
+        t["unaccounted"] += r["unaccounted"]
+    lines = [table(sorted(totals.values(), key=lambda t: t["source"]))]
+    lost = sum(t["unaccounted"] for t in totals.values())
+    lines.append("reconciled: bronze = silver + quarantine" if lost == 0
+                 else f"NOT RECONCILED: {lost} bronze records unaccounted")
+    return "\n".join(lines)

@@ -1,0 +1,163 @@
+"""Silver: typed events from an hour of bronze, a quarantine for what does not parse, and the
+reconciliation that proves nothing was lost (per host, source and hour: bronze = silver + quarantine).
+"""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from fleethealth.inventory import Inventory
+from fleethealth.parsers import jolokia, log4j, logdirs, threaddump
+
+MAX_QUARANTINED_RECORD_CHARS = 4000
+
+HOSTS_SCHEMA = T.StructType([
+    T.StructField("cluster", T.StringType(), False),
+    T.StructField("host", T.StringType(), False),
+    T.StructField("role", T.StringType(), False),
+    T.StructField("broker_id", T.IntegerType(), True),
+    T.StructField("zk_myid", T.IntegerType(), True),
+    T.StructField("kafka_version", T.StringType(), True),
+    T.StructField("timezone", T.StringType(), False),
+    T.StructField("offsets_topic_partitions", T.IntegerType(), False),
+    T.StructField("expect", T.ArrayType(T.StringType()), False),
+])
+
+QUARANTINE_COLUMNS = ["cluster", "host", "source", "file", "line_number", "line_count", "record", "reason", "hour"]
+
+
+def hosts_frame(spark: SparkSession, inventory: Inventory) -> DataFrame:
+    """The inventory as a small DataFrame (one row per host)."""
+    rows = [(h.cluster, h.host, h.role, h.broker_id, h.zk_myid, h.kafka_version, c.timezone,
+             c.offsets_topic_partitions, list(h.expect))
+            for c in inventory.clusters for h in c.hosts]
+    return spark.createDataFrame(rows, HOSTS_SCHEMA)
+
+
+def _quarantine(df: DataFrame) -> DataFrame:
+    return df.select(
+        "cluster", "host", "source", "file", F.col("line_number").cast("int"), F.col("line_count").cast("int"),
+        F.substring("record", 1, MAX_QUARANTINED_RECORD_CHARS).alias("record"), "reason", "hour")
+
+
+def _log_events(bronze: DataFrame, hosts: DataFrame, fmt: log4j.LogFormat) -> tuple[DataFrame, DataFrame]:
+    lines = bronze.where(F.col("source") == fmt.name)
+    records, orphans = log4j.assemble(lines, fmt)
+    records = records.join(F.broadcast(hosts.select("cluster", "host", "timezone", "broker_id", "zk_myid")),
+                           ["cluster", "host"], "left")
+    parsed = log4j.parse_records(records, fmt, F.coalesce(F.col("timezone"), F.lit("UTC")))
+    bad_reason = (F.when(F.col("level").isNull(), F.lit(f"not a {fmt.name} log4j header"))
+                   .when(F.col("ts").isNull(), F.lit("unparseable timestamp")))
+    parsed = parsed.withColumn("_bad", bad_reason)
+    quarantine = (parsed.where(F.col("_bad").isNotNull())
+                  .select(*log4j.LINEAGE, "line_number", "line_count", F.col("text").alias("record"),
+                          F.col("_bad").alias("reason"))
+                  .unionByName(orphans.select(*log4j.LINEAGE, "line_number", F.lit(1).alias("line_count"),
+                                              "record", F.lit("continuation line before the first record "
+                                                              "of its file").alias("reason"))))
+    events = log4j.with_events(parsed.where(F.col("_bad").isNull()).drop("_bad", "text"), fmt.name)
+    log_name = F.regexp_extract("file", r"([^/]+?)\.log(?:\.[^/]*)?$", 1)
+    id_col = "broker_id" if fmt is log4j.KAFKA else "zk_myid"
+    events = events.withColumn("log", log_name).drop("timezone", "file_sha256",
+                                                     "zk_myid" if fmt is log4j.KAFKA else "broker_id")
+    lead = ["cluster", "host", id_col, "log", "ts", "level", "logger", "thread", "message", "detail", "event_type"]
+    rest = [c for c in events.columns if c not in lead]
+    return events.select(*lead, *rest), _quarantine(quarantine)
+
+
+def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory) -> dict[str, DataFrame]:
+    """The silver tables of one hour of bronze (DataFrames, not yet written)."""
+    hosts = hosts_frame(spark, inventory)
+    tz = hosts.select("cluster", "host", "timezone", "broker_id")
+    kafka, q_kafka = _log_events(bronze, hosts, log4j.KAFKA)
+    zk, q_zk = _log_events(bronze, hosts, log4j.ZOOKEEPER)
+
+    jmx_bronze = bronze.where(F.col("source") == "jmx")
+    samples, q_jmx = jolokia.parse(jmx_bronze)
+    samples = samples.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
+    samples = samples.select("cluster", "host", "broker_id", *[c for c in samples.columns
+                                                               if c not in ("cluster", "host", "broker_id")])
+
+    dumps = bronze.where(F.col("source") == "threaddumps").join(F.broadcast(tz), ["cluster", "host"], "left")
+    threads, q_dumps = threaddump.parse(dumps, F.coalesce(F.col("timezone"), F.lit("UTC")))
+    threads = threads.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
+
+    snaps = bronze.where(F.col("source") == "logdirs").join(F.broadcast(tz.drop("broker_id")), ["cluster", "host"], "left")
+    sizes, q_logdirs = logdirs.parse(snaps, F.coalesce(F.col("timezone"), F.lit("UTC")))
+
+    quarantine = q_kafka.unionByName(q_zk)
+    for q in (q_jmx, q_dumps, q_logdirs):
+        quarantine = quarantine.unionByName(_quarantine(q))
+    return {
+        "silver.kafka_events": kafka,
+        "silver.zk_events": zk,
+        "silver.jmx_samples": samples,
+        "silver.threads": threads,
+        "silver.partition_sizes": sizes,
+        "silver.quarantine": quarantine,
+    }
+
+
+# Which silver table holds each source's rows; log sources count lines, others records.
+SILVER_OF_SOURCE = {
+    "kafka": "silver.kafka_events",
+    "zookeeper": "silver.zk_events",
+    "jmx": "silver.jmx_samples",
+    "threaddumps": "silver.threads",
+    "logdirs": "silver.partition_sizes",
+}
+LINE_SOURCES = ("kafka", "zookeeper")
+
+
+def accounted_keys(source: str, silver: DataFrame) -> DataFrame:
+    """(cluster, host, source, file, line_number, line_count) of the bronze records a silver table covers."""
+    df = silver.where(F.col("source") == source)
+    if source in LINE_SOURCES:
+        return df.select("cluster", "host", "source", "file", "line_number", "line_count")
+    return (df.select("cluster", "host", "source", "file", "line_number").distinct()
+              .withColumn("line_count", F.lit(1)))
+
+
+def unaccounted(bronze: DataFrame, silver_tables: dict[str, DataFrame], quarantine: DataFrame) -> DataFrame:
+    """Bronze records of record-based sources that no parser turned into a silver or quarantine row."""
+    out = None
+    keys = ["cluster", "host", "source", "file", "line_number"]
+    for source, name in SILVER_OF_SOURCE.items():
+        if source in LINE_SOURCES:
+            continue
+        seen = accounted_keys(source, silver_tables[name]).select(*keys).unionByName(
+            quarantine.where(F.col("source") == source).select(*keys))
+        lost = (bronze.where(F.col("source") == source).join(seen, keys, "left_anti")
+                .withColumn("line_count", F.lit(1))
+                .withColumn("reason", F.lit(f"{source} record produced no silver row")))
+        out = lost if out is None else out.unionByName(lost)
+    return _quarantine(out)
+
+
+def reconciliation(bronze: DataFrame, silver_tables: dict[str, DataFrame], quarantine: DataFrame) -> DataFrame:
+    """Per cluster, host, source and hour: bronze records, those in silver, those quarantined.
+
+    A record both in silver and in quarantine (a bulk JMX read with one failed MBean) counts as silver.
+    """
+    group = ["cluster", "host", "source"]
+    keys = group + ["file", "line_number"]
+    covered = None
+    for source, name in SILVER_OF_SOURCE.items():
+        k = accounted_keys(source, silver_tables[name])
+        covered = k if covered is None else covered.unionByName(k)
+    s = covered.groupBy(*group).agg(F.sum("line_count").alias("silver_records"))
+    record_keys = covered.where(~F.col("source").isin(*LINE_SOURCES)).select(*keys)
+    q_lines = quarantine.where(F.col("source").isin(*LINE_SOURCES)).select(*keys, "line_count")
+    q_records = (quarantine.where(~F.col("source").isin(*LINE_SOURCES)).select(*keys).distinct()
+                 .join(record_keys, keys, "left_anti").withColumn("line_count", F.lit(1)))
+    q = (q_lines.unionByName(q_records).groupBy(*group)
+         .agg(F.sum("line_count").alias("quarantined_records")))
+    b = bronze.groupBy(*group, "hour").agg(F.count(F.lit(1)).alias("bronze_records"))
+    out = (b.join(s, group, "left").join(q, group, "left")
+            .fillna(0, ["silver_records", "quarantined_records"]))
+    return out.select(*group, "hour", "bronze_records",
+                      F.col("silver_records").cast("long").alias("silver_records"),
+                      F.col("quarantined_records").cast("long").alias("quarantined_records"),
+                      (F.col("bronze_records") - F.col("silver_records") - F.col("quarantined_records"))
+                      .cast("long").alias("unaccounted"))

@@ -1,0 +1,1 @@
+"""Pull transports: each lists a host's source folder and copies chosen files into landing."""

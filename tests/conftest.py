@@ -1,0 +1,34 @@
+"""Shared fixtures: one SparkSession for the whole run (a JVM start costs ~10 s), a lakehouse per test."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[1]
+SHARED_SAMPLES = PROJECT.parent / "shared" / "samples"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+os.environ.setdefault("AIRFLOW_HOME", str(PROJECT / "airflow"))
+os.environ.setdefault("FLEETHEALTH_JARS", str(PROJECT / "jars"))
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    from fleethealth.session import build_session
+
+    lakehouse = tmp_path_factory.mktemp("session-lakehouse")
+    session = build_session("fleethealth-tests", lakehouse=str(lakehouse), master="local[2]")
+    session.conf.set("spark.sql.shuffle.partitions", "2")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def lakehouse(tmp_path, monkeypatch):
+    path = tmp_path / "lakehouse"
+    monkeypatch.setenv("FLEETHEALTH_LAKEHOUSE", str(path))
+    return path
