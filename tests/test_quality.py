@@ -292,10 +292,19 @@ def test_data_docs_index_written(spark, tmp_path):
     assert _failed(results) == {"expect_column_values_to_be_in_set(column=kind)"}
     index = docs / "index.html"
     assert index.is_file()
-    assert "gold.incidents" in index.read_text()
+    assert "gold.incidents-20240305T1000Z" in index.read_text()
     assert list((docs / "validations").rglob("*.html"))
     # a second hour through the same cached context updates the same site
     results = quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incidents",
                                hour=HOUR, data_docs_dir=docs)
     assert _failed(results) == set()
     assert len(list((docs / "validations").rglob("*.html"))) == 2
+    # the next hourly job is another process with a new GX context: earlier pages must stay
+    quality._contexts.pop(str(docs.resolve()))
+    quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incidents",
+                     hour=HOUR + timedelta(hours=1), data_docs_dir=docs)
+    pages = list((docs / "validations").rglob("*.html"))
+    assert len(pages) == 3
+    index = index.read_text()
+    assert all(str(page.relative_to(docs)) in index for page in pages)
+    assert "gold.incidents-20240305T1100Z" in index

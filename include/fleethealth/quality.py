@@ -23,7 +23,6 @@ never creates a Spark session: it validates the DataFrame it is given, on that D
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 import threading
@@ -162,53 +161,67 @@ def expectation_label(exp: dict) -> str:
 
 
 # ------------------------------------------------------------------------------------ GX context
+DOCS_SITE = "fleethealth"
+DOCS_STORES = "_gx"  # under data_docs_dir: GX's suite / validation-result stores behind the site
 _lock = threading.RLock()
-_state: dict[str, Any] = {}  # "context", "datasource", "batch_definitions", "sites"
+_contexts: dict[str | None, "_Gx"] = {}
+
+
+@dataclass
+class _Gx:
+    """One ephemeral GX context with a Spark datasource and its batch definitions per table."""
+
+    context: Any
+    datasource: Any
+    batch_definitions: dict
+
+    def batch_definition(self, table: str):
+        with _lock:
+            if table not in self.batch_definitions:
+                asset = self.datasource.add_dataframe_asset(name=table)
+                self.batch_definitions[table] = asset.add_batch_definition_whole_dataframe(
+                    f"{table} whole dataframe")
+            return self.batch_definitions[table]
+
+
+def _gx(data_docs_dir: Path | None = None) -> _Gx:
+    """The process-wide GX context (created once; one more per Data Docs folder).
+
+    Without Data Docs everything is in memory. With Data Docs the suites and validation results
+    are kept in files under <data_docs_dir>/_gx: GX's site builder drops pages whose result is not
+    in the context's stores, so in-memory stores would erase earlier runs' pages (each hourly job is
+    its own process)."""
+    key = str(Path(data_docs_dir).resolve()) if data_docs_dir is not None else None
+    with _lock:
+        if key not in _contexts:
+            os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+            import great_expectations as gx
+            from great_expectations.data_context.types.base import (
+                DataContextConfig, FilesystemStoreBackendDefaults, ProgressBarsConfig)
+
+            if key is None:
+                context = gx.get_context(mode="ephemeral")
+            else:
+                context = gx.get_context(mode="ephemeral", project_config=DataContextConfig(
+                    store_backend_defaults=FilesystemStoreBackendDefaults(
+                        root_directory=str(Path(key) / DOCS_STORES)),
+                    data_docs_sites={DOCS_SITE: {
+                        "class_name": "SiteBuilder",
+                        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+                        "store_backend": {"class_name": "TupleFilesystemStoreBackend",
+                                          "base_directory": key},
+                    }},
+                ))
+            context.variables.progress_bars = ProgressBarsConfig(globally=False)
+            # no spark_config: GX would apply it to the running session and may restart it
+            datasource = context.data_sources.add_spark(name="fleethealth_spark")
+            _contexts[key] = _Gx(context, datasource, {})
+        return _contexts[key]
 
 
 def _context():
-    """The process-wide ephemeral GX context with one Spark datasource (created once)."""
-    with _lock:
-        if "context" not in _state:
-            os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
-            import great_expectations as gx
-            from great_expectations.data_context.types.base import ProgressBarsConfig
-
-            context = gx.get_context(mode="ephemeral")
-            context.variables.progress_bars = ProgressBarsConfig(globally=False)
-            # no spark_config: GX would try to apply it to the running session and may restart it
-            _state["datasource"] = context.data_sources.add_spark(name="fleethealth_spark")
-            _state["batch_definitions"] = {}
-            _state["sites"] = {}
-            _state["context"] = context
-        return _state["context"]
-
-
-def _batch_definition(table: str):
-    context = _context()
-    with _lock:
-        cache = _state["batch_definitions"]
-        if table not in cache:
-            asset = _state["datasource"].add_dataframe_asset(name=table)
-            cache[table] = asset.add_batch_definition_whole_dataframe(f"{table} whole dataframe")
-        return context, cache[table]
-
-
-def _docs_site(context, data_docs_dir: Path) -> str:
-    """Name of a filesystem Data Docs site rooted at data_docs_dir (added on first use)."""
-    folder = str(Path(data_docs_dir).resolve())
-    with _lock:
-        sites = _state["sites"]
-        if folder not in sites:
-            name = "fleethealth_" + hashlib.sha1(folder.encode()).hexdigest()[:10]
-            context.add_data_docs_site(name, {
-                "class_name": "SiteBuilder",
-                "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
-                "store_backend": {"class_name": "TupleFilesystemStoreBackend",
-                                  "base_directory": folder},
-            })
-            sites[folder] = name
-        return sites[folder]
+    """The in-memory GX context (created on first use, then cached for the process)."""
+    return _gx().context
 
 
 def _gx_suite(suite: dict, source: str):
@@ -242,7 +255,6 @@ def validate(df, table: str, *, hour: datetime | None = None,
         exp["_index"] = i
     suite_dict = substitute_hour(raw, hour)
     source = str(suite_path(table))
-    context, batch_definition = _batch_definition(table)
 
     persisted = False
     if not df.is_cached:  # every metric is a Spark job: do not recompute df's lineage each time
@@ -251,11 +263,11 @@ def validate(df, table: str, *, hour: datetime | None = None,
     try:
         parameters = {"dataframe": df}
         if data_docs_dir is not None:  # one detailed run, stored and rendered
-            outcome = _validate_with_docs(context, batch_definition, _gx_suite(suite_dict, source),
-                                          table, hour, parameters, Path(data_docs_dir))
+            outcome = _validate_with_docs(_gx(data_docs_dir), _gx_suite(suite_dict, source),
+                                          table, hour, parameters)
             found = _by_index(outcome, suite_dict)
         else:
-            batch = batch_definition.get_batch(batch_parameters=parameters)
+            batch = _gx().batch_definition(table).get_batch(batch_parameters=parameters)
             fmt = {"result_format": "BOOLEAN_ONLY"} if TWO_PASS else RESULT_FORMAT
             found = _by_index(batch.validate(_gx_suite(suite_dict, source), result_format=fmt),
                               suite_dict)
@@ -291,21 +303,25 @@ def _by_index(outcome, suite_dict) -> dict:
     return found
 
 
-def _validate_with_docs(context, batch_definition, gx_suite, table, hour, parameters, folder):
+def _validate_with_docs(gxc: _Gx, gx_suite, table, hour, parameters):
+    """Validate through a checkpoint whose UpdateDataDocsAction renders this result + the index."""
     import great_expectations as gx
+    from great_expectations.checkpoint import UpdateDataDocsAction
     from great_expectations.core.run_identifier import RunIdentifier
 
-    site = _docs_site(context, folder)
+    context = gxc.context
     with _lock:
-        saved_suite = context.suites.add_or_update(gx_suite)
-        definition = context.validation_definitions.add_or_update(
-            gx.ValidationDefinition(name=table, data=batch_definition, suite=saved_suite)
-        )
+        suite = context.suites.add_or_update(gx_suite)
+        definition = context.validation_definitions.add_or_update(gx.ValidationDefinition(
+            name=table, data=gxc.batch_definition(table), suite=suite))
+        checkpoint = context.checkpoints.add_or_update(gx.Checkpoint(
+            name=table, validation_definitions=[definition], result_format=RESULT_FORMAT,
+            actions=[UpdateDataDocsAction(name="data_docs", site_names=[DOCS_SITE])]))
         run_name = f"{table}-{_as_utc(hour):%Y%m%dT%H%MZ}" if hour is not None else table
-        outcome = definition.run(batch_parameters=parameters, result_format=RESULT_FORMAT,
+        outcome = checkpoint.run(batch_parameters=parameters,
                                  run_id=RunIdentifier(run_name=run_name))
-        context.build_data_docs(site_names=[site])
-    return outcome
+    [result] = outcome.run_results.values()
+    return result
 
 
 def _fmt(value: Any) -> str:
