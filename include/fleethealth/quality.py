@@ -18,7 +18,13 @@ Typical use in a job::
     quality.enforce(results)
 
 GX is imported lazily (it takes seconds) and its context is created once per process. The gate
-never creates a Spark session: it validates the DataFrame it is given, on that DataFrame's session.
+never creates a Spark session: it validates the DataFrame it is given, on that DataFrame's session
+(persisted for the duration of the validation, as every GX metric is a Spark job).
+
+Passing expectations have an empty ``observed`` (the first pass is BOOLEAN_ONLY, see TWO_PASS);
+failed ones carry the observed value, or the count and a few offending values/rows, or the error.
+With ``data_docs_dir`` the suite runs once in full detail and the GX Data Docs site
+``<data_docs_dir>/index.html`` is updated (GX's stores behind it live in ``<data_docs_dir>/_gx``).
 """
 from __future__ import annotations
 
