@@ -36,16 +36,12 @@ def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehou
     try:
         tables = silver.build(spark, records, inventory)
         for name, df in tables.items():
-            if name != "silver.quarantine":
-                lake.write_hour(df, name, hour, lakehouse)
-        written = {name: lake.read(spark, name, lakehouse, hour) for name in silver.SILVER_OF_SOURCE.values()}
-        quarantine = tables["silver.quarantine"]
-        quarantine = quarantine.unionByName(silver.unaccounted(records, written, quarantine))
-        lake.write_hour(quarantine, "silver.quarantine", hour, lakehouse)
-        quarantine = lake.read(spark, "silver.quarantine", lakehouse, hour)
-        lake.write_hour(silver.reconciliation(records, written, quarantine), "silver.reconciliation", hour, lakehouse)
+            lake.write_hour(df, name, hour, lakehouse)
+        written = {name: lake.read(spark, name, lakehouse, hour) for name in tables}
+        recon = silver.reconciliation(records, written, written["silver.quarantine"])
+        lake.write_hour(recon, "silver.reconciliation", hour, lakehouse)
     finally:
-        records.unpersist()
+        spark.catalog.clearCache()
     rows = lake.read(spark, "silver.reconciliation", lakehouse, hour).orderBy("cluster", "host", "source").collect()
     return [r.asDict() for r in rows]
 

@@ -19,5 +19,4 @@ def build_session(app_name: str, lakehouse: str | None = None, master: str | Non
     for key, value in spark_conf(str(config.lakehouse_dir(lakehouse))).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
     return spark

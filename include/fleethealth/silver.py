@@ -3,9 +3,12 @@ reconciliation that proves nothing was lost (per host, source and hour: bronze =
 """
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+
+from functools import reduce
 
 from fleethealth.inventory import Inventory
 from fleethealth.parsers import jolokia, log4j, logdirs, threaddump
@@ -49,7 +52,8 @@ def _log_events(bronze: DataFrame, hosts: DataFrame, fmt: log4j.LogFormat) -> tu
     parsed = log4j.parse_records(records, fmt, F.coalesce(F.col("timezone"), F.lit("UTC")))
     bad_reason = (F.when(F.col("level").isNull(), F.lit(f"not a {fmt.name} log4j header"))
                    .when(F.col("ts").isNull(), F.lit("unparseable timestamp")))
-    parsed = parsed.withColumn("_bad", bad_reason)
+    # parsed feeds both the events and the quarantine: parse once
+    parsed = parsed.withColumn("_bad", bad_reason).persist(StorageLevel.MEMORY_AND_DISK)
     quarantine = (parsed.where(F.col("_bad").isNotNull())
                   .select(*log4j.LINEAGE, "line_number", "line_count", F.col("text").alias("record"),
                           F.col("_bad").alias("reason"))
@@ -109,55 +113,27 @@ SILVER_OF_SOURCE = {
 }
 LINE_SOURCES = ("kafka", "zookeeper")
 
-
-def accounted_keys(source: str, silver: DataFrame) -> DataFrame:
-    """(cluster, host, source, file, line_number, line_count) of the bronze records a silver table covers."""
-    df = silver.where(F.col("source") == source)
-    if source in LINE_SOURCES:
-        return df.select("cluster", "host", "source", "file", "line_number", "line_count")
-    return (df.select("cluster", "host", "source", "file", "line_number").distinct()
-              .withColumn("line_count", F.lit(1)))
-
-
-def unaccounted(bronze: DataFrame, silver_tables: dict[str, DataFrame], quarantine: DataFrame) -> DataFrame:
-    """Bronze records of record-based sources that no parser turned into a silver or quarantine row."""
-    out = None
-    keys = ["cluster", "host", "source", "file", "line_number"]
-    for source, name in SILVER_OF_SOURCE.items():
-        if source in LINE_SOURCES:
-            continue
-        seen = accounted_keys(source, silver_tables[name]).select(*keys).unionByName(
-            quarantine.where(F.col("source") == source).select(*keys))
-        lost = (bronze.where(F.col("source") == source).join(seen, keys, "left_anti")
-                .withColumn("line_count", F.lit(1))
-                .withColumn("reason", F.lit(f"{source} record produced no silver row")))
-        out = lost if out is None else out.unionByName(lost)
-    return _quarantine(out)
-
-
 def reconciliation(bronze: DataFrame, silver_tables: dict[str, DataFrame], quarantine: DataFrame) -> DataFrame:
-    """Per cluster, host, source and hour: bronze records, those in silver, those quarantined.
+    """Per cluster, host, source and hour: bronze records = silver records + quarantined records.
 
-    A record both in silver and in quarantine (a bulk JMX read with one failed MBean) counts as silver.
+    Log sources count lines (a silver event covers `line_count` lines); the others count records
+    (distinct file + line). Quarantine rows carry how many bronze records they stand for (0 for a
+    failed MBean inside a bulk JMX read whose other MBeans made silver rows). `unaccounted` must
+    be 0: the silver quality gate fails the run otherwise.
     """
     group = ["cluster", "host", "source"]
-    keys = group + ["file", "line_number"]
-    covered = None
+    counted = []
     for source, name in SILVER_OF_SOURCE.items():
-        k = accounted_keys(source, silver_tables[name])
-        covered = k if covered is None else covered.unionByName(k)
-    s = covered.groupBy(*group).agg(F.sum("line_count").alias("silver_records"))
-    record_keys = covered.where(~F.col("source").isin(*LINE_SOURCES)).select(*keys)
-    q_lines = quarantine.where(F.col("source").isin(*LINE_SOURCES)).select(*keys, "line_count")
-    q_records = (quarantine.where(~F.col("source").isin(*LINE_SOURCES)).select(*keys).distinct()
-                 .join(record_keys, keys, "left_anti").withColumn("line_count", F.lit(1)))
-    q = (q_lines.unionByName(q_records).groupBy(*group)
-         .agg(F.sum("line_count").alias("quarantined_records")))
-    b = bronze.groupBy(*group, "hour").agg(F.count(F.lit(1)).alias("bronze_records"))
-    out = (b.join(s, group, "left").join(q, group, "left")
-            .fillna(0, ["silver_records", "quarantined_records"]))
-    return out.select(*group, "hour", "bronze_records",
-                      F.col("silver_records").cast("long").alias("silver_records"),
-                      F.col("quarantined_records").cast("long").alias("quarantined_records"),
+        df = silver_tables[name].where(F.col("source") == source)
+        if source in LINE_SOURCES:
+            agg = F.sum("line_count")
+        else:
+            agg = F.count_distinct("file", "line_number")
+        counted.append(df.groupBy(*group).agg(agg.cast("long").alias("silver_records")))
+    s = reduce(DataFrame.unionByName, counted)
+    q = quarantine.groupBy(*group).agg(F.sum("line_count").cast("long").alias("quarantined_records"))
+    b = bronze.groupBy(*group, "hour").agg(F.count(F.lit(1)).cast("long").alias("bronze_records"))
+    out = b.join(s, group, "left").join(q, group, "left").fillna(0, ["silver_records", "quarantined_records"])
+    return out.select(*group, "hour", "bronze_records", "silver_records", "quarantined_records",
                       (F.col("bronze_records") - F.col("silver_records") - F.col("quarantined_records"))
-                      .cast("long").alias("unaccounted"))
+                      .alias("unaccounted"))

@@ -13,6 +13,7 @@ def spark_conf(lakehouse: str | None = None) -> dict[str, str]:
     The Delta jars come from the Maven-resolved folder on the class path (never Ivy at run time).
     """
     classpath = f"{config.jars_dir()}/*"
+    log4j = config.PROJECT_ROOT / "include" / "fleethealth" / "log4j2.properties"
     conf = {
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
@@ -27,6 +28,7 @@ def spark_conf(lakehouse: str | None = None) -> dict[str, str]:
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.sql.sources.partitionOverwriteMode": "static",
         "spark.driver.memory": "4g",
+        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{log4j}",
     }
     if lakehouse:
         conf["spark.sql.warehouse.dir"] = f"{lakehouse}/_warehouse"

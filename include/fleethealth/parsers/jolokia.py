@@ -6,6 +6,7 @@ is not 200 goes to quarantine with Jolokia's error.
 """
 from __future__ import annotations
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -43,19 +44,27 @@ def parse(bronze: DataFrame) -> tuple[DataFrame, DataFrame]:
     """(samples, quarantine) from bronze `jmx` records."""
     doc = F.when(F.ltrim("record").startswith("{"), F.concat(F.lit("["), "record", F.lit("]"))) \
            .otherwise(F.col("record"))
-    docs = bronze.withColumn("responses", F.from_json(doc, RESPONSES))
+    docs = bronze.withColumn("responses", F.from_json(doc, RESPONSES)).persist(StorageLevel.MEMORY_AND_DISK)
     bad_docs = (docs.where(F.col("responses").isNull())
                 .select(*LINEAGE, F.lit(1).alias("line_count"), "record",
                         F.lit("not a Jolokia JSON response").alias("reason")))
+    ok_status = F.coalesce(F.col("r.status"), F.lit(0)) == 200
+    # A failed MBean in a bulk read whose other MBeans gave samples stands for no bronze record
+    # (the record is counted in silver); otherwise the record's first failure stands for it.
+    n_ok = F.size(F.filter("responses", lambda r: F.coalesce(r["status"], F.lit(0)) == 200))
+    first_failed = F.array_position(F.transform("responses", lambda r: F.coalesce(r["status"], F.lit(0)) == 200),
+                                    False) - 1
     resp = (docs.where(F.col("responses").isNotNull())
-            .select(*LINEAGE, "record", F.posexplode("responses").alias("resp_index", "r")))
-    failed = (resp.where(F.coalesce(F.col("r.status"), F.lit(0)) != 200)
-              .select(*LINEAGE, F.lit(1).alias("line_count"), "record",
+            .select(*LINEAGE, "record", n_ok.alias("n_ok"), first_failed.alias("first_failed"),
+                    F.posexplode("responses").alias("resp_index", "r")))
+    stands_for = F.when((F.col("n_ok") == 0) & (F.col("resp_index") == F.col("first_failed")), 1).otherwise(0)
+    failed = (resp.where(~ok_status)
+              .select(*LINEAGE, stands_for.alias("line_count"), "record",
                       F.concat(F.lit("jolokia status "), F.coalesce(F.col("r.status").cast("string"), F.lit("missing")),
                                F.lit(" for "), F.coalesce("r.request.mbean", F.lit("?")), F.lit(": "),
                                F.coalesce("r.error_type", F.lit("")), F.lit(" "),
                                F.coalesce("r.error", F.lit(""))).alias("reason")))
-    ok = resp.where(F.col("r.status") == 200)
+    ok = resp.where(ok_status)
     pairs = ok.select(*LINEAGE, F.timestamp_seconds("r.timestamp").alias("ts"),
                       F.explode(_pairs(F.col("r.request.mbean"), F.col("r.request.attribute"),
                                        F.col("r.value"))).alias("p"))

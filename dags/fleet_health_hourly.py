@@ -1,0 +1,93 @@
+"""
+### fleet_health_hourly
+
+Every hour: pull each host's files of the **previous hour** into landing (one mapped task per
+host, so an unreachable host fails alone), then the Spark jobs bronze -> silver -> gold
+(`SparkSubmitOperator` on `spark_default`). Gold publishes health facts and `gold.incidents`.
+
+The processed hour is explicit: the data interval of `CronDataIntervalTimetable` (Airflow 3
+cron schedules have zero-width intervals), or the `hour` param (ISO-8601 UTC) for a manual run.
+Backfill a window with `airflow backfill create --dag-id fleet_health_hourly --from-date ...
+--to-date ...` (needs a scheduler) or `fleethealth run --from ... --to ...`.
+"""
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta, timezone
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import DAG, Asset, Param, task
+from airflow.timetables.interval import CronDataIntervalTimetable
+
+from fleethealth import config
+from fleethealth.spark_conf import spark_conf
+
+LAKEHOUSE = str(config.lakehouse_dir())
+INVENTORY = os.environ.get(config.ENV_INVENTORY, str(config.PROJECT_ROOT / "inventory.yaml"))
+START = datetime.fromisoformat(os.environ.get("FLEETHEALTH_START_DATE", "2026-01-01T00:00:00+00:00"))
+CATCHUP = os.environ.get("FLEETHEALTH_CATCHUP", "false").lower() == "true"
+
+HOUR = "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
+GOLD_TABLES = ("consumer_offsets_partitions", "log_cleaner_status", "broker_health_hourly",
+               "incident_findings", "incidents")
+
+
+def spark_job(layer: str, *args: str, **kwargs) -> SparkSubmitOperator:
+    return SparkSubmitOperator(
+        task_id=layer,
+        application=str(config.spark_dir() / f"{layer}.py"),
+        conn_id=config.SPARK_CONN_ID,
+        name=f"fleethealth-{layer}",
+        conf=spark_conf(LAKEHOUSE),
+        application_args=["--hour", HOUR, "--lakehouse", "{{ params.lakehouse }}", *args],
+        **kwargs,
+    )
+
+
+with DAG(
+    dag_id=config.DAG_ID,
+    doc_md=__doc__,
+    schedule=CronDataIntervalTimetable("0 * * * *", timezone="UTC"),
+    start_date=START.astimezone(timezone.utc),
+    catchup=CATCHUP,
+    max_active_runs=1,
+    tags=["fleethealth", "kafka", "hourly"],
+    default_args={"retries": 2, "retry_delay": timedelta(minutes=2), "retry_exponential_backoff": True},
+    params={
+        "hour": Param(None, type=["null", "string"], description="hour to process (ISO-8601 UTC); default: the data interval"),
+        "inventory": Param(INVENTORY, type="string", description="fleet inventory YAML"),
+        "lakehouse": Param(LAKEHOUSE, type="string", description="lakehouse root"),
+    },
+) as dag:
+
+    @task
+    def resolve_hour(params=None, data_interval_start=None, data_interval_end=None, logical_date=None) -> str:
+        from fleethealth.hours import processed_hour
+
+        return processed_hour((params or {}).get("hour"), data_interval_start, data_interval_end,
+                              logical_date).isoformat()
+
+    @task
+    def list_hosts(params=None) -> list[str]:
+        from fleethealth.inventory import load_inventory
+
+        return [h.host for h in load_inventory(params["inventory"]).hosts]
+
+    @task(retries=3, retry_delay=timedelta(seconds=30), map_index_template="{{ task.op_kwargs['host'] }}")
+    def pull(host: str, hour: str, params=None) -> int:
+        from fleethealth.hours import parse_hour
+        from fleethealth.inventory import load_inventory
+        from fleethealth.pull import pull_host
+
+        inventory = load_inventory(params["inventory"])
+        h = inventory.host(host)
+        landed = pull_host(h, inventory.cluster(h.cluster).timezone, parse_hour(hour), params["lakehouse"])
+        return len(landed)
+
+    hour = resolve_hour()
+    pulled = pull.partial(hour=hour).expand(host=list_hosts())
+    bronze = spark_job("bronze", trigger_rule="all_done")
+    silver = spark_job("silver", "--inventory", "{{ params.inventory }}")
+    gold = spark_job("gold", "--inventory", "{{ params.inventory }}",
+                     outlets=[Asset(name=f"gold.{t}", uri=f"file://{LAKEHOUSE}/gold/{t}") for t in GOLD_TABLES])
+    hour >> pulled >> bronze >> silver >> gold

@@ -1,0 +1,174 @@
+"""`fleethealth` command line: simulate, pull, run (hour by hour: the backfill path), parse, query.
+
+User mistakes (bad inventory, bad time, unknown table) print one clear line and exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from fleethealth import config
+from fleethealth.hours import hours_between, parse_hour, parse_instant
+from fleethealth.inventory import InventoryError, load_inventory
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A user mistake: printed as one line, exit 2."""
+
+
+def _session(app: str, lakehouse: str | None, cores: str = "local[*]"):
+    from fleethealth.session import build_session
+
+    try:
+        return build_session(app, lakehouse, master=cores)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_simulate(args) -> int:
+    from fleethealth.simulate import simulate
+
+    inventory = simulate(Path(args.out), args.scenario, parse_hour(args.start), parse_hour(args.end),
+                         brokers=args.brokers, seed=args.seed, bytes_per_broker_hour=args.bytes_per_broker_hour)
+    print(f"fleet written under {Path(args.out).resolve()}; inventory: {inventory}")
+    return 0
+
+
+def cmd_pull(args) -> int:
+    from fleethealth import pull
+
+    inventory = load_inventory(args.inventory)
+    for hour in hours_between(parse_instant(args.start), parse_instant(args.end)):
+        landed = pull.pull_hour(inventory, hour, args.lakehouse)
+        print(f"{hour.isoformat()}: {len(landed)} files landed")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from fleethealth import jobs, pull, report
+
+    inventory = load_inventory(args.inventory)
+    hours = hours_between(parse_instant(args.start), parse_instant(args.end))
+    if not hours:
+        raise UsageError(f"no whole hour in [{args.start}, {args.end})")
+    spark = _session("fleethealth-run", args.lakehouse)
+    failed = []
+    for hour in hours:
+        t0 = time.monotonic()
+        try:
+            landed = pull.pull_hour(inventory, hour, args.lakehouse)
+            n_bronze = jobs.run_bronze(spark, hour, args.lakehouse)
+            recon = jobs.run_silver(spark, hour, args.inventory, args.lakehouse)
+            n_findings = jobs.run_gold(spark, hour, args.inventory, args.lakehouse, args.thresholds)
+        except Exception as exc:  # one hour failing must not hide the others
+            failed.append(hour)
+            print(f"{hour.isoformat()}: FAILED: {exc}", file=sys.stderr)
+            continue
+        print(f"{hour.isoformat()}: {len(landed)} files, {n_bronze} bronze records, "
+              f"{n_findings} findings ({time.monotonic() - t0:.1f} s)")
+        print(report.reconciliation_text(recon))
+    rows = [r.asDict() for r in jobs.incident_summary(spark, args.lakehouse)]
+    print(f"\ngold.incidents ({len(rows)}):")
+    print(report.table(rows, ["cluster", "kind", "severity", "entity", "first_seen", "last_seen", "hours"]))
+    spark.stop()
+    if failed:
+        print(f"{len(failed)} of {len(hours)} hours failed: {', '.join(h.isoformat() for h in failed)}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_query(args) -> int:
+    from fleethealth import lake, report
+
+    spark = _session("fleethealth-query", args.lakehouse, cores="local[2]")
+    registered = lake.register_all(spark, args.lakehouse)
+    from pyspark.errors import AnalysisException
+
+    try:
+        df = spark.sql(args.sql)
+        rows = [r.asDict(recursive=True) for r in df.collect()]
+        columns = df.columns
+    except AnalysisException as exc:
+        if getattr(exc, "getCondition", lambda: None)() == "TABLE_OR_VIEW_NOT_FOUND" or "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
+            name = str(exc).split("`")[1:6:2] if "`" in str(exc) else []
+            raise UsageError(f"unknown table {'.'.join(name) or ''} in query; tables in "
+                             f"{config.lakehouse_dir(args.lakehouse)}: {', '.join(registered) or 'none'}") from None
+        raise UsageError(f"query error: {str(exc).splitlines()[0]}") from None
+    finally:
+        pass
+    if args.format == "json":
+        for r in rows:
+            print(json.dumps(r, default=str))
+    elif args.format == "csv":
+        import csv
+
+        w = csv.writer(sys.stdout)
+        w.writerow(columns)
+        w.writerows([[r[c] for c in columns] for r in rows])
+    else:
+        print(report.table(rows, columns, fmt="psql"))
+    spark.stop()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fleethealth", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    lakehouse = dict(default=None, help=f"lakehouse root (default ${config.ENV_LAKEHOUSE} or ./lakehouse)")
+
+    s = sub.add_parser("simulate", help="write a simulated fleet (logs, JMX, dumps, log-dirs) and its inventory")
+    s.add_argument("--out", required=True)
+    s.add_argument("--scenario", default="all", help="scenario name, comma-separated names, or all")
+    s.add_argument("--from", dest="start", required=True, help="first hour, ISO-8601 UTC")
+    s.add_argument("--to", dest="end", required=True, help="end hour (exclusive), ISO-8601 UTC")
+    s.add_argument("--brokers", type=int, default=3)
+    s.add_argument("--seed", type=int, default=7)
+    s.add_argument("--bytes-per-broker-hour", type=int, default=200_000)
+    s.set_defaults(func=cmd_simulate)
+
+    s = sub.add_parser("pull", help="land the fleet's files of each hour of a window")
+    s.add_argument("--inventory", required=True)
+    s.add_argument("--from", dest="start", required=True)
+    s.add_argument("--to", dest="end", required=True)
+    s.add_argument("--lakehouse", **lakehouse)
+    s.set_defaults(func=cmd_pull)
+
+    for name, help_ in (("run", "pull + bronze + silver + gold, hour by hour (the DAG's jobs)"),
+                        ("backfill", "same as run: recompute a window, idempotently")):
+        s = sub.add_parser(name, help=help_)
+        s.add_argument("--inventory", required=True)
+        s.add_argument("--from", dest="start", required=True)
+        s.add_argument("--to", dest="end", required=True)
+        s.add_argument("--lakehouse", **lakehouse)
+        s.add_argument("--thresholds", default=None, help="threshold overrides YAML")
+        s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("query", help="SQL over bronze.*, silver.*, gold.* tables")
+    s.add_argument("sql")
+    s.add_argument("--lakehouse", **lakehouse)
+    s.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    s.set_defaults(func=cmd_query)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except InventoryError as exc:
+        for line in exc.problems:
+            print(f"fleethealth: {line}", file=sys.stderr)
+        return EXIT_USAGE
+    except (UsageError, ValueError) as exc:
+        print(f"fleethealth: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
