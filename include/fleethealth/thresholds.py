@@ -30,7 +30,8 @@ def _check(name: str, decl: dict[str, Any], value: Any, where: str) -> Any:
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
             isinstance(default, int) and not isinstance(value, int)):
-        raise ThresholdError(f"{where}: {name}: expected a {type(default).__name__}, got {value!r}")
+        kind = "an integer" if isinstance(default, int) else "a number"
+        raise ThresholdError(f"{where}: {name}: expected {kind}, got {value!r}")
     if "min" in decl and value < decl["min"]:
         raise ThresholdError(f"{where}: {name}: {value} is below the minimum {decl['min']}")
     if "max" in decl and value > decl["max"]:

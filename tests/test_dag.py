@@ -1,0 +1,170 @@
+"""DAG integrity of dags/fleet_health_hourly.py (SPEC §7 Airflow: hourly pull -> bronze -> silver -> gold,
+each Spark step a SparkSubmitOperator, the processed hour explicit). Parses with Airflow only, no Spark."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pendulum
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[1]
+DAGS = PROJECT / "dags"
+DAG_FILE = DAGS / "fleet_health_hourly.py"
+DAG_ID = "fleet_health_hourly"
+SPARK_TASKS = ("bronze", "silver", "gold")
+
+
+@pytest.fixture(scope="module")
+def dagbag():
+    os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
+    assert os.environ.get("AIRFLOW_HOME"), "AIRFLOW_HOME must be set (scripts/env.sh or tests/conftest.py)"
+    # Airflow 3.3: DagBag lives in airflow.dag_processing.dagbag (no include_examples argument any more).
+    from airflow.dag_processing.dagbag import DagBag
+
+    return DagBag(dag_folder=str(DAGS))
+
+
+@pytest.fixture(scope="module")
+def dag(dagbag):
+    assert DAG_ID in dagbag.dags, f"{DAG_ID} not in {sorted(dagbag.dags)}; import errors: {dagbag.import_errors}"
+    return dagbag.dags[DAG_ID]
+
+
+def test_no_import_errors(dagbag):
+    assert dagbag.import_errors == {}
+    assert DAG_ID in dagbag.dag_ids
+
+
+def test_documented_and_tagged(dag):
+    assert "fleethealth" in dag.tags
+    assert dag.doc_md and "fleet_health_hourly" in dag.doc_md
+    assert dag.max_active_runs == 1
+
+
+def test_every_task_retries_at_least_twice(dag):
+    assert dag.default_args["retries"] >= 2
+    for task in dag.tasks:
+        assert task.retries >= 2, task.task_id
+
+
+def test_task_ids_and_dependency_order(dag):
+    assert sorted(dag.task_ids) == sorted(["resolve_hour", "list_hosts", "pull", *SPARK_TASKS])
+    up = {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks}
+    assert up == {
+        "resolve_hour": [],
+        "list_hosts": [],
+        "pull": ["list_hosts", "resolve_hour"],
+        "bronze": ["pull"],
+        "silver": ["bronze"],
+        "gold": ["silver"],
+    }
+
+
+def test_pull_is_mapped_per_host(dag):
+    from airflow.sdk.definitions.mappedoperator import MappedOperator
+
+    pull = dag.get_task("pull")
+    assert isinstance(pull, MappedOperator)
+    # @task mapping keeps .expand() kwargs in op_kwargs_expand_input, .partial() ones in partial_kwargs
+    expanded = pull.op_kwargs_expand_input.value
+    assert list(expanded) == ["host"]
+    assert expanded["host"].operator.task_id == "list_hosts"
+    assert pull.partial_kwargs["op_kwargs"]["hour"].operator.task_id == "resolve_hour"
+
+
+def test_bronze_runs_even_if_one_host_fails(dag):
+    """SPEC §8: one unreachable host never blocks the rest."""
+    assert dag.get_task("bronze").trigger_rule == "all_done"
+
+
+@pytest.mark.parametrize("layer", SPARK_TASKS)
+def test_spark_steps_are_spark_submit(dag, layer):
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+    task = dag.get_task(layer)
+    assert isinstance(task, SparkSubmitOperator)
+    assert task._conn_id == "spark_default"
+    app = Path(task.application)
+    assert app == PROJECT / "spark" / f"{layer}.py"
+    assert app.is_file()
+    args = list(task.application_args)
+    assert args[args.index("--hour") + 1] == "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
+    assert "--lakehouse" in args
+
+
+def test_gold_publishes_assets_for_gold_tables(dag):
+    from airflow.sdk import Asset
+
+    outlets = dag.get_task("gold").outlets
+    assert outlets and all(isinstance(a, Asset) for a in outlets)
+    names = {a.name for a in outlets}
+    assert "gold.incidents" in names
+    assert all(n.startswith("gold.") for n in names)
+    for asset in outlets:
+        assert asset.uri.startswith("file://") and asset.uri.endswith("/gold/" + asset.name.removeprefix("gold."))
+
+
+def test_hourly_cron_data_interval_timetable(dag):
+    from airflow.timetables.interval import CronDataIntervalTimetable
+
+    assert isinstance(dag.timetable, CronDataIntervalTimetable)
+    assert dag.timetable._expression == "0 * * * *"
+    interval = dag.timetable.infer_manual_data_interval(run_after=pendulum.datetime(2026, 11, 20, 11, tz="UTC"))
+    assert (interval.end - interval.start).total_seconds() == 3600
+
+
+@pytest.mark.parametrize("run_after", [pendulum.datetime(2026, 11, 20, 11, tz="UTC"),
+                                       pendulum.datetime(2026, 11, 20, 11, 37, tz="UTC")])
+def test_manual_run_interval_resolves_to_previous_hour(dag, run_after):
+    """SPEC §7: the processed hour is explicit; a manual run at/after 11:00Z processes 10:00Z."""
+    from fleethealth.hours import processed_hour
+
+    interval = dag.timetable.infer_manual_data_interval(run_after=run_after)
+    hour = processed_hour(None, interval.start, interval.end, run_after)
+    assert hour == pendulum.datetime(2026, 11, 20, 10, tz="UTC")
+
+
+def test_resolve_hour_task_callable(dag):
+    """The task body itself: data interval -> ISO hour; the `hour` param wins."""
+    fn = dag.get_task("resolve_hour").python_callable
+    interval = dag.timetable.infer_manual_data_interval(run_after=pendulum.datetime(2026, 11, 20, 11, tz="UTC"))
+    assert fn(params={"hour": None}, data_interval_start=interval.start, data_interval_end=interval.end,
+              logical_date=interval.end) == "2026-11-20T10:00:00+00:00"
+    zero = pendulum.datetime(2026, 11, 20, 11, tz="UTC")
+    assert fn(params={"hour": None}, data_interval_start=zero, data_interval_end=zero,
+              logical_date=zero) == "2026-11-20T10:00:00+00:00"
+    assert fn(params={"hour": "2026-11-19T23:00Z"}, data_interval_start=zero, data_interval_end=zero,
+              logical_date=zero) == "2026-11-19T23:00:00+00:00"
+
+
+def test_list_hosts_task_callable(dag, tmp_path):
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text("clusters:\n  - name: c\n    root: fleet\n    hosts:\n"
+                         "      - {host: k1, role: kafka, broker_id: 1, kafka_version: 3.6.0}\n"
+                         "      - {host: z1, role: zookeeper, zk_myid: 1}\n")
+    assert dag.get_task("list_hosts").python_callable(params={"inventory": str(inventory)}) == ["k1", "z1"]
+
+
+def test_parsing_does_not_import_pyspark_and_is_fast(tmp_path):
+    """Parse-time hygiene: no Spark at import, and a DAG file that parses in well under 5 s."""
+    code = (
+        "import importlib.util, json, sys, time\n"
+        "t = time.perf_counter()\n"
+        f"spec = importlib.util.spec_from_file_location('fleet_health_hourly', {str(DAG_FILE)!r})\n"
+        "mod = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(mod)\n"
+        "print(json.dumps({'seconds': time.perf_counter() - t, 'pyspark': 'pyspark' in sys.modules,\n"
+        "                  'dag_id': mod.dag.dag_id}))\n"
+    )
+    env = dict(os.environ, AIRFLOW__CORE__LOAD_EXAMPLES="False")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                          cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["dag_id"] == DAG_ID
+    assert result["pyspark"] is False
+    assert result["seconds"] < 5, result

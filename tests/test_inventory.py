@@ -1,0 +1,250 @@
+"""Tests of the fleet inventory (fleethealth.inventory, SPEC §3 "Fleet inventory and transports").
+
+Every mistake must give an InventoryError with one line per mistake naming the file and the key path.
+"""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from fleethealth.inventory import InventoryError, load_inventory
+
+MINIMAL = """\
+clusters:
+  - name: bigdata
+    timezone: UTC
+    offsets_topic_partitions: 50
+    transport: local
+    root: {root}
+    hosts:
+      - {{host: bd-kafka-1, role: kafka, broker_id: 1, kafka_version: 1.1.0}}
+      - {{host: bd-zk-1, role: zookeeper, zk_myid: 1}}
+      - {{host: bd-kafka-2, role: kafka, broker_id: 2, kafka_version: 1.1.0,
+         transport: sftp, ssh_conn_id: fleet_ssh, paths: {{kafka: /opt/kafka/logs, jmx: /var/lib/jmx}}}}
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "inventory.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def problems_of(path: Path) -> list[str]:
+    with pytest.raises(InventoryError) as err:
+        load_inventory(path)
+    lines = str(err.value).splitlines()
+    assert lines == err.value.problems
+    for line in lines:
+        assert line.startswith(f"{path}:"), line
+    return lines
+
+
+def one_host_inventory(host_line: str, **cluster: str) -> str:
+    """A one-cluster inventory with a good broker plus `host_line`; `cluster` adds/overrides cluster keys."""
+    keys = {"name": "c1", "timezone": "UTC", "root": "/archive"} | cluster
+    head = "\n".join(f"    {k}: {v}" if i else f"  - {k}: {v}" for i, (k, v) in enumerate(keys.items()))
+    return (f"clusters:\n{head}\n    hosts:\n"
+            f"      - {{host: k1, role: kafka, broker_id: 1, kafka_version: 2.8.1}}\n"
+            f"      - {host_line}\n")
+
+
+# --- the SPEC §3 minimal shape -------------------------------------------------------------------
+
+def test_spec_minimal_shape_loads(tmp_path):
+    root = tmp_path / "archive"
+    inv = load_inventory(write(tmp_path, MINIMAL.format(root=root)))
+
+    assert [c.name for c in inv.clusters] == ["bigdata"]
+    cluster = inv.cluster("bigdata")
+    assert cluster.timezone == "UTC"
+    assert cluster.offsets_topic_partitions == 50
+    assert [(h.host, h.role, h.broker_id, h.zk_myid) for h in inv.hosts] == [
+        ("bd-kafka-1", "kafka", 1, None),
+        ("bd-zk-1", "zookeeper", None, 1),
+        ("bd-kafka-2", "kafka", 2, None),
+    ]
+    assert inv.host("bd-kafka-1").kafka_version == "1.1.0"
+    assert inv.host("bd-kafka-1").entity == "broker-1"
+    assert inv.host("bd-zk-1").entity == "zk-1"
+
+
+def test_transport_inherited_from_cluster_and_overridden_per_host(tmp_path):
+    root = tmp_path / "archive"
+    inv = load_inventory(write(tmp_path, MINIMAL.format(root=root)))
+
+    k1, zk, k2 = inv.host("bd-kafka-1"), inv.host("bd-zk-1"), inv.host("bd-kafka-2")
+    assert (k1.transport, k1.ssh_conn_id) == ("local", None)
+    assert (zk.transport, zk.ssh_conn_id) == ("local", None)
+    assert (k2.transport, k2.ssh_conn_id) == ("sftp", "fleet_ssh")
+    assert k2.paths == {"kafka": "/opt/kafka/logs", "jmx": "/var/lib/jmx"}
+
+
+def test_default_expect_per_role(tmp_path):
+    """SPEC §3: expected every hour — Kafka logs and JMX for a broker, logs for a ZooKeeper server."""
+    inv = load_inventory(write(tmp_path, MINIMAL.format(root=tmp_path / "archive")))
+    assert inv.host("bd-kafka-1").expect == ("kafka", "jmx")
+    assert inv.host("bd-zk-1").expect == ("zookeeper",)
+
+
+def test_expect_override_per_host(tmp_path):
+    path = write(tmp_path, one_host_inventory(
+        "{host: k2, role: kafka, broker_id: 2, kafka_version: 2.8.1, expect: [kafka, threaddumps]}"))
+    inv = load_inventory(path)
+    assert inv.host("k1").expect == ("kafka", "jmx")
+    assert inv.host("k2").expect == ("kafka", "threaddumps")
+
+
+def test_source_dir_convention_and_explicit_paths(tmp_path):
+    """SPEC §3: local files under <root>/<cluster>/<host>/<source>/ unless `paths` names the folder."""
+    root = tmp_path / "archive"
+    inv = load_inventory(write(tmp_path, MINIMAL.format(root=root)))
+
+    assert inv.host("bd-kafka-1").source_dir("kafka") == str(root / "bigdata" / "bd-kafka-1" / "kafka")
+    assert inv.host("bd-zk-1").source_dir("zookeeper") == str(root / "bigdata" / "bd-zk-1" / "zookeeper")
+    k2 = inv.host("bd-kafka-2")
+    assert k2.source_dir("kafka") == "/opt/kafka/logs"
+    assert k2.source_dir("jmx") == "/var/lib/jmx"
+    # a source without an explicit path falls back to the convention
+    assert k2.source_dir("threaddumps") == str(root / "bigdata" / "bd-kafka-2" / "threaddumps")
+
+
+def test_relative_root_resolved_against_inventory_folder(tmp_path, monkeypatch):
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    inv = load_inventory(write(conf, MINIMAL.format(root="../archive")))
+
+    k1 = inv.host("bd-kafka-1")
+    assert k1.root == str((tmp_path / "archive").resolve())
+    assert k1.source_dir("jmx") == str((tmp_path / "archive").resolve() / "bigdata" / "bd-kafka-1" / "jmx")
+
+
+def test_relative_host_root_overrides_cluster_root(tmp_path):
+    path = write(tmp_path, one_host_inventory("{host: zk1, role: zookeeper, zk_myid: 1, root: zk-archive}"))
+    inv = load_inventory(path)
+    assert inv.host("k1").root == "/archive"
+    assert inv.host("zk1").source_dir("zookeeper") == str(tmp_path.resolve() / "zk-archive" / "c1" / "zk1" / "zookeeper")
+
+
+def test_offsets_topic_partitions_defaults_to_50(tmp_path):
+    inv = load_inventory(write(tmp_path, one_host_inventory("{host: zk1, role: zookeeper, zk_myid: 1}")))
+    assert inv.cluster("c1").offsets_topic_partitions == 50
+
+
+# --- mistakes: one clear line each, naming file and key path -----------------------------------
+
+def test_unknown_role(tmp_path):
+    path = write(tmp_path, one_host_inventory("{host: x1, role: broker, broker_id: 2}"))
+    assert problems_of(path) == [f"{path}: clusters[c1].hosts[x1].role: unknown role 'broker' (one of kafka, zookeeper)"]
+
+
+def test_duplicate_broker_id(tmp_path):
+    path = write(tmp_path, one_host_inventory("{host: k2, role: kafka, broker_id: 1, kafka_version: 2.8.1}"))
+    [line] = problems_of(path)
+    assert "clusters[c1].hosts[k2].broker_id" in line
+    assert "duplicate broker id 1" in line
+
+
+def test_same_broker_id_in_two_clusters_is_fine(tmp_path):
+    path = write(tmp_path, """\
+        clusters:
+          - {name: a, root: /r, hosts: [{host: a1, role: kafka, broker_id: 1, kafka_version: 3.6.0}]}
+          - {name: b, root: /r, hosts: [{host: b1, role: kafka, broker_id: 1, kafka_version: 3.6.0}]}
+        """)
+    inv = load_inventory(path)
+    assert [(h.cluster, h.broker_id) for h in inv.hosts] == [("a", 1), ("b", 1)]
+
+
+def test_duplicate_host_across_clusters(tmp_path):
+    path = write(tmp_path, """\
+        clusters:
+          - {name: a, root: /r, hosts: [{host: h1, role: kafka, broker_id: 1, kafka_version: 3.6.0}]}
+          - {name: b, root: /r, hosts: [{host: h1, role: kafka, broker_id: 2, kafka_version: 3.6.0}]}
+        """)
+    [line] = problems_of(path)
+    assert "clusters[b].hosts[h1].host" in line
+    assert "duplicate host 'h1'" in line
+
+
+def test_bad_timezone(tmp_path):
+    path = write(tmp_path, one_host_inventory("{host: zk1, role: zookeeper, zk_myid: 1}", timezone="Mars/Olympus"))
+    [line] = problems_of(path)
+    assert "clusters[c1].timezone" in line
+    assert "'Mars/Olympus'" in line
+
+
+def test_missing_broker_id(tmp_path):
+    path = write(tmp_path, one_host_inventory("{host: k2, role: kafka, kafka_version: 2.8.1}"))
+    [line] = problems_of(path)
+    assert "clusters[c1].hosts[k2].broker_id" in line
+    assert "None" in line
+
+
+def test_bad_kafka_version(tmp_path):
+    path = write(tmp_path, one_host_inventory("{host: k2, role: kafka, broker_id: 2, kafka_version: latest}"))
+    [line] = problems_of(path)
+    assert "clusters[c1].hosts[k2].kafka_version" in line
+    assert "'latest'" in line
+
+
+def test_sftp_without_ssh_conn_id(tmp_path):
+    path = write(tmp_path, one_host_inventory(
+        "{host: k2, role: kafka, broker_id: 2, kafka_version: 2.8.1, transport: sftp}"))
+    [line] = problems_of(path)
+    assert "clusters[c1].hosts[k2].ssh_conn_id" in line
+    assert "sftp" in line
+
+
+def test_unknown_key_on_host_and_cluster(tmp_path):
+    path = write(tmp_path, one_host_inventory(
+        "{host: zk1, role: zookeeper, zk_myid: 1, jolokia: http://x}", timezon="UTC"))
+    assert problems_of(path) == [
+        f"{path}: clusters[c1].timezon: unknown key",
+        f"{path}: clusters[c1].hosts[zk1].jolokia: unknown key",
+    ]
+
+
+def test_invalid_yaml_names_line(tmp_path):
+    path = write(tmp_path, "clusters:\n  - name: c1\n    hosts: [a, b\n    root: /x\n")
+    [line] = problems_of(path)
+    assert "not valid YAML" in line
+    assert " line 4" in line
+
+
+@pytest.mark.parametrize("text", ["clusters: []\n", "clusters:\n", "{}\n", ""])
+def test_empty_clusters(tmp_path, text):
+    path = write(tmp_path, text)
+    assert problems_of(path) == [f"{path}: clusters: expected a non-empty list of clusters"]
+
+
+def test_several_mistakes_give_several_lines(tmp_path):
+    path = write(tmp_path, """\
+        clusters:
+          - name: c1
+            timezone: Nowhere/City
+            root: /r
+            hosts:
+              - {host: k1, role: kafka, broker_id: 1, kafka_version: 2.8.1}
+              - {host: k2, role: kafka, broker_id: 1, kafka_version: 2.8.1}
+              - {host: x1, role: controller}
+              - {host: k3, role: kafka, broker_id: 3, kafka_version: 2.8.1, transport: sftp}
+        """)
+    lines = problems_of(path)
+    keys = [line.split(": ")[1] for line in lines]
+    assert keys == [
+        "clusters[c1].timezone",
+        "clusters[c1].hosts[k2].broker_id",
+        "clusters[c1].hosts[x1].role",
+        "clusters[c1].hosts[k3].ssh_conn_id",
+    ]
+
+
+def test_missing_file(tmp_path):
+    path = tmp_path / "nope.yaml"
+    [line] = problems_of(path)
+    assert "cannot read inventory" in line

@@ -1,0 +1,203 @@
+"""Tests of fleethealth.pull with the `local` transport (SPEC §4 landing: files exactly as pulled, per
+cluster/host/source, with a manifest of size + sha256; re-pulling is harmless)."""
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from fleethealth import pull
+from fleethealth.inventory import load_inventory
+from fleethealth.pull import MANIFEST, PullError, pull_host, pull_hour, read_manifests
+
+UTC = timezone.utc
+HOUR = datetime(2026, 11, 20, 10, tzinfo=UTC)          # 11:00-12:00 in Europe/Berlin (CET, +01:00)
+INSIDE = datetime(2026, 11, 20, 10, 20, tzinfo=UTC).timestamp()
+OUTSIDE = datetime(2026, 11, 20, 8, 5, tzinfo=UTC).timestamp()
+
+INVENTORY = """\
+clusters:
+  - name: berlin
+    timezone: Europe/Berlin
+    root: fleet
+    hosts:
+      - {host: b-kafka-1, role: kafka, broker_id: 1, kafka_version: 3.6.1}
+      - {host: b-zk-1, role: zookeeper, zk_myid: 1}
+      - {host: b-kafka-2, role: kafka, broker_id: 2, kafka_version: 3.6.1,
+         transport: sftp, ssh_conn_id: fleet_ssh}
+"""
+
+# what must land for HOUR: (host, source, file name)
+EXPECTED = [
+    ("b-kafka-1", "jmx", "jolokia.jsonl.2026-11-20-11"),
+    ("b-kafka-1", "kafka", "server.log.2026-11-20-11"),
+    ("b-zk-1", "zookeeper", "zookeeper.log.1"),
+]
+
+
+def put(path: Path, content: bytes, mtime: float = INSIDE) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+@pytest.fixture
+def fleet(tmp_path) -> Path:
+    """A tiny Europe/Berlin fleet under tmp_path/fleet with its inventory at tmp_path/inventory.yaml."""
+    root = tmp_path / "fleet" / "berlin"
+    k1, zk = root / "b-kafka-1", root / "b-zk-1"
+    put(k1 / "kafka" / "server.log.2026-11-20-11", b"[2026-11-20 11:00:01,000] INFO hello (kafka.Kafka)\n")
+    put(k1 / "kafka" / "server.log.2026-11-20-12", b"[2026-11-20 12:00:01,000] INFO next hour (kafka.Kafka)\n")
+    put(k1 / "kafka" / "server.log.2026-11-20-10", b"[2026-11-20 10:00:01,000] INFO hour before (kafka.Kafka)\n")
+    put(k1 / "kafka" / ".server.log.2026-11-20-11", b"editor swap file\n")               # dotfile
+    put(k1 / "kafka" / "archive" / "server.log.2026-11-20-11", b"in a sub-folder\n")    # not followed
+    put(k1 / "jmx" / "jolokia.jsonl.2026-11-20-11", b'{"timestamp": 1795168800, "value": {}}\n')
+    outside = put(tmp_path / "secrets" / "server.log.2026-11-20-11", b"must never be pulled\n")
+    (k1 / "kafka" / "linked.log.2026-11-20-11").symlink_to(outside)
+    put(zk / "zookeeper" / "zookeeper.log.1", b"2026-11-20 11:20:00,000 [myid:1] - INFO  [main:Q@1] - in\r\n")
+    put(zk / "zookeeper" / "zookeeper.log.2", b"2026-11-20 09:05:00,000 [myid:1] - INFO  [main:Q@1] - out\r\n",
+        mtime=OUTSIDE)
+    (tmp_path / "inventory.yaml").write_text(INVENTORY)
+    return tmp_path
+
+
+def local_hosts(fleet: Path):
+    inv = load_inventory(fleet / "inventory.yaml")
+    return inv, [h for h in inv.hosts if h.transport == "local"]
+
+
+def pull_locals(fleet: Path, lake: Path) -> list[pull.Landed]:
+    inv, hosts = local_hosts(fleet)
+    out = []
+    for host in hosts:
+        out.extend(pull_host(host, inv.cluster(host.cluster).timezone, HOUR, lake))
+    return out
+
+
+def landed_files(lake: Path) -> list[str]:
+    base = lake / "landing" / "2026-11-20T10"
+    return sorted(str(p.relative_to(base)) for p in base.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_exactly_the_hours_files_land(fleet):
+    lake = fleet / "lake"
+    pull_locals(fleet, lake)
+    assert landed_files(lake) == sorted(
+        [f"berlin/{h}/{s}/{n}" for h, s, n in EXPECTED]
+        + ["berlin/b-kafka-1/_manifest.json", "berlin/b-zk-1/_manifest.json"])
+
+
+def test_landed_bytes_are_identical(fleet):
+    lake = fleet / "lake"
+    pull_locals(fleet, lake)
+    base = lake / "landing" / "2026-11-20T10" / "berlin"
+    for host, source, name in EXPECTED:
+        src = fleet / "fleet" / "berlin" / host / source / name
+        dst = base / host / source / name
+        assert dst.read_bytes() == src.read_bytes()
+        assert not dst.is_symlink()
+
+
+def test_manifest_has_size_and_real_sha256(fleet):
+    lake = fleet / "lake"
+    landed = pull_locals(fleet, lake)
+    rows = {(r.host, r.source, Path(r.file).name): r for r in landed}
+    assert sorted(rows) == EXPECTED
+    for (host, source, name), row in rows.items():
+        src = fleet / "fleet" / "berlin" / host / source / name
+        assert row.cluster == "berlin"
+        assert row.file == f"berlin/{host}/{source}/{name}"
+        assert row.size == src.stat().st_size
+        assert row.sha256 == sha256(src)
+        assert row.mtime == pytest.approx(src.stat().st_mtime)
+        assert row.pulled_at > 0
+    key = lambda r: (r.host, r.source, r.file)  # noqa: E731
+    assert sorted(read_manifests(HOUR, lake), key=key) == sorted(landed, key=key)
+
+
+def test_pull_same_hour_twice_is_harmless(fleet):
+    lake = fleet / "lake"
+    first = pull_locals(fleet, lake)
+    files_first = landed_files(lake)
+    second = pull_locals(fleet, lake)
+
+    assert landed_files(lake) == files_first
+    strip = lambda rows: sorted((r.host, r.source, r.file, r.size, r.sha256) for r in rows)  # noqa: E731
+    assert strip(second) == strip(first)
+    assert strip(read_manifests(HOUR, lake)) == strip(first)          # no duplicate rows
+    assert len(read_manifests(HOUR, lake)) == len(EXPECTED)
+    assert not list((lake / "landing").rglob("*.partial"))
+
+
+def test_repull_replaces_host_folder(fleet):
+    """A file gone from the source since the last pull is gone from landing too (the folder is replaced)."""
+    lake = fleet / "lake"
+    pull_locals(fleet, lake)
+    (fleet / "fleet" / "berlin" / "b-kafka-1" / "jmx" / "jolokia.jsonl.2026-11-20-11").unlink()
+    pull_locals(fleet, lake)
+    assert "berlin/b-kafka-1/jmx/jolokia.jsonl.2026-11-20-11" not in landed_files(lake)
+    assert sorted((r.host, r.source) for r in read_manifests(HOUR, lake)) == [
+        ("b-kafka-1", "kafka"), ("b-zk-1", "zookeeper")]
+
+
+def test_other_hours_land_in_their_own_folder(fleet):
+    lake = fleet / "lake"
+    inv, hosts = local_hosts(fleet)
+    k1 = inv.host("b-kafka-1")
+    next_hour = datetime(2026, 11, 20, 11, tzinfo=UTC)
+    landed = pull_host(k1, "Europe/Berlin", next_hour, lake)
+    assert [r.file for r in landed] == ["berlin/b-kafka-1/kafka/server.log.2026-11-20-12"]
+    assert (lake / "landing" / "2026-11-20T11" / "berlin" / "b-kafka-1" / MANIFEST).is_file()
+    assert read_manifests(HOUR, lake) == []
+
+
+def test_file_over_cap_raises_naming_host_and_file(fleet, monkeypatch):
+    lake = fleet / "lake"
+    monkeypatch.setattr(pull, "MAX_FILE_BYTES", 45)   # server.log (51 B) over, jolokia (39 B) under
+    inv = load_inventory(fleet / "inventory.yaml")
+    with pytest.raises(PullError) as err:
+        pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake)
+    message = str(err.value)
+    assert message.startswith("b-kafka-1: ")
+    assert "/b-kafka-1/kafka/server.log.2026-11-20-11 is 51 bytes" in message
+    assert read_manifests(HOUR, lake) == []
+
+
+def test_sftp_host_is_not_available_yet(fleet):
+    lake = fleet / "lake"
+    inv = load_inventory(fleet / "inventory.yaml")
+    with pytest.raises(PullError, match=r"^b-kafka-2: transport 'sftp'"):
+        pull_host(inv.host("b-kafka-2"), "Europe/Berlin", HOUR, lake)
+    assert not (lake / "landing" / "2026-11-20T10" / "berlin" / "b-kafka-2").exists()
+
+
+def test_pull_hour_stops_at_sftp_host_after_local_hosts(fleet):
+    lake = fleet / "lake"
+    inv = load_inventory(fleet / "inventory.yaml")
+    with pytest.raises(PullError, match="b-kafka-2"):
+        pull_hour(inv, HOUR, lake)
+    assert sorted((r.host, r.source) for r in read_manifests(HOUR, lake)) == [
+        ("b-kafka-1", "jmx"), ("b-kafka-1", "kafka"), ("b-zk-1", "zookeeper")]
+
+
+def test_pull_hour_all_local_hosts(fleet, lakehouse):
+    """pull_hour over an all-local inventory; the lakehouse comes from $FLEETHEALTH_LAKEHOUSE."""
+    (fleet / "inventory.yaml").write_text(INVENTORY.split("      - {host: b-kafka-2")[0])
+    inv = load_inventory(fleet / "inventory.yaml")
+    landed = pull_hour(inv, HOUR)
+    assert sorted((r.host, r.source, Path(r.file).name) for r in landed) == EXPECTED
+    assert read_manifests(HOUR) == read_manifests(HOUR, lakehouse)
+    assert len(read_manifests(HOUR, lakehouse)) == 3
+    assert (lakehouse / "landing" / "2026-11-20T10" / "berlin" / "b-zk-1" / "zookeeper" / "zookeeper.log.1").is_file()
+
+
+def test_read_manifests_of_unpulled_hour_is_empty(tmp_path):
+    assert read_manifests(HOUR, tmp_path / "lake") == []
