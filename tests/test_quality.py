@@ -19,18 +19,7 @@ UTC = timezone.utc
 HOUR = datetime(2024, 3, 5, 10, tzinfo=UTC)
 
 
-@pytest.fixture(scope="session")
-def spark():
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[1]")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .getOrCreate()
-    )
-    yield session
+# `spark`: the session-scoped SparkSession of tests/conftest.py
 
 
 def _incidents_schema():
@@ -121,7 +110,7 @@ def test_substitute_hour_placeholders():
 
 
 def test_load_suite_files_and_errors(tmp_path):
-    for table in ("gold.incidents", "gold.consumer_offsets_partitions"):
+    for table in ("gold.incident_findings", "gold.consumer_offsets_partitions"):
         suite = quality.load_suite(table)
         assert suite["name"] == table
         assert suite["expectations"]
@@ -169,12 +158,12 @@ def test_enforce_and_results_rows_without_spark():
 def test_clean_incidents_pass(spark):
     df = _incidents_df(spark, _clean_incidents())
     started = time.perf_counter()
-    results = quality.validate(df, "gold.incidents", hour=HOUR)
+    results = quality.validate(df, "gold.incident_findings", hour=HOUR)
     elapsed = time.perf_counter() - started
-    print(f"validate gold.incidents ({len(results)} expectations, 3 rows): {elapsed:.2f}s")
-    assert len(results) == len(quality.load_suite("gold.incidents")["expectations"])
+    print(f"validate gold.incident_findings ({len(results)} expectations, 3 rows): {elapsed:.2f}s")
+    assert len(results) == len(quality.load_suite("gold.incident_findings")["expectations"])
     assert _failed(results) == set(), [r for r in results if not r.success]
-    assert all(r.table == "gold.incidents" and r.suite == "gold.incidents" for r in results)
+    assert all(r.table == "gold.incident_findings" and r.suite == "gold.incident_findings" for r in results)
     quality.enforce(results)
     # the rows go into a Delta table with the documented schema
     rows = quality.results_rows(results, HOUR)
@@ -185,7 +174,7 @@ def test_clean_incidents_pass(spark):
 
 def test_empty_incidents_pass(spark):
     df = spark.createDataFrame([], _incidents_schema())
-    results = quality.validate(df, "gold.incidents", hour=HOUR)
+    results = quality.validate(df, "gold.incident_findings", hour=HOUR)
     assert _failed(results) == set()
 
 
@@ -194,28 +183,28 @@ def test_corrupted_incidents_fail_with_the_right_expectation(spark):
         _incident(kind="broker_on_fire"),                                       # unknown kind
         _incident(kind="fd_exhaustion", entity=None),                           # null entity
         _incident(kind="fd_exhaustion", known_bug=None),                        # duplicate key
-        _incident(kind="zk_session_expired", entity="broker-8",
-                  first_seen=HOUR - timedelta(hours=3)),                        # outside the hour
+        _incident(kind="zk_session_expired", entity="broker-8",              # ended before the hour
+                  first_seen=HOUR - timedelta(hours=4), last_seen=HOUR - timedelta(hours=3)),
     ]
-    results = quality.validate(_incidents_df(spark, rows), "gold.incidents", hour=HOUR)
+    results = quality.validate(_incidents_df(spark, rows), "gold.incident_findings", hour=HOUR)
     assert _failed(results) == {
         "expect_column_values_to_be_in_set(column=kind)",
         "expect_column_values_to_not_be_null(column=entity)",
         "expect_compound_columns_to_be_unique(column_list=cluster,kind,entity,hour)",
-        "expect_column_values_to_be_between(column=first_seen, min_value=$hour_start, max_value=$hour_end)",
+        "expect_column_values_to_be_between(column=last_seen, min_value=$hour_start, max_value=$hour_end)",
     }
     kind = _by_label(results, "expect_column_values_to_be_in_set(column=kind)")
     assert kind.critical and "'broker_on_fire'" in kind.observed and kind.observed.startswith("1 unexpected")
     dup = _by_label(results, "expect_compound_columns_to_be_unique(column_list=cluster,kind,entity,hour)")
     assert "kind='fd_exhaustion'" in dup.observed and "entity='broker-219'" in dup.observed
-    early = _by_label(results, "expect_column_values_to_be_between(column=first_seen, "
+    early = _by_label(results, "expect_column_values_to_be_between(column=last_seen, "
                                 "min_value=$hour_start, max_value=$hour_end)")
     assert "2024-03-05 07:00:00" in early.observed
 
     with pytest.raises(QualityGateError) as err:
         quality.enforce(results)
     text = str(err.value)
-    assert "gold.incidents" in text
+    assert "gold.incident_findings" in text
     assert "expect_column_values_to_be_in_set(column=kind)" in text and "broker_on_fire" in text
     assert "expect_column_values_to_not_be_null(column=entity)" in text
     assert len(err.value.failures) == 4
@@ -223,7 +212,7 @@ def test_corrupted_incidents_fail_with_the_right_expectation(spark):
 
 def test_missing_column_is_reported_not_crashing(spark):
     df = _incidents_df(spark, _clean_incidents()).drop("entity")
-    results = quality.validate(df, "gold.incidents", hour=HOUR)
+    results = quality.validate(df, "gold.incident_findings", hour=HOUR)
     failed = _failed(results)
     assert "expect_column_values_to_not_be_null(column=entity)" in failed
     assert "expect_table_columns_to_match_set()" in failed
@@ -236,7 +225,7 @@ def test_missing_column_is_reported_not_crashing(spark):
 def test_warning_failure_is_recorded_but_does_not_raise(spark):
     rows = _clean_incidents()
     rows[0] = _incident(evidence=None)  # evidence not null is a warning
-    results = quality.validate(_incidents_df(spark, rows), "gold.incidents", hour=HOUR)
+    results = quality.validate(_incidents_df(spark, rows), "gold.incident_findings", hour=HOUR)
     [failed] = [r for r in results if not r.success]
     assert failed.expectation == "expect_column_values_to_not_be_null(column=evidence)"
     assert failed.critical is False
@@ -255,18 +244,24 @@ def _offsets_df(spark, rows):
         StructField("partition", IntegerType(), False),
         StructField("hour", TimestampType(), False),
         StructField("size_bytes", LongType(), True),
+        StructField("max_size_bytes", LongType(), True),
         StructField("growth_bytes", LongType(), True),
+        StructField("compaction_logged", BooleanType(), True),
         StructField("compaction_seen", BooleanType(), True),
+        StructField("samples", IntegerType(), True),
         StructField("first_ts", TimestampType(), True),
         StructField("last_ts", TimestampType(), True),
+        StructField("size_source", StringType(), True),
     ])
     return _df(spark, rows, schema)
 
 
 def _offsets_row(**over):
     row = {"cluster": "prod-a", "broker_id": 219, "partition": 38, "hour": HOUR,
-           "size_bytes": 500 * 1024**3, "growth_bytes": None, "compaction_seen": False,
-           "first_ts": HOUR + timedelta(minutes=1), "last_ts": HOUR + timedelta(minutes=59)}
+           "size_bytes": 500 * 1024**3, "max_size_bytes": 500 * 1024**3, "growth_bytes": None,
+           "compaction_logged": False, "compaction_seen": False, "samples": 12,
+           "first_ts": HOUR + timedelta(minutes=1), "last_ts": HOUR + timedelta(minutes=59),
+           "size_source": "jmx"}
     row.update(over)
     return row
 
@@ -287,24 +282,24 @@ def test_consumer_offsets_partitions(spark):
 def test_data_docs_index_written(spark, tmp_path):
     docs = tmp_path / "docs"
     rows = _clean_incidents() + [_incident(kind="broker_on_fire")]
-    results = quality.validate(_incidents_df(spark, rows), "gold.incidents", hour=HOUR,
+    results = quality.validate(_incidents_df(spark, rows), "gold.incident_findings", hour=HOUR,
                                data_docs_dir=docs)
     assert _failed(results) == {"expect_column_values_to_be_in_set(column=kind)"}
     index = docs / "index.html"
     assert index.is_file()
-    assert "gold.incidents-20240305T1000Z" in index.read_text()
+    assert "gold.incident_findings-20240305T1000Z" in index.read_text()
     assert list((docs / "validations").rglob("*.html"))
     # a second hour through the same cached context updates the same site
-    results = quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incidents",
+    results = quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incident_findings",
                                hour=HOUR, data_docs_dir=docs)
     assert _failed(results) == set()
     assert len(list((docs / "validations").rglob("*.html"))) == 2
     # the next hourly job is another process with a new GX context: earlier pages must stay
     quality._contexts.pop(str(docs.resolve()))
-    quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incidents",
+    quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incident_findings",
                      hour=HOUR + timedelta(hours=1), data_docs_dir=docs)
     pages = list((docs / "validations").rglob("*.html"))
     assert len(pages) == 3
     index = index.read_text()
     assert all(str(page.relative_to(docs)) in index for page in pages)
-    assert "gold.incidents-20240305T1100Z" in index
+    assert "gold.incident_findings-20240305T1100Z" in index

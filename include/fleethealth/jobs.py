@@ -12,7 +12,7 @@ from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from fleethealth import bronze, lake, pull, silver, thresholds as thresholds_mod
+from fleethealth import bronze, lake, pull, quality, silver, thresholds as thresholds_mod
 from fleethealth.gold import facts as gold_facts
 from fleethealth.gold import incidents as gold_incidents
 from fleethealth.gold.detectors import detect_all
@@ -64,6 +64,9 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
     facts.cleaner_status = gold_facts.cleaner_status(facts, limits["log_cleaner_dead.stale_ms"]).persist()
     facts.broker_health = gold_facts.broker_health(facts).persist()
     findings = detect_all(facts, limits).persist()
+    # write-audit-publish: nothing of the hour is published unless the critical gates pass
+    gate(spark, facts.offsets_partitions, "gold.consumer_offsets_partitions", hour, lakehouse)
+    gate(spark, findings, "gold.incident_findings", hour, lakehouse)
     outputs = {
         "gold.consumer_offsets_partitions": facts.offsets_partitions,
         "gold.log_cleaner_status": facts.cleaner_status,
@@ -78,6 +81,18 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
     for df in outputs.values():
         df.unpersist()
     return n
+
+
+def gate(spark: SparkSession, df, table: str, hour: datetime, lakehouse=None) -> None:
+    """Validate `df` with its GX suite, record the results in gold.quality_results (and Data Docs),
+    then raise QualityGateError if a critical expectation failed."""
+    results = quality.validate(df, table, hour=hour, data_docs_dir=lake.quality_dir(lakehouse))
+    rows = spark.createDataFrame(quality.results_rows(results, hour), quality.RESULTS_SCHEMA_DDL)
+    lake.write_hour(rows, "gold.quality_results", hour, lakehouse, where=f"`table` = '{table}'")
+    failed = [r for r in results if not r.success]
+    log.info("%s %s: %d expectations, %d failed; Data Docs: %s", table, hour.isoformat(), len(results),
+             len(failed), lake.quality_dir(lakehouse) / "index.html")
+    quality.enforce(results)
 
 
 def incident_summary(spark: SparkSession, lakehouse=None):

@@ -41,6 +41,7 @@ TABLES = {t.qualified: t for t in (
     Table("gold", "broker_health_hourly", doc="one row per host-hour: which sources arrived, record counts"),
     Table("gold", "incident_findings", doc="what each detector found in each hour"),
     Table("gold", "incidents", hourly=False, doc="incidents: consecutive hourly findings merged"),
+    Table("gold", "quality_results", doc="Great Expectations results: table, hour, expectation, success"),
 )}
 
 
@@ -77,12 +78,14 @@ def hour_predicate(hour: datetime) -> str:
     return f"hour = TIMESTAMP '{hour.strftime('%Y-%m-%d %H:%M:%S')}'"
 
 
-def write_hour(df, qualified: str, hour: datetime, lakehouse=None) -> None:
-    """Replace exactly `hour` of an hourly table with `df` (whose rows must all be of that hour)."""
+def write_hour(df, qualified: str, hour: datetime, lakehouse=None, where: str | None = None) -> None:
+    """Replace exactly `hour` of an hourly table with `df` (whose rows must all be of that hour);
+    `where` narrows what is replaced further (e.g. one validated table's quality results)."""
     t = table(qualified)
     assert t.hourly, qualified
+    predicate = hour_predicate(hour) + (f" AND ({where})" if where else "")
     (df.write.format("delta").mode("overwrite")
-       .option("replaceWhere", hour_predicate(hour))
+       .option("replaceWhere", predicate)
        .partitionBy("hour")
        .save(t.path(lakehouse)))
 
@@ -90,6 +93,11 @@ def write_hour(df, qualified: str, hour: datetime, lakehouse=None) -> None:
 def overwrite(df, qualified: str, lakehouse=None) -> None:
     (df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
        .save(table(qualified).path(lakehouse)))
+
+
+def quality_dir(lakehouse=None) -> Path:
+    """Where GX Data Docs (HTML) are written."""
+    return config.lakehouse_dir(lakehouse) / "quality" / "data_docs"
 
 
 def register_all(spark, lakehouse=None) -> list[str]:

@@ -12,7 +12,7 @@ substituted by :func:`validate` for the processed hour:
 
 Typical use in a job::
 
-    results = quality.validate(df, "gold.incidents", hour=hour)
+    results = quality.validate(df, "gold.incident_findings", hour=hour)
     write_delta(spark.createDataFrame(quality.results_rows(results, hour),
                                       quality.RESULTS_SCHEMA_DDL), "gold.quality_results")
     quality.enforce(results)
