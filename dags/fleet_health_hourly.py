@@ -89,5 +89,5 @@ with DAG(
     bronze = spark_job("bronze", trigger_rule="all_done")
     silver = spark_job("silver", "--inventory", "{{ params.inventory }}")
     gold = spark_job("gold", "--inventory", "{{ params.inventory }}",
-                     outlets=[Asset(name=f"gold.{t}", uri=f"file://{LAKEHOUSE}/gold/{t}") for t in GOLD_TABLES])
+                     outlets=[Asset(f"fleethealth.gold.{t}") for t in GOLD_TABLES])
     hour >> pulled >> bronze >> silver >> gold

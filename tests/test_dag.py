@@ -102,10 +102,12 @@ def test_gold_publishes_assets_for_gold_tables(dag):
     outlets = dag.get_task("gold").outlets
     assert outlets and all(isinstance(a, Asset) for a in outlets)
     names = {a.name for a in outlets}
-    assert "gold.incidents" in names
-    assert all(n.startswith("gold.") for n in names)
-    for asset in outlets:
-        assert asset.uri.startswith("file://") and asset.uri.endswith("/gold/" + asset.name.removeprefix("gold."))
+    assert "fleethealth.gold.incidents" in names
+    # one Asset per gold table, and names independent of the lakehouse path (a lakehouse moved to
+    # another folder must not turn the Assets inactive by a name/URI clash)
+    from fleethealth import lake
+    assert names == {f"fleethealth.{q}" for q, t in lake.TABLES.items() if t.layer == "gold"} - {
+        "fleethealth.gold.quality_results"}
 
 
 def test_hourly_cron_data_interval_timetable(dag):

@@ -75,7 +75,6 @@ def cmd_run(args) -> int:
     rows = [r.asDict() for r in jobs.incident_summary(spark, args.lakehouse)]
     print(f"\ngold.incidents ({len(rows)}):")
     print(report.table(rows, ["cluster", "kind", "severity", "entity", "first_seen", "last_seen", "hours"]))
-    spark.stop()
     if failed:
         print(f"{len(failed)} of {len(hours)} hours failed: {', '.join(h.isoformat() for h in failed)}",
               file=sys.stderr)
@@ -100,8 +99,6 @@ def cmd_query(args) -> int:
             raise UsageError(f"unknown table {'.'.join(name) or ''} in query; tables in "
                              f"{config.lakehouse_dir(args.lakehouse)}: {', '.join(registered) or 'none'}") from None
         raise UsageError(f"query error: {str(exc).splitlines()[0]}") from None
-    finally:
-        pass
     if args.format == "json":
         for r in rows:
             print(json.dumps(r, default=str))
@@ -113,7 +110,6 @@ def cmd_query(args) -> int:
         w.writerows([[r[c] for c in columns] for r in rows])
     else:
         print(report.table(rows, columns, fmt="psql"))
-    spark.stop()
     return 0
 
 

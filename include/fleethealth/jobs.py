@@ -6,6 +6,8 @@ functions in one session for a window of hours (the backfill path).
 from __future__ import annotations
 
 import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from pyspark import StorageLevel
@@ -19,6 +21,15 @@ from fleethealth.gold.detectors import detect_all
 from fleethealth.inventory import load_inventory
 
 log = logging.getLogger("fleethealth.jobs")
+WRITE_THREADS = 4
+
+
+def write_all(tables: dict, hour: datetime, lakehouse=None) -> None:
+    """Write several tables' hour concurrently: Spark runs jobs of several threads at once, and most
+    of a small write is driver-side work (planning, Delta commit) that overlaps well."""
+    with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+        for future in [pool.submit(lake.write_hour, df, name, hour, lakehouse) for name, df in tables.items()]:
+            future.result()
 
 
 def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> int:
@@ -35,8 +46,7 @@ def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehou
     records = lake.read(spark, "bronze.records", lakehouse, hour).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         tables = silver.build(spark, records, inventory)
-        for name, df in tables.items():
-            lake.write_hour(df, name, hour, lakehouse)
+        write_all(tables, hour, lakehouse)
         written = {name: lake.read(spark, name, lakehouse, hour) for name in tables}
         recon = silver.reconciliation(records, written, written["silver.quarantine"])
         lake.write_hour(recon, "silver.reconciliation", hour, lakehouse)
@@ -73,8 +83,7 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
         "gold.broker_health_hourly": facts.broker_health,
         "gold.incident_findings": findings,
     }
-    for name, df in outputs.items():
-        lake.write_hour(df, name, hour, lakehouse)
+    write_all(outputs, hour, lakehouse)
     all_findings = lake.read(spark, "gold.incident_findings", lakehouse)
     lake.overwrite(gold_incidents.merge(all_findings), "gold.incidents", lakehouse)
     n = lake.read(spark, "gold.incident_findings", lakehouse, hour).count()
@@ -86,7 +95,8 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
 def gate(spark: SparkSession, df, table: str, hour: datetime, lakehouse=None) -> None:
     """Validate `df` with its GX suite, record the results in gold.quality_results (and Data Docs),
     then raise QualityGateError if a critical expectation failed."""
-    results = quality.validate(df, table, hour=hour, data_docs_dir=lake.quality_dir(lakehouse))
+    docs = lake.quality_dir(lakehouse) if os.environ.get("FLEETHEALTH_DATA_DOCS", "1") != "0" else None
+    results = quality.validate(df, table, hour=hour, data_docs_dir=docs)
     rows = spark.createDataFrame(quality.results_rows(results, hour), quality.RESULTS_SCHEMA_DDL)
     lake.write_hour(rows, "gold.quality_results", hour, lakehouse, where=f"`table` = '{table}'")
     failed = [r for r in results if not r.success]
