@@ -85,9 +85,14 @@ def cmd_run(args) -> int:
 def cmd_query(args) -> int:
     from fleethealth import lake, report
 
+    import logging
+
+    from pyspark.errors import AnalysisException
+
+    # PySpark logs every failed SQL statement on its own; we print the one line the user needs.
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
     spark = _session("fleethealth-query", args.lakehouse, cores="local[2]")
     registered = lake.register_all(spark, args.lakehouse)
-    from pyspark.errors import AnalysisException
 
     try:
         df = spark.sql(args.sql)

@@ -17,11 +17,12 @@ from pyspark.sql import functions as F
 from fleethealth import bronze, lake, pull, quality, silver, thresholds as thresholds_mod
 from fleethealth.gold import facts as gold_facts
 from fleethealth.gold import incidents as gold_incidents
-from fleethealth.gold.detectors import detect_all
+from fleethealth.gold.detectors import DETECTORS, detect_all
 from fleethealth.inventory import load_inventory
 
 log = logging.getLogger("fleethealth.jobs")
 WRITE_THREADS = 4
+DETECTOR_KINDS = frozenset(DETECTORS)
 
 
 def write_all(tables: dict, hour: datetime, lakehouse=None) -> None:

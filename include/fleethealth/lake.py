@@ -106,7 +106,10 @@ def register_all(spark, lakehouse=None) -> list[str]:
     for layer in sorted({t.layer for t in TABLES.values()}):
         spark.sql(f"CREATE DATABASE IF NOT EXISTS {layer}")
     for t in TABLES.values():
+        # external tables: dropping the catalog entry leaves the data; re-pointing it keeps a
+        # session that queries several lakehouses honest
+        spark.sql(f"DROP TABLE IF EXISTS {t.qualified}")
         if exists(spark, t.qualified, lakehouse):
-            spark.sql(f"CREATE TABLE IF NOT EXISTS {t.qualified} USING DELTA LOCATION '{t.path(lakehouse)}'")
+            spark.sql(f"CREATE TABLE {t.qualified} USING DELTA LOCATION '{t.path(lakehouse)}'")
             registered.append(t.qualified)
     return registered

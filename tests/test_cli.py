@@ -1,0 +1,58 @@
+"""The `fleethealth` command line: clear one-line errors with exit 2, and query output."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fleethealth import cli
+
+FLEETHEALTH = str(Path(sys.executable).with_name("fleethealth"))
+
+
+def test_malformed_inventory_names_file_and_key_exit_2(tmp_path):
+    bad = tmp_path / "inventory.yaml"
+    bad.write_text("clusters:\n  - name: c1\n    timezone: Mars/Olympus\n    root: /tmp\n"
+                   "    hosts:\n      - {host: k1, role: kafka, broker_id: 1, kafka_version: 2.8.1}\n")
+    proc = subprocess.run([FLEETHEALTH, "run", "--inventory", str(bad), "--from", "2026-11-20T10:00Z",
+                           "--to", "2026-11-20T11:00Z"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"fleethealth: {bad}: clusters[c1].timezone: unknown IANA timezone 'Mars/Olympus'"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_time_is_one_line_exit_2(tmp_path, capsys):
+    inv = tmp_path / "inventory.yaml"
+    inv.write_text("clusters:\n  - name: c1\n    root: /tmp\n    hosts:\n      - {host: z1, role: zookeeper, zk_myid: 1}\n")
+    assert cli.main(["run", "--inventory", str(inv), "--from", "yesterday", "--to", "2026-11-20T11:00Z"]) == 2
+    err = capsys.readouterr().err
+    assert err == "fleethealth: not an ISO-8601 time: 'yesterday' (e.g. 2026-11-20T10:00Z)\n"
+
+
+@pytest.mark.spark
+def test_query_reads_gold_and_rejects_unknown_tables(spark, lakehouse, capsys):
+    from fleethealth import lake
+
+    rows = [("c1", "log_cleaner_dead"), ("c1", "log_cleaner_dead"), ("c2", "data_missing")]
+    lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string"), "gold.incidents", str(lakehouse))
+    sql = "SELECT kind, count(*) AS n FROM gold.incidents GROUP BY kind ORDER BY kind"
+    assert cli.main(["query", "--lakehouse", str(lakehouse), sql]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split() == ["|", "kind", "|", "n", "|"]
+    assert [line.split()[1:4:2] for line in out[3:5]] == [["data_missing", "1"], ["log_cleaner_dead", "2"]]
+
+    assert cli.main(["query", "--lakehouse", str(lakehouse), "--format", "json", sql]) == 0
+    assert [json.loads(x) for x in capsys.readouterr().out.splitlines()] == [
+        {"kind": "data_missing", "n": 1}, {"kind": "log_cleaner_dead", "n": 2}]
+
+    assert cli.main(["query", "--lakehouse", str(lakehouse), "--format", "csv", sql]) == 0
+    assert capsys.readouterr().out.splitlines() == ["kind,n", "data_missing,1", "log_cleaner_dead,2"]
+
+    assert cli.main(["query", "--lakehouse", str(lakehouse), "SELECT * FROM gold.nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("fleethealth: unknown table gold.nope in query; tables in ")
+    assert err[0].endswith("gold.incidents")
