@@ -68,8 +68,12 @@ def assemble(lines: DataFrame, fmt: LogFormat) -> tuple[DataFrame, DataFrame]:
 
 
 def local_to_utc(ts_text: Column, timezone: Column) -> Column:
-    """A zone-less log timestamp in the cluster's zone -> UTC timestamp (session zone is UTC)."""
-    return F.to_utc_timestamp(F.to_timestamp(ts_text, TS_FORMAT), timezone)
+    """A zone-less log timestamp in the cluster's zone -> UTC timestamp (session zone is UTC).
+
+    NULL for an impossible date (2026-11-31): try_to_timestamp, since under ANSI mode (the Spark 4
+    default) to_timestamp raises and one bad line would fail the whole hour.
+    """
+    return F.to_utc_timestamp(F.try_to_timestamp(ts_text, F.lit(TS_FORMAT)), timezone)
 
 
 def parse_records(records: DataFrame, fmt: LogFormat, timezone: Column) -> DataFrame:
@@ -92,8 +96,9 @@ def parse_records(records: DataFrame, fmt: LogFormat, timezone: Column) -> DataF
         in_first = F.col("_alt_logger").isNotNull() | first_logger.isNotNull()
         message = F.when(in_first, F.regexp_replace("_body", _TRAILING_LOGGER, ""))
         multi = F.concat_ws("\n", "_body", rest)
+        # a logger alone on the last line (` (kafka.server.KafkaConfig)`) takes its line break along
         message = F.coalesce(message, F.when(last_logger.isNotNull(),
-                                             F.regexp_replace(multi, _TRAILING_LOGGER, "")), multi)
+                                             F.regexp_replace(multi, r"\n?" + _TRAILING_LOGGER, "")), multi)
         detail = F.when(in_first, rest)
         level = F.coalesce("_alt_level", "_level")
         thread = F.col("_thread")

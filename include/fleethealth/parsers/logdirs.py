@@ -17,7 +17,8 @@ def captured_at(file: Column, timezone: Column, fallback: Column) -> Column:
     """The capture time from the file name (local time of the cluster), else `fallback`."""
     stamp = F.concat(F.regexp_extract(file, _STAMP, 1), F.lit(" "), F.regexp_extract(file, _STAMP, 2),
                      F.lit(":"), F.regexp_extract(file, _STAMP, 3), F.lit(":"), F.regexp_extract(file, _STAMP, 4))
-    local = F.to_timestamp(stamp, "yyyy-MM-dd HH:mm:ss")
+    # try_to_timestamp: a name without a stamp gives " ::", which to_timestamp rejects under ANSI
+    local = F.try_to_timestamp(stamp, F.lit("yyyy-MM-dd HH:mm:ss"))
     return F.coalesce(F.to_utc_timestamp(local, timezone), fallback)
 
 

@@ -12,8 +12,9 @@ TOP_FRAMES = 5
 
 def parse(bronze: DataFrame, timezone: Column) -> tuple[DataFrame, DataFrame]:
     """(threads, quarantine) from bronze `threaddumps` records (one record per dump)."""
-    captured = F.to_utc_timestamp(F.to_timestamp(F.regexp_extract("record", _CAPTURE, 1),
-                                                 "yyyy-MM-dd HH:mm:ss"), timezone)
+    # try_to_timestamp: NULL (-> quarantine) instead of an ANSI error for a missing/impossible time
+    captured = F.to_utc_timestamp(F.try_to_timestamp(F.regexp_extract("record", _CAPTURE, 1),
+                                                     F.lit("yyyy-MM-dd HH:mm:ss")), timezone)
     dumps = bronze.withColumn("captured_at", captured).withColumn(
         "blocks", F.filter(F.split("record", r"\n[ \t]*\n"), lambda b: F.ltrim(b).startswith('"')))
     bad = (dumps.where(F.col("captured_at").isNull() | (F.size("blocks") == 0))
