@@ -1,6 +1,7 @@
 """Shared fixtures: one SparkSession for the whole run (a JVM start costs ~10 s), a lakehouse per test."""
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -11,6 +12,8 @@ SHARED_SAMPLES = PROJECT.parent / "shared" / "samples"
 FIXTURES = Path(__file__).parent / "fixtures"
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+# py4j logs "Closing down clientserver connection" from __del__ after pytest closed its streams
+logging.getLogger("py4j").setLevel(logging.WARNING)
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 os.environ.setdefault("AIRFLOW_HOME", str(PROJECT / "airflow"))
 os.environ.setdefault("FLEETHEALTH_JARS", str(PROJECT / "jars"))

@@ -56,3 +56,16 @@ def test_query_reads_gold_and_rejects_unknown_tables(spark, lakehouse, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("fleethealth: unknown table gold.nope in query; tables in ")
     assert err[0].endswith("gold.incidents")
+
+
+@pytest.mark.spark
+def test_parse_prints_silver_records_as_json_lines(spark, capsys):
+    sample = Path(__file__).parent / "fixtures" / "samples" / "andreinedelciu_kafka-0.10.2_server.log"
+    assert cli.main(["parse", "--source", "kafka", "--timezone", "Europe/Berlin", str(sample)]) == 0
+    records = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert len(records) == 285          # 1252 lines, multi-line records joined (see test_samples.py)
+    assert sum(r["line_count"] for r in records) == 1252
+    first = records[0]
+    assert (first["logger"], first["line_count"], first["ts"]) == (
+        "kafka.server.KafkaConfig", 143, "2021-04-28 10:11:56.161000")   # 12:11:56 CEST -> UTC
+    assert cli.main(["parse", "--source", "prometheus", str(sample)]) == 2

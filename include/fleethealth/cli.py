@@ -82,6 +82,54 @@ def cmd_run(args) -> int:
     return 0
 
 
+# `parse --source` names -> the fleet source folder a file of that kind lives in
+PARSE_SOURCES = {"kafka": "kafka", "zookeeper": "zookeeper", "jolokia": "jmx", "jstack": "threaddumps",
+                 "logdirs": "logdirs"}
+
+
+def cmd_parse(args) -> int:
+    """The silver rows (and quarantine rows) of one raw file, as JSON lines, via the silver job's code."""
+    import shutil
+    import tempfile
+    from datetime import datetime, timezone
+
+    from fleethealth import bronze, pull, silver
+    from fleethealth.inventory import parse_inventory
+
+    raw = Path(args.file)
+    if not raw.is_file():
+        raise UsageError(f"{raw}: no such file")
+    if args.source not in PARSE_SOURCES:
+        raise UsageError(f"--source {args.source}: not parsed yet (parsed: {', '.join(PARSE_SOURCES)})")
+    source = PARSE_SOURCES[args.source]
+    role = "zookeeper" if source == "zookeeper" else "kafka"
+    host = {"host": "file", "role": role, "broker_id": 0, "kafka_version": "0.0.0"} if role == "kafka" \
+        else {"host": "file", "role": role, "zk_myid": 0}
+    inventory = parse_inventory({"clusters": [{"name": "parse", "timezone": args.timezone, "root": "/",
+                                               "hosts": [host]}]}, "--timezone")
+    hour = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    with tempfile.TemporaryDirectory() as tmp:
+        landing = pull.landing_hour_dir(hour, tmp)
+        target = landing / "parse" / "file" / source / raw.name
+        target.parent.mkdir(parents=True)
+        shutil.copyfile(raw, target)
+        landed = [pull.Landed("parse", "file", source, f"parse/file/{source}/{raw.name}", raw.stat().st_size,
+                              "", 0.0, 0.0)]
+        spark = _session("fleethealth-parse", tmp, cores="local[2]")
+        records = bronze.records(spark, landed, landing, hour)
+        tables = silver.build(spark, records, inventory)
+        drop = {"cluster", "host", "broker_id", "zk_myid", "hour", "source", "file"}
+        rows = tables[silver.SILVER_OF_SOURCE[source]]
+        rows = rows.drop(*[c for c in rows.columns if c in drop]).orderBy("line_number")
+        for r in rows.toLocalIterator():
+            print(json.dumps(r.asDict(recursive=True), default=str, sort_keys=True))
+        bad = tables["silver.quarantine"].orderBy("line_number").collect()
+        for r in bad:
+            print(json.dumps({"quarantine": r.reason, "line_number": r.line_number, "record": r.record}),
+                  file=sys.stderr)
+    return 0
+
+
 def cmd_query(args) -> int:
     from fleethealth import lake, report
 
@@ -149,6 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--lakehouse", **lakehouse)
         s.add_argument("--thresholds", default=None, help="threshold overrides YAML")
         s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("parse", help="the silver records of one raw file as JSON lines (quarantine on stderr)")
+    s.add_argument("--source", required=True, help=f"one of {', '.join(PARSE_SOURCES)}")
+    s.add_argument("--timezone", default="UTC", help="IANA zone of the file's timestamps (default UTC)")
+    s.add_argument("file")
+    s.set_defaults(func=cmd_parse)
 
     s = sub.add_parser("query", help="SQL over bronze.*, silver.*, gold.* tables")
     s.add_argument("sql")
