@@ -1,0 +1,39 @@
+"""
+### fleet_health_maintenance
+
+Daily: compact the small files the hourly runs leave (Delta `OPTIMIZE`) and remove files no
+version of the last 7 days needs (`VACUUM`), on every lakehouse table.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import DAG, Param
+
+from fleethealth import config
+from fleethealth.spark_conf import spark_conf
+
+LAKEHOUSE = str(config.lakehouse_dir())
+
+with DAG(
+    dag_id=config.MAINTENANCE_DAG_ID,
+    doc_md=__doc__,
+    schedule="30 3 * * *",
+    start_date=datetime(2026, 1, 1, tzinfo=timezone.utc),
+    catchup=False,
+    max_active_runs=1,
+    tags=["fleethealth", "maintenance"],
+    default_args={"retries": 2, "retry_delay": timedelta(minutes=10)},
+    params={"lakehouse": Param(LAKEHOUSE, type="string", description="lakehouse root"),
+            "retain_hours": Param(168, type="number", minimum=0, description="VACUUM retention")},
+) as dag:
+    SparkSubmitOperator(
+        task_id="optimize_vacuum",
+        application=str(config.spark_dir() / "maintenance.py"),
+        conn_id=config.SPARK_CONN_ID,
+        name="fleethealth-maintenance",
+        conf=spark_conf(LAKEHOUSE),
+        application_args=["--lakehouse", "{{ params.lakehouse }}",
+                          "--retain-hours", "{{ params.retain_hours }}"],
+    )

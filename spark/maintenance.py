@@ -1,0 +1,23 @@
+"""spark-submit entry point: OPTIMIZE and VACUUM every lakehouse table."""
+import argparse
+import sys
+
+from fleethealth import maintenance
+from fleethealth.session import build_session
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--lakehouse", default=None, help="lakehouse root (default $FLEETHEALTH_LAKEHOUSE or ./lakehouse)")
+    p.add_argument("--retain-hours", type=float, default=maintenance.DEFAULT_RETAIN_HOURS,
+                   help="VACUUM keeps files needed by versions newer than this (default: 7 days)")
+    args = p.parse_args(argv)
+    spark = build_session("fleethealth-maintenance", args.lakehouse)
+    for m in maintenance.maintain(spark, args.lakehouse, args.retain_hours):
+        print(f"{m.table}: {m.files_before} -> {m.files_after} files ({m.files_compacted} compacted)")
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
