@@ -118,8 +118,8 @@ def parse_records(records: DataFrame, fmt: LogFormat, timezone: Column) -> DataF
 
 
 def with_events(parsed: DataFrame, source: str) -> DataFrame:
-    """Add event_type and the typed fields of the source's event rules."""
+    """Add event_type and the typed fields of the source's event rules (rules/<source>_events.yaml)."""
     rules = rule_engine.load_rules(source)
-    body = F.concat_ws("\n", F.col("message"), F.col("detail"))
-    df = parsed.withColumn("event_type", rule_engine.event_type(rules, body, F.col("logger")))
-    return df.select("*", *rule_engine.field_columns(rules, body, F.col("event_type")))
+    # the body is built once per record, not once per rule (each rule's test reads it)
+    df = parsed.withColumn("_body", F.concat_ws("\n", F.col("message"), F.col("detail")))
+    return rule_engine.with_event_columns(df, rules, "_body", F.col("logger")).drop("_body")

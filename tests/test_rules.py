@@ -1,0 +1,64 @@
+"""The event-rule catalogue (rules/*.yaml): valid, documented, and exercised by the golden corpus."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from fleethealth.parsers import rules
+
+GOLDEN = Path(__file__).parent / "fixtures" / "golden"
+SOURCES = ("kafka", "zookeeper")
+
+
+def _yaml_text(source: str) -> str:
+    return (Path(rules.__file__).parents[1] / "rules" / f"{source}_events.yaml").read_text()
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_rules_load_and_name_known_fields(source):
+    loaded = rules.load_rules(source)
+    assert loaded and all(r.event_type != "other" for r in loaded)
+    known = rules.load_fields()
+    assert {f for r in loaded for f in [*r.fields, *r.set]} <= set(known)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_every_event_type_is_documented_in_the_header(source):
+    text = _yaml_text(source)
+    types = {r.event_type for r in rules.load_rules(source)}
+    undocumented = {t for t in types if not re.search(rf"^#   (?:[a-z_]+ / )?{t}\s", text, re.M)}
+    assert undocumented == set(), "event types missing from the comment header"
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_every_event_type_occurs_in_the_golden_corpus(source):
+    seen = {r["event_type"] for p in (GOLDEN / source).glob("*-expected.json")
+            for r in json.loads(p.read_text())["records"]}
+    types = {r.event_type for r in rules.load_rules(source)}
+    assert types - seen == set(), "event types no golden sample exercises"
+    assert "other" in seen
+
+
+def test_list_and_megabyte_fields_are_declared():
+    fields = rules.load_fields()
+    assert fields["isr_before"].read == "list" and fields["isr_before"].type == "array<int>"
+    assert fields["start_size_bytes"].read == "megabytes" and fields["start_size_bytes"].type == "bigint"
+    assert all(f.doc for f in fields.values())
+
+
+def test_bad_rule_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(rules, "_read_yaml", lambda name: {"rules": [
+        {"event_type": "x", "match": "a(b)", "fields": {"topic": 2}}]} if name != "fields.yaml"
+        else {"fields": {"topic": {"type": "string", "doc": "t"}}})
+    rules.load_rules.cache_clear()
+    rules.load_fields.cache_clear()
+    try:
+        with pytest.raises(rules.RuleError, match=r"rules/bad_events.yaml: rule 0 \(x\): field 'topic' names group 2, "
+                                                  r"the regex has 1"):
+            rules.load_rules("bad")
+    finally:
+        rules.load_rules.cache_clear()
+        rules.load_fields.cache_clear()
