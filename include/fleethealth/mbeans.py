@@ -14,6 +14,11 @@ class MBean:
     attribute: str
     since: str = "0.10.0"   # first Kafka version exposing it
 
+    @property
+    def pattern(self) -> str:
+        """ObjectName pattern of every instance (e.g. each partition of a topic's Log Size)."""
+        return f"{self.domain}:{','.join(f'{k}={v}' for k, v in self.keys)},*"
+
     def matches(self) -> Column:
         cond = (F.col("domain") == self.domain) & (F.col("attribute") == self.attribute)
         for key, value in self.keys:
@@ -27,3 +32,15 @@ CLEANER_TIME_SINCE_LAST_RUN = MBean(
     "kafka.log", (("type", "LogCleanerManager"), ("name", "time-since-last-run-ms")), "Value", "0.10.2")
 OPEN_FDS = MBean("java.lang", (("type", "OperatingSystem"),), "OpenFileDescriptorCount")
 MAX_FDS = MBean("java.lang", (("type", "OperatingSystem"),), "MaxFileDescriptorCount")
+
+ALL = (OFFSETS_LOG_SIZE, CLEANER_DEAD_THREADS, CLEANER_TIME_SINCE_LAST_RUN, OPEN_FDS, MAX_FDS)
+
+
+def for_role(role: str) -> tuple[MBean, ...]:
+    """The MBeans to read live from a host of `role`: JVM ones everywhere, kafka.* on brokers."""
+    return tuple(m for m in ALL if role == "kafka" or not m.domain.startswith("kafka."))
+
+
+def jolokia_requests(role: str) -> list[dict]:
+    """The Jolokia bulk read of a host's MBeans: one pattern read per MBean attribute."""
+    return [{"type": "read", "mbean": m.pattern, "attribute": m.attribute} for m in for_role(role)]

@@ -1,8 +1,10 @@
 """Jolokia read responses (single, bulk, MBean patterns; with or without attribute) -> JMX samples.
 
 Canonical form: MBean ObjectName (domain + key properties) + attribute -> value. Composite
-values (e.g. HeapMemoryUsage) are flattened one level as `Attribute.key`. A response whose status
-is not 200 goes to quarantine with Jolokia's error.
+values (e.g. HeapMemoryUsage) are flattened one level as `Attribute.key`, whether the whole MBean,
+the attribute or an inner `path` was read (`attribute: HeapMemoryUsage, path: used` gives
+`HeapMemoryUsage.used`, as reading the attribute whole does). A response whose status is not 200
+goes to quarantine with Jolokia's error. Same shapes in Jolokia 1.x and 2.x.
 """
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-RESPONSES = ("array<struct<request:struct<mbean:string,attribute:string,type:string>,"
+RESPONSES = ("array<struct<request:struct<mbean:string,attribute:string,path:string,type:string>,"
              "value:string,timestamp:bigint,status:int,error:string,error_type:string>>")
 _MAP = "map<string,string>"
 LINEAGE = ["cluster", "host", "source", "file", "file_sha256", "line_number", "hour"]
@@ -20,7 +22,8 @@ def _pairs(mbean: Column, attribute: Column, value: Column) -> Column:
     """array<struct<mbean, attribute, value>> of one response's value."""
     is_pattern = mbean.rlike(r"[*?]")
     is_object = F.ltrim(value).startswith("{")
-    single = attribute.isNotNull() & ~attribute.startswith("[") & ~is_object
+    # one attribute named (not a list of them): its value, scalar or composite, belongs to it
+    single = attribute.isNotNull() & ~attribute.startswith("[")
     by_attr = F.transform(F.map_entries(F.from_json(value, _MAP)),
                           lambda a: F.struct(mbean.alias("mbean"), a["key"].alias("attribute"),
                                              a["value"].alias("value")))
@@ -31,6 +34,13 @@ def _pairs(mbean: Column, attribute: Column, value: Column) -> Column:
                                                  a["value"].alias("value")))))
     one = F.array(F.struct(mbean.alias("mbean"), attribute.alias("attribute"), value.alias("value")))
     return F.when(is_pattern & is_object, by_bean).when(single, one).otherwise(by_attr)
+
+
+def _attribute_path(request: Column) -> Column:
+    """The request's attribute, with its inner path (`a/b` -> `Attribute.a.b`) if one was read."""
+    path = F.translate(request["path"], "/", ".")
+    return F.when(request["path"].isNotNull() & request["attribute"].isNotNull(),
+                  F.concat_ws(".", request["attribute"], path)).otherwise(request["attribute"])
 
 
 def object_name_parts(mbean: Column) -> tuple[Column, Column]:
@@ -66,20 +76,22 @@ def parse(bronze: DataFrame) -> tuple[DataFrame, DataFrame]:
                                F.coalesce("r.error", F.lit(""))).alias("reason")))
     ok = resp.where(ok_status)
     pairs = ok.select(*LINEAGE, F.timestamp_seconds("r.timestamp").alias("ts"),
-                      F.explode(_pairs(F.col("r.request.mbean"), F.col("r.request.attribute"),
+                      F.explode(_pairs(F.col("r.request.mbean"), _attribute_path(F.col("r.request")),
                                        F.col("r.value"))).alias("p"))
-    flat = pairs.select(*LINEAGE, "ts", "p.mbean", "p.attribute", "p.value")
-    composite = F.ltrim("value").startswith("{")
-    nested = (flat.where(composite)
-              .select(*LINEAGE, "ts", "mbean", "attribute",
-                      F.explode(F.from_json("value", _MAP)).alias("sub", "subvalue"))
-              .select(*LINEAGE, "ts", "mbean", F.concat_ws(".", "attribute", "sub").alias("attribute"),
-                      F.col("subvalue").alias("value")))
-    longform = flat.where(~composite | F.col("value").isNull()).unionByName(nested)
+    # a composite value gives one sample per item (`Attribute.item`), anything else one sample;
+    # one explode for both (a composite that is not valid JSON stays one sample, as text)
+    value = F.col("p.value")
+    items = F.from_json(value, _MAP)
+    one = F.array(F.struct(F.col("p.attribute").alias("attribute"), value.alias("value")))
+    leaves = F.when(F.ltrim(value).startswith("{") & items.isNotNull(), F.transform(
+        F.map_entries(items), lambda e: F.struct(F.concat_ws(".", F.col("p.attribute"), e["key"]).alias("attribute"),
+                                                 e["value"].alias("value")))).otherwise(one)
+    longform = pairs.select(*LINEAGE, "ts", F.col("p.mbean").alias("mbean"), F.explode(leaves).alias("leaf")) \
+                    .select(*LINEAGE, "ts", "mbean", "leaf.attribute", "leaf.value")
     domain, props = object_name_parts(F.col("mbean"))
     samples = longform.select(
         "cluster", "host", "ts", "mbean", domain.alias("domain"), props.alias("props"), "attribute",
-        F.expr("try_cast(value AS double)").alias("value"),
-        F.when(F.expr("try_cast(value AS double)").isNull(), F.col("value")).alias("value_text"),
+        F.col("value").try_cast("double").alias("value"),
+        F.when(F.col("value").try_cast("double").isNull(), F.col("value")).alias("value_text"),
         "source", "file", "line_number", "hour")
     return samples, bad_docs.unionByName(failed)
