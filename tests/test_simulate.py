@@ -51,16 +51,20 @@ def test_inventory_shape(fleet):
     inv = yaml.safe_load((fleet / "inventory.yaml").read_text())
     assert list(inv) == ["clusters"]
     assert [c["name"] for c in inv["clusters"]] == list(SCENARIOS)
+    # the post-mortems' own broker ids (219, 8, 3) and ZooKeeper ensembles
+    brokers = {"pm1-deadlock": [217, 218, 219], "pm4-zk-expiry-storm": [6, 7, 8]}
+    zk_servers = {"pm2-zk-follower-reset": 3}
     for c in inv["clusters"]:
         assert list(c) == ["name", "timezone", "offsets_topic_partitions", "transport", "root", "hosts"]
         assert c["timezone"] != "UTC" and c["transport"] == "local" and c["offsets_topic_partitions"] == 50
         assert Path(c["root"]).is_absolute() and Path(c["root"]) == (fleet / "fleet").resolve()
         kafka = [h for h in c["hosts"] if h["role"] == "kafka"]
         zk = [h for h in c["hosts"] if h["role"] == "zookeeper"]
-        assert [h["broker_id"] for h in kafka] == [1, 2, 3]
+        assert [h["broker_id"] for h in kafka] == brokers.get(c["name"], [1, 2, 3])
         assert all(set(h) == {"host", "role", "broker_id", "kafka_version"} for h in kafka)
         assert all(h["host"] == f"{c['name']}-kafka-{h['broker_id']}" for h in kafka)
-        assert zk == [{"host": f"{c['name']}-zk-1", "role": "zookeeper", "zk_myid": 1}]
+        assert zk == [{"host": f"{c['name']}-zk-{i}", "role": "zookeeper", "zk_myid": i}
+                      for i in range(1, zk_servers.get(c["name"], 1) + 1)]
         for h in c["hosts"]:
             assert (Path(c["root"]) / c["name"] / h["host"]).is_dir()
     pm3 = next(c for c in inv["clusters"] if c["name"] == PM3)
@@ -85,7 +89,7 @@ def test_local_hour_file_names(fleet):
 
 def test_kafka_logs_in_their_local_hour_and_ordered(fleet):
     files = list((fleet / "fleet").glob("*/*-kafka-*/kafka/*.log.*"))
-    assert len(files) == 2 * 3 * 4 * 3
+    assert len(files) == len(SCENARIOS) * 3 * 4 * 3
     nonempty = 0
     for f in files:
         label = f.name.rsplit(".", 1)[1]
@@ -106,7 +110,7 @@ def test_kafka_logs_in_their_local_hour_and_ordered(fleet):
             assert ts.strftime("%Y-%m-%d-%H") == label, (f, line)
             assert prev is None or ts >= prev, (f, line)
             prev = ts
-    assert nonempty >= 2 * 3 * 3 * 2
+    assert nonempty >= len(SCENARIOS) * 3 * 3 * 2
 
 
 def test_multiline_records(fleet):
@@ -132,7 +136,10 @@ def test_kafka_volume_near_budget(tmp_path):
 
 
 def test_jolokia_lines(fleet):
+    inv = {c["name"]: c for c in yaml.safe_load((fleet / "inventory.yaml").read_text())["clusters"]}
     for f in (fleet / "fleet").glob("*/*-kafka-*/jmx/jolokia.jsonl.*"):
+        cluster = inv[f.parts[-4]]
+        version = next(h["kafka_version"] for h in cluster["hosts"] if h["role"] == "kafka")
         local_hour = datetime.strptime(f.name.rsplit(".", 1)[1], "%Y-%m-%d-%H")
         lines = f.read_text().splitlines()
         assert len(lines) == 12, f
@@ -152,11 +159,11 @@ def test_jolokia_lines(fleet):
             assert "kafka.log:type=LogCleanerManager,name=time-since-last-run-ms" in mbeans
             assert "kafka.log:type=Log,name=Size,topic=__consumer_offsets,partition=*" in mbeans
             dead = "kafka.log:type=LogCleaner,name=DeadThreadCount" in mbeans
-            assert dead == ("/healthy/" in str(f))  # 2.8.2 has it, 1.1.0 has not
+            assert dead == (tuple(map(int, version.split(".")[:2])) >= (2, 4)), f  # DeadThreadCount from 2.4
         assert errors == 1
         assert len(utc_hours) == 1
         # the samples' UTC hour is the file's local hour in the cluster's zone
-        tz = "Europe/Berlin" if "/healthy/" in str(f) else "America/New_York"
+        tz = cluster["timezone"]
         from zoneinfo import ZoneInfo
         utc = datetime.fromtimestamp(utc_hours.pop() * 3600, UTC)
         assert utc.astimezone(ZoneInfo(tz)).replace(tzinfo=None) == local_hour
@@ -208,9 +215,11 @@ def test_pm3_cleaner_death_and_thread_dumps(fleet):
 
 def test_pm3_bloat_matches_ground_truth(fleet):
     truth = json.loads((fleet / "expected_incidents.json").read_text())
-    assert all(t["cluster"] == PM3 for t in truth)  # healthy expects nothing
+    assert not [t for t in truth if t["cluster"] == "healthy"]  # Kafka 2.8.2: no catalogued bug either
+    truth = [t for t in truth if t["cluster"] == PM3]
     by_kind = {t["kind"]: t for t in truth}
-    assert set(by_kind) == {"log_cleaner_dead", "offsets_partition_bloat", "slow_group_load"}
+    assert set(by_kind) == {"log_cleaner_dead", "offsets_partition_bloat", "slow_group_load", "known_bug_exposure"}
+    assert sorted(t["entity"] for t in truth if t["kind"] == "known_bug_exposure") == ["broker-1", "broker-2", "broker-3"]
     assert by_kind["log_cleaner_dead"]["entity"] == "broker-2"
     assert by_kind["log_cleaner_dead"]["first_seen"] == "2026-11-20T10:20:00.412Z"
     bloat = by_kind["offsets_partition_bloat"]
@@ -286,10 +295,158 @@ def test_deterministic(tmp_path):
 def test_short_window_has_no_restart_and_bad_input_is_rejected(tmp_path):
     simulate(tmp_path, PM3, START, START + timedelta(hours=1))
     truth = json.loads((tmp_path / "expected_incidents.json").read_text())
-    assert [t["kind"] for t in truth] == ["log_cleaner_dead", "offsets_partition_bloat"]
+    assert [t["kind"] for t in truth] == ["log_cleaner_dead", "offsets_partition_bloat"] + ["known_bug_exposure"] * 3
     with pytest.raises(ValueError, match="unknown scenario"):
         simulate(tmp_path, "nope", START, END)
     with pytest.raises(ValueError, match="hour-aligned"):
         simulate(tmp_path, "healthy", START + timedelta(minutes=5), END)
     with pytest.raises(ValueError, match="timezone-aware"):
         simulate(tmp_path, "healthy", START.replace(tzinfo=None), END)
+
+
+# --- post-mortems 1, 2, 4, 5 -------------------------------------------------------------------------
+def _text(fleet, cluster: str, host: str, pattern: str) -> str:
+    return "".join(p.read_text() for p in sorted((host_dir(fleet, cluster, host)).glob(pattern)))
+
+
+def _truth(fleet, cluster: str) -> list[tuple[str, str, str]]:
+    truth = json.loads((fleet / "expected_incidents.json").read_text())
+    return sorted((t["kind"], t["entity"], t["first_seen"]) for t in truth if t["cluster"] == cluster)
+
+
+def _utc(local: str, tz: str) -> str:
+    from zoneinfo import ZoneInfo
+    t = parse_local(local).replace(tzinfo=ZoneInfo(tz)).astimezone(UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z"
+
+
+def test_pm1_deadlock_on_219(fleet):
+    c = "pm1-deadlock"
+    dumps = {b: sorted((host_dir(fleet, c, f"{c}-kafka-{b}") / "threaddumps").iterdir()) for b in (217, 218, 219)}
+    assert all(len(d) == 3 for d in dumps.values())
+    for b, files in dumps.items():
+        for f in files:
+            text = f.read_text()
+            assert ("Found one Java-level deadlock:" in text) == (b == 219), f
+    text = dumps[219][0].read_text()
+    report = text[text.index("Found one Java-level deadlock:"):]
+    assert re.findall(r'^"([\w-]+)":\n  waiting to lock monitor 0x\w+ \(object 0x\w+, a ([\w.]+)\),\n  which is held by "([\w-]+)"',
+                      report, re.M) == [
+        ("executor-Heartbeat", "kafka.coordinator.GroupMetadata", "group-metadata-manager-0"),
+        ("group-metadata-manager-0", "java.util.LinkedList", "kafka-request-handler-3"),
+        ("kafka-request-handler-3", "kafka.coordinator.GroupMetadata", "executor-Heartbeat")]
+    assert report.rstrip().endswith("Found 1 deadlock.")
+    assert re.search(r'"kafka-request-handler-3" #\d+ daemon .* waiting for monitor entry .*\n'
+                     r'   java.lang.Thread.State: BLOCKED \(on object monitor\)\n', text)
+    # peers cannot fetch from 219; 219 shrinks the ISR of the partitions it leads to itself
+    for b in (217, 218):
+        server = _text(fleet, c, f"{c}-kafka-{b}", "kafka/server.log.*")
+        errors = re.findall(r"WARN \[ReplicaFetcherThread-[01]-219\], Error in fetch .*\n"
+                            r"java\.io\.IOException: Connection to 219 was disconnected before the response was read\n", server)
+        assert len(errors) > 200   # two fetchers, every 30.5 s, for 2 h 45 min
+    server = _text(fleet, c, f"{c}-kafka-219", "kafka/server.log.*")
+    shrinks = re.findall(r"INFO Partition \[([\w-]+),(\d+)\] on broker 219: Shrinking ISR for partition \[\1,\2\] "
+                         r"from 219,21[78],21[78] to 219 \(kafka\.cluster\.Partition\)", server)
+    assert len(shrinks) > 20 and ("__consumer_offsets", "2") in shrinks
+    # 0.10 texts: ", " thread prefixes, the old coordinator package and prefix; nothing from the stuck coordinator
+    assert "[kafka-log-cleaner-thread-0], \n\tLog cleaner thread 0 cleaned log" in _text(fleet, c, f"{c}-kafka-217",
+                                                                                           "kafka/log-cleaner.log.*")
+    assert "] INFO [Group Metadata Manager on Broker 217]: Removed 0 expired offsets" in \
+        _text(fleet, c, f"{c}-kafka-217", "kafka/server.log.*")
+    late = [line for line in server.splitlines() if "(kafka.coordinator." in line and line[1:17] >= "2026-11-20 18:15"]
+    assert late == []
+    # open files: 219 climbs to 326,639, the peers stay near 12,800
+    fds = {}
+    for b in (217, 218, 219):
+        for f in sorted((host_dir(fleet, c, f"{c}-kafka-{b}") / "jmx").iterdir()):
+            for line in f.read_text().splitlines():
+                for r in json.loads(line):
+                    if r["request"]["mbean"] == "java.lang:type=OperatingSystem":
+                        fds.setdefault(b, []).append(r["value"]["OpenFileDescriptorCount"])
+    assert max(fds[217] + fds[218]) < 13_100 and fds[219][0] < 13_100 and fds[219][-1] == 326_639
+    assert _truth(fleet, c) == sorted([
+        ("broker_deadlock", "broker-219", "2026-11-20T10:30:14.000Z"),
+        ("broker_isolated", "broker-219", "2026-11-20T10:15:30.442Z"),
+        ("fd_exhaustion", "broker-219", "2026-11-20T10:35:01.000Z"),
+    ] + [("known_bug_exposure", f"broker-{b}", "2026-11-20T10:00:00.000Z") for b in (217, 218, 219)])
+    assert dumps[219][0].name == "jstack-2026-11-20T18-30-14.txt"   # Singapore time of the first dump
+
+
+def test_pm2_zookeeper_follower_reset(fleet):
+    c = "pm2-zk-follower-reset"
+    leader = _text(fleet, c, f"{c}-zk-2", "zookeeper/zookeeper.log.*")
+    follower = _text(fleet, c, f"{c}-zk-3", "zookeeper/zookeeper.log.*")
+    assert "transaction timeout" not in _text(fleet, c, f"{c}-zk-1", "zookeeper/zookeeper.log.*")
+    m = re.search(r"^(\S+ \S+) \[myid:2\] - WARN  \[LearnerHandler-/[\d.]+:\d+:LearnerHandler@\d+\] - "
+                  r"Closing connection to peer due to transaction timeout\.$", leader, re.M)
+    assert m
+    assert re.search(r"- WARN  \[QuorumPeer\[myid=3\]\(plain=\[0:0:0:0:0:0:0:0\]:2181\)\(secure=disabled\):Follower@\d+\] - "
+                     r"Exception when following the leader\njava\.net\.SocketException: Connection reset\n(\tat .*\n)+",
+                     follower)
+    assert re.search(r"Disconnected from leader \(with address: /[\d.]+:2888\)\. Was connected for 316796607ms\. "
+                     r"Sync state: true\n", follower)
+    assert re.search(r"- INFO  \[QuorumPeer\[myid=3\].*:Follower@75\] - FOLLOWING - LEADER ELECTION TOOK - 104 MS\n",
+                     follower)
+    assert _truth(fleet, c) == [("zk_follower_disconnect", "zk-3", _utc(m.group(1), "Europe/Madrid"))]
+
+
+def test_pm4_session_expiry_and_election_storm(fleet):
+    c = "pm4-zk-expiry-storm"
+    zk = _text(fleet, c, f"{c}-zk-1", "zookeeper/zookeeper.log.*")
+    m = re.search(r"^(\S+ \S+) \[myid:1\] - INFO  \[SessionTracker:ZooKeeperServer@\d+\] - Expiring session (0x\w+), "
+                  r"timeout of 6000ms exceeded$", zk, re.M)
+    assert m
+    b8 = _text(fleet, c, f"{c}-kafka-8", "kafka/server.log.*")
+    assert f"WARN Unable to reconnect to ZooKeeper service, session {m.group(2)} has expired" in b8
+    assert "INFO Registered broker 8 at path /brokers/ids/8 with addresses:" in b8
+    ctl = _text(fleet, c, f"{c}-kafka-6", "kafka/controller.log.*")
+    assert "INFO [Controller id=6] Broker failure callback for 8 (kafka.controller.KafkaController)" in ctl
+    assert "INFO [Controller id=6] New broker startup callback for 8" in ctl
+    sc = _text(fleet, c, f"{c}-kafka-6", "kafka/state-change.log.*")
+    offline = re.findall(r"Changed partition ([\w-]+)-(\d+) state from OnlinePartition to OfflinePartition", sc)
+    online = re.findall(r"Changed partition ([\w-]+)-(\d+) from OfflinePartition to OnlinePartition with state "
+                        r"LeaderAndIsr\(leader=([67]),", sc)
+    assert len(offline) == len(online) > 30 and sum(1 for t, _ in offline if t == "__consumer_offsets") >= 16
+    # the new leaders start at a new epoch and load the moved offsets partitions; their groups rebalance
+    leaders = _text(fleet, c, f"{c}-kafka-6", "kafka/server.log.*") + _text(fleet, c, f"{c}-kafka-7", "kafka/server.log.*")
+    starts = re.findall(r"\[Partition ([\w-]+)-(\d+) broker=[67]\] \1-\2 starts at Leader Epoch", leaders)
+    assert sorted(starts) == sorted((t, p) for t, p in offline)
+    assert re.search(r"\[GroupCoordinator [67]\]: Preparing to rebalance group \S+ in state PreparingRebalance", leaders)
+    # leadership returns to 8 at the controller's next preferred-replica check
+    assert re.search(r"\[Controller id=6\] Starting preferred replica leader election for partitions .*__consumer_offsets", ctl)
+    truth = _truth(fleet, c)
+    assert [(k, e) for k, e, _ in truth] == [("leader_election_storm", "broker-8"), ("zk_session_expired", "broker-8")]
+    assert truth[1][2] == _utc(m.group(1), "Asia/Tokyo")
+
+
+def test_pm5_metadata_divergence(fleet):
+    c = "pm5-metadata-divergence"
+    zk = _text(fleet, c, f"{c}-zk-1", "zookeeper/zookeeper.log.*")
+    expiries = re.findall(r"^(\S+ \S+) \[myid:1\] - INFO  \[SessionTracker:ZooKeeperServer@\d+\] - Expiring session", zk, re.M)
+    assert len(expiries) == 4
+    sc = _text(fleet, c, f"{c}-kafka-1", "kafka/state-change.log.*")
+    epochs = [int(e) for e in re.findall(r"Sending become-leader LeaderAndIsr request PartitionState\(controllerEpoch=\d+, "
+                                         r"leader=\d, leaderEpoch=(\d+),.* for partition payments-2", sc)]
+    assert epochs == list(range(427, 436))
+    b3 = _text(fleet, c, f"{c}-kafka-3", "kafka/server.log.*")
+    assert re.findall(r"payments-2 starts at Leader Epoch (\d+)", b3) == ["426"]
+    assert len(re.findall(r"Registered broker 3 at path /brokers/ids/3", b3)) == 4
+    peers = _text(fleet, c, f"{c}-kafka-1", "kafka/server.log.*") + _text(fleet, c, f"{c}-kafka-2", "kafka/server.log.*")
+    assert len(re.findall(r"ERROR \[ReplicaFetcher replicaId=[12], leaderId=3, fetcherId=0\] Error for partition payments-2 "
+                          r"at offset \d+ \(kafka\.server\.ReplicaFetcherThread\)\norg\.apache\.kafka\.common\.errors\."
+                          r"NotLeaderForPartitionException: This server is not the leader for that topic-partition\.\n",
+                          peers)) > 300
+    queue, expires = [], []
+    for f in sorted((host_dir(fleet, c, f"{c}-kafka-3") / "jmx").iterdir()):
+        for line in f.read_text().splitlines():
+            for r in json.loads(line):
+                if r["request"]["mbean"] == "kafka.network:type=RequestChannel,name=RequestQueueSize":
+                    queue.append(r["value"])
+                if r["request"]["mbean"].endswith("ZooKeeperExpiresPerSec"):
+                    expires.append(r["value"])
+    assert queue.count(500) == 10 and max(q for q in queue if q != 500) <= 3   # 50 minutes of 5-min samples
+    assert sorted(set(expires)) == [0, 1, 2, 3, 4] and expires == sorted(expires)
+    kinds = [(k, e) for k, e, _ in _truth(fleet, c)]
+    assert kinds == [("broker_flapping", "broker-3"), ("known_bug_exposure", "broker-1"), ("known_bug_exposure", "broker-2"),
+                     ("known_bug_exposure", "broker-3"), ("metadata_divergence", "payments-2@broker-3"),
+                     ("request_queue_saturation", "broker-3"), ("zk_session_expired", "broker-3")]

@@ -70,8 +70,9 @@ def _write_cluster(state: ClusterState, base: Path, start_ms: int, end_ms: int, 
             logs.write_hour(h0)
             jolokia.write_hour(state, b, clock, hd / "jmx", h0)
             threaddumps.write_hour(state, b, clock, hd / "threaddumps", h0)
-            if b == 1:
+            if b == c.broker_ids[0]:
                 logdirs.write_hour(state, clock, hd / "logdirs", h0)
-    zk = ZkLog(state, clock, base / c.zk_host.name / "zookeeper")
-    for i, h0 in enumerate(utc_hours(start_ms, end_ms), start=1):
-        zk.write_hour(h0, i)
+    for host in c.zk_hosts:
+        zk = ZkLog(state, clock, base / host.name / "zookeeper", host.zk_myid)
+        for i, h0 in enumerate(utc_hours(start_ms, end_ms), start=1):
+            zk.write_hour(h0, i)

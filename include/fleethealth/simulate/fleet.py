@@ -28,7 +28,8 @@ def java_string_hashcode(s: str) -> int:
 def coordinator_partition(group: str, partitions: int = 50) -> int:
     """Offsets partition of a consumer group: ``Utils.abs(group.hashCode) % partitions`` as Kafka does.
 
-    Kafka's ``Utils.abs`` maps Integer.MIN_VALUE to 0 (``n & 0x7fffffff``), unlike ``Math.abs``.
+    Kafka's ``Utils.abs`` maps Integer.MIN_VALUE to 0 (``n == Integer.MIN_VALUE ? 0 : Math.abs(n)``),
+    unlike ``Math.abs``.
     """
     h = java_string_hashcode(group)
     return (h & 0x7FFFFFFF if h == -(1 << 31) else abs(h)) % partitions
@@ -64,7 +65,7 @@ class Topic:
 
 @dataclass(frozen=True)
 class Cluster:
-    """One simulated cluster: brokers 1..N, one ZooKeeper server, user topics, consumer groups."""
+    """One simulated cluster: brokers first_broker_id.., ZooKeeper servers 1..zk_servers, user topics, groups."""
     name: str
     timezone: str
     kafka_version: str
@@ -76,18 +77,23 @@ class Cluster:
     groups: tuple[str, ...] = ()
     pinned_group: tuple[str, int] | None = None   # (group, broker) that must lead the group's partition
     zk_session_timeout_ms: int = 6000
+    first_broker_id: int = 1
+    zk_servers: int = 1
     hosts: tuple[Host, ...] = field(init=False)
 
     def __post_init__(self):
+        if self.controller_id not in self.broker_ids:
+            raise ValueError(f"cluster {self.name}: controller {self.controller_id} is not one of the brokers "
+                             f"{self.broker_ids.start}..{self.broker_ids.stop - 1}")
         hosts = [Host(f"{self.name}-kafka-{b}", "kafka", broker_id=b, kafka_version=self.kafka_version)
                  for b in self.broker_ids]
-        hosts.append(Host(f"{self.name}-zk-1", "zookeeper", zk_myid=1))
+        hosts += [Host(f"{self.name}-zk-{i}", "zookeeper", zk_myid=i) for i in range(1, self.zk_servers + 1)]
         object.__setattr__(self, "hosts", tuple(hosts))
 
     # --- identity -----------------------------------------------------------------------------
     @property
     def broker_ids(self) -> range:
-        return range(1, self.brokers + 1)
+        return range(self.first_broker_id, self.first_broker_id + self.brokers)
 
     @cached_property
     def tz(self) -> ZoneInfo:
@@ -102,11 +108,19 @@ class Cluster:
         return not self.java_version.startswith("1.")
 
     def broker_host(self, broker_id: int) -> Host:
-        return self.hosts[broker_id - 1]
+        return self.hosts[broker_id - self.first_broker_id]
 
     @property
     def zk_host(self) -> Host:
-        return self.hosts[-1]
+        """The ZooKeeper server the brokers connect to (myid 1)."""
+        return self.hosts[self.brokers]
+
+    @property
+    def zk_hosts(self) -> tuple[Host, ...]:
+        return self.hosts[self.brokers:]
+
+    def zk_server_ip(self, myid: int) -> str:
+        return f"10.{20 + self._cluster_octet}.2.{10 + myid}"
 
     def broker_ip(self, broker_id: int) -> str:
         return f"10.{20 + self._cluster_octet}.1.{10 + broker_id}"
@@ -125,7 +139,7 @@ class Cluster:
         if not self.pinned_group:
             return 0
         group, broker = self.pinned_group
-        return (broker - 1 - coordinator_partition(group, self.offsets_topic_partitions)) % self.brokers
+        return (broker - self.first_broker_id - coordinator_partition(group, self.offsets_topic_partitions)) % self.brokers
 
     def replicas(self, topic: str, partition: int) -> list[int]:
         """Replica list, preferred leader first (round-robin placement like Kafka's assignment)."""
@@ -135,7 +149,7 @@ class Cluster:
             t = self.topic(topic)
             rf, shift = min(t.replication, self.brokers), java_string_hashcode(topic) & 0xFF
         first = (partition + shift) % self.brokers
-        return [((first + k) % self.brokers) + 1 for k in range(rf)]
+        return [self.first_broker_id + (first + k) % self.brokers for k in range(rf)]
 
     def leader(self, topic: str, partition: int) -> int:
         return self.replicas(topic, partition)[0]

@@ -43,16 +43,21 @@ def bulk_response(state: ClusterState, broker: int, ms: int, with_error: bool) -
     r = state.rng("jmx", broker, ms)
     ts = ms
     uptime_s = (ms - 1_700_000_000_000) // 1000
+    ov = state.ev.script.jmx(state, broker, ms) if state.ev.script is not None else {}
+    queue, idle = r.randint(0, 3), r.uniform(0.86, 0.97)
     out = [
-        _read("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions", 0, ts, "Value"),
+        _read("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions",
+              ov.get("UnderReplicatedPartitions", 0), ts, "Value"),
         _read("kafka.controller:type=KafkaController,name=ActiveControllerCount",
               1 if broker == c.controller_id else 0, ts, "Value"),
-        _read("kafka.network:type=RequestChannel,name=RequestQueueSize", r.randint(0, 3), ts, "Value"),
+        _read("kafka.network:type=RequestChannel,name=RequestQueueSize", ov.get("RequestQueueSize", queue), ts, "Value"),
         _read("kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent",
-              _meter(int(uptime_s * 7.1e8), r.uniform(0.86, 0.97), "NANOSECONDS", "percent"), ts),
-        _read("kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec", 0, ts, "Count"),
+              _meter(int(uptime_s * 7.1e8), ov.get("RequestHandlerAvgIdlePercent", idle), "NANOSECONDS", "percent"), ts),
+        _read("kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec",
+              ov.get("ZooKeeperExpiresCount", 0), ts, "Count"),
         _read("java.lang:type=OperatingSystem",
-              {"OpenFileDescriptorCount": state.open_fds(broker, ms), "MaxFileDescriptorCount": 100000}, ts,
+              {"OpenFileDescriptorCount": ov.get("OpenFileDescriptorCount", state.open_fds(broker, ms)),
+               "MaxFileDescriptorCount": ov.get("MaxFileDescriptorCount", 100000)}, ts,
               ["OpenFileDescriptorCount", "MaxFileDescriptorCount"]),
         _read("kafka.log:type=LogCleanerManager,name=time-since-last-run-ms",
               state.time_since_last_run_ms(broker, ms), ts, "Value"),

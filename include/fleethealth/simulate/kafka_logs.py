@@ -1,7 +1,9 @@
 """Kafka broker log4j files: server.log, controller.log, state-change.log, log-cleaner.log.
 
 Layout `[%d] %p %m (%c)%n`, hourly-rolled (`<name>.YYYY-MM-DD-HH`, local hour); a throwable follows
-its record on the next lines. Message texts follow Kafka 1.x/2.x (`[Component id=N] ...` prefixes).
+its record on the next lines. Message texts follow Kafka 1.x/2.x (`[Component id=N] ...` prefixes);
+before 1.0 the periodic lines take 0.10's texts (`[Thread], msg`, `[Group Metadata Manager on Broker N]:`,
+`Rolled new log segment for 't-0'`, `[Controller N]:`, `Broker N cached leader info ...`).
 """
 from __future__ import annotations
 
@@ -37,7 +39,12 @@ class BrokerLogs:
         self.budget = bytes_per_hour
         self.v = self.c.version
         self.jdk11 = self.c.jdk11
-        self.gmm = f"[GroupMetadataManager brokerId={broker}]"
+        self.legacy = self.v < (1, 0)   # 0.10.x message texts
+        self.gmm = f"[Group Metadata Manager on Broker {broker}]:" if self.legacy else f"[GroupMetadataManager brokerId={broker}]"
+        self.tsep = ", " if self.legacy else ": "    # thread-name prefix separator
+        # the group coordinator moved from kafka.coordinator to kafka.coordinator.group in 0.11
+        self.gmm_logger = GMM.replace(".group.", ".") if self.legacy else GMM
+        self.gc_logger = GC.replace(".group.", ".") if self.legacy else GC
         folder.mkdir(parents=True, exist_ok=True)
         self._user_parts = [(t, p) for t in self.c.topics for p in self.c.hosted(broker, t.name)]
 
@@ -62,12 +69,18 @@ class BrokerLogs:
         self._controller(p0, p1, recs["controller.log"])
         for r in self.s.ev.restarts:
             self._restart(r, p0, p1, recs)
+        if self.s.ev.script is not None:
+            for name, lst in self.s.ev.script.kafka_records(self, p0, p1).items():
+                recs[name].extend(lst)
         for name in FILES:
             recs[name] = [x for x in recs[name] if h0 <= x[0] < h1]
         self._warnings(h0, h1, recs["server.log"])
         self._metadata_updates(h0, h1, recs["state-change.log"])
         used = sum(len(t) for lst in recs.values() for _, t in lst)
         recs["server.log"].extend(self._filler(h0, self.budget - used))
+        if self.s.ev.script is not None:
+            drops = self.s.ev.script.drops
+            recs = {name: [x for x in lst if not drops(self.b, *x)] for name, lst in recs.items()}
         total = 0
         for name, lst in recs.items():
             lst.sort(key=itemgetter(0))
@@ -104,13 +117,13 @@ class BrokerLogs:
                     p = self.c.group_partition(group)
                     out.append(self.rec(t_run, "ERROR",
                                         f"{self.gmm} Failed to append {n} tombstones to {OFFSETS_TOPIC}-{p} for "
-                                        f"expired/deleted offsets and/or metadata for group {group}.", GMM,
+                                        f"expired/deleted offsets and/or metadata for group {group}.", self.gmm_logger,
                                         stacktraces.map_failed_append(self.jdk11)))
                     out.append(self.rec(t_run + r.randint(2, 9), "INFO",
-                                        f"{self.gmm} Removed {n} expired offsets in {r.randint(5, 40)} milliseconds.", GMM))
+                                        f"{self.gmm} Removed {n} expired offsets in {r.randint(5, 40)} milliseconds.", self.gmm_logger))
                 else:
                     out.append(self.rec(t_run, "INFO",
-                                        f"{self.gmm} Removed 0 expired offsets in {r.randint(0, 2)} milliseconds.", GMM))
+                                        f"{self.gmm} Removed 0 expired offsets in {r.randint(0, 2)} milliseconds.", self.gmm_logger))
             t += 600_000
 
     def _leads_now(self, p: int, ms: int) -> bool:
@@ -131,14 +144,16 @@ class BrokerLogs:
                     member = f"{member[:19]}-{member[19:23]}-{member[23:27]}-{member[27:31]}-{member[31:43]}"
                     state = " in state PreparingRebalance" if new_style else ""
                     reason = f" (reason: Adding new member {member} with group instance id None)" if self.v >= (2, 4) else ""
-                    out.append(self.rec(t, "INFO", f"[GroupCoordinator {self.b}]: Preparing to rebalance group {g}{state} "
-                                                   f"with old generation {gen} ({OFFSETS_TOPIC}-{p}){reason}", GC))
+                    part = "" if self.legacy else f" ({OFFSETS_TOPIC}-{p})"
+                    verb = "restabilize" if self.legacy else "rebalance"
+                    out.append(self.rec(t, "INFO", f"[GroupCoordinator {self.b}]: Preparing to {verb} group {g}{state} "
+                                                   f"with old generation {gen}{part}{reason}", self.gc_logger))
                     t2 = t + r.randint(3_000, 9_000)
-                    out.append(self.rec(t2, "INFO", f"[GroupCoordinator {self.b}]: Stabilized group {g} generation {gen + 1} "
-                                                    f"({OFFSETS_TOPIC}-{p})", GC))
+                    out.append(self.rec(t2, "INFO", f"[GroupCoordinator {self.b}]: Stabilized group {g} generation {gen + 1}"
+                                                    f"{part}", self.gc_logger))
                     out.append(self.rec(t2 + r.randint(5, 60), "INFO",
                                         f"[GroupCoordinator {self.b}]: Assignment received from leader for group {g} "
-                                        f"for generation {gen + 1}", GC))
+                                        f"for generation {gen + 1}", self.gc_logger))
                 t += period
 
     def _warnings(self, h0, h1, out):
@@ -197,9 +212,9 @@ class BrokerLogs:
                                           f"{self.clock.java_date(death - 86_400_000)})...", CLEANER),
             self.rec(death - 902, "INFO", f"Cleaner 0: Cleaning segment 0 in log {tp} (largest timestamp "
                                           f"{self.clock.java_date(death - 4_000_000)}) into 0, retaining deletes.", CLEANER),
-            self.rec(death, "ERROR", "[kafka-log-cleaner-thread-0]: Error due to", CLEANER,
+            self.rec(death, "ERROR", f"[kafka-log-cleaner-thread-0]{self.tsep}Error due to", CLEANER,
                      stacktraces.map_failed_cleaner(self.jdk11)),
-            self.rec(death + 1, "INFO", "[kafka-log-cleaner-thread-0]: Stopped", CLEANER),
+            self.rec(death + 1, "INFO", f"[kafka-log-cleaner-thread-0]{self.tsep}Stopped", CLEANER),
         ]
 
     def _cleaning_records(self, cl) -> list:
@@ -217,7 +232,7 @@ class BrokerLogs:
         cln_s = secs - idx_s
         rate = mb_in / secs if secs else 0.0
         base = cl.first_offset
-        stats = (f"[kafka-log-cleaner-thread-0]: \n"
+        stats = (f"[kafka-log-cleaner-thread-0]{self.tsep}\n"
                  f"\tLog cleaner thread 0 cleaned log {tp} (dirty section = [{cl.first_offset}, {cl.end_offset}])\n"
                  f"\t{mb_in:.1f} MB of log processed in {secs:.1f} seconds ({rate:.1f} MB/sec).\n"
                  f"\tIndexed {mb_in:.1f} MB in {idx_s:.1f} seconds ({mb_in / max(idx_s, 0.1):.1f} Mb/sec, "
@@ -255,6 +270,8 @@ class BrokerLogs:
     def _controller(self, h0, h1, out):
         if self.b != self.c.controller_id:
             return
+        if self.legacy:
+            return self._controller_legacy(h0, h1, out)
         cid = f"[Controller id={self.b}]"
         prefmap = None
         t = h0 + (self.s.controller_check_phase - h0) % 300_000
@@ -276,6 +293,20 @@ class BrokerLogs:
                                                        f"{','.join(mine)}", CTRL))
             t += 300_000
 
+    def _controller_legacy(self, h0, h1, out):
+        """0.10 KafkaController.checkAndTriggerPartitionRebalance: TRACE/DEBUG lines every 300 s."""
+        cid = f"[Controller {self.b}]:"
+        prefmap = None
+        t = h0 + (self.s.controller_check_phase - h0) % 300_000
+        while t < h1:
+            prefmap = prefmap or self._preferred_map()
+            out.append(self.rec(t, "TRACE", f"{cid} checking need to trigger partition rebalance", CTRL))
+            out.append(self.rec(t + 1, "DEBUG", f"{cid} preferred replicas by broker {prefmap}", CTRL))
+            for b in self.c.broker_ids:
+                out.append(self.rec(t + 1, "DEBUG", f"{cid} topics not in preferred replica Map()", CTRL))
+                out.append(self.rec(t + 1, "TRACE", f"{cid} leader imbalance ratio for broker {b} is 0.000000", CTRL))
+            t += 300_000
+
     # --- state-change.log -------------------------------------------------------------------------
     def _metadata_updates(self, h0, h1, out):
         """A topic config change once an hour: the controller sends UpdateMetadata for that topic."""
@@ -289,6 +320,16 @@ class BrokerLogs:
         ctl = self.c.controller_id
         epoch = self.s.controller_epoch
         corr = (t // 1000) % 100_000
+        if self.legacy:
+            for p in range(topic.partitions):
+                reps = self.c.replicas(topic.name, p)
+                le = self.s.leader_epoch(topic.name, p)
+                info = (f"(LeaderAndIsrInfo:(Leader:{reps[0]},ISR:{','.join(map(str, reps))},LeaderEpoch:{le},"
+                        f"ControllerEpoch:{epoch}),ReplicationFactor:{len(reps)}),AllReplicas:{','.join(map(str, reps))})")
+                out.append(self.rec(t, "TRACE", f"Broker {self.b} cached leader info {info} for partition "
+                                                f"[{topic.name},{p}] in response to UpdateMetadata request sent by "
+                                                f"controller {ctl} epoch {epoch} with correlation id {corr}", SC))
+            return
         if self.v >= (2, 4):
             n = sum(tt.partitions for tt in self.c.all_topics)
             out.append(self.rec(t, "INFO", f"[Broker id={self.b}] Add {topic.partitions} partitions and deleted 0 "
@@ -476,6 +517,20 @@ class BrokerLogs:
                                                        f"cached groups.", GMM))
 
     # --- filler -----------------------------------------------------------------------------------
+    @staticmethod
+    def _legacy_filler(x: float, tp: str, off: int, rnd) -> tuple[str, str]:
+        """0.10.x kafka.log texts for segment roll / retention."""
+        base = max(0, off - off % 2_000_000 - 14_000_000)
+        if x < 0.5:
+            return f"Rolled new log segment for '{tp}' in {1 + int(rnd() * 6)} ms.", LOG
+        if x < 0.65:
+            return f"Scheduling log segment {base} for log {tp} for deletion.", LOG
+        if x < 0.8:
+            return f"Deleting segment {base} from log {tp}.", LOG
+        if x < 0.9:
+            return f"Deleting index {LOG_DIR}/{tp}/{base:020d}.index.deleted", "kafka.log.OffsetIndex"
+        return f"Deleting index {LOG_DIR}/{tp}/{base:020d}.timeindex.deleted", "kafka.log.TimeIndex"
+
     def _filler(self, h0: int, budget: int) -> list:
         """Periodic INFO lines (segment rolls/deletions, producer snapshots, fetcher) up to `budget` bytes."""
         if budget <= 0 or not self._user_parts:
@@ -494,7 +549,9 @@ class BrokerLogs:
             tp = f"{t.name}-{p}"
             off = int((hsec + rnd() * 3600) * t.msgs_per_sec)
             x = rnd()
-            if x < 0.22:
+            if self.legacy:
+                m = self._legacy_filler(x, tp, off, rnd)
+            elif x < 0.22:
                 m = (f"[Log partition={tp}, dir={LOG_DIR}] Rolled new log segment at offset {off} in {1 + int(rnd() * 6)} ms.", LOG)
             elif x < 0.42:
                 m = (f"[ProducerStateManager partition={tp}] Writing producer snapshot at offset {off}",

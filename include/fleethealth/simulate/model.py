@@ -44,6 +44,35 @@ class Events:
     restarts: tuple[Restart, ...] = ()
     tombstone_failures_from_ms: dict[int, tuple[int, str, int]] = field(default_factory=dict)
     # broker -> (from ms, group, tombstones) : GroupMetadataManager cleanup fails from then on
+    script: "Script | None" = None   # post-mortem scripts: extra log records, JMX values, deadlocks
+
+
+class Script:
+    """What a post-mortem adds to a cluster's files (postmortems.py); the default adds nothing."""
+
+    def kafka_records(self, logs, t0: int, t1: int) -> dict[str, list[tuple[int, str]]]:
+        """Extra (ms, text) records per Kafka log file name of broker `logs.b` in [t0, t1)."""
+        return {}
+
+    def zk_records(self, zk, h0: int, h1: int) -> list[tuple[int, str]]:
+        """Extra (ms, text) records of ZooKeeper server `zk.myid` in [h0, h1)."""
+        return []
+
+    def jmx(self, state: "ClusterState", broker: int, ms: int) -> dict:
+        """MBean values that differ from the healthy model at `ms` (keys: see jolokia.bulk_response)."""
+        return {}
+
+    def deadlock(self, state: "ClusterState", broker: int, ms: int):
+        """A `threaddumps.Deadlock` a jstack of `broker` at `ms` shows, or None."""
+        return None
+
+    def drops(self, broker: int, ms: int, text: str) -> bool:
+        """True for a record of the healthy model that `broker` does not write at `ms` (e.g. a stuck thread's)."""
+        return False
+
+    def away_from_preferred(self, state: "ClusterState", ms: int) -> list[tuple[str, list[int]]]:
+        """(partition, replicas) the controller's preferred-replica check at `ms` moves back to their leader."""
+        return []
 
 
 @dataclass(frozen=True)
@@ -236,7 +265,7 @@ class ClusterState:
         return pref
 
     def partitions_away_from_preferred(self, ms: int) -> list[tuple[str, list[int]]]:
-        out = []
+        out = self.ev.script.away_from_preferred(self, ms) if self.ev.script is not None else []
         for rs in self.ev.restarts:
             if ms == self.leadership_back_ms(rs):
                 out += [(f"{t}-{p}", self.c.replicas(t, p)) for t, p in self.moved_partitions(rs.broker)]

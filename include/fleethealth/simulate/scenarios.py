@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from .. import known_bugs
+from . import postmortems as pm
 from .clock import HOUR_MS, iso_z
 from .fleet import OFFSETS_TOPIC, Cluster, Topic
 from .jolokia import sample_times
@@ -100,11 +102,166 @@ def _pm3_expected(st: ClusterState, start: int, end: int) -> list[dict]:
     return out
 
 
+# --- every scenario: brokers whose version the known-bug catalogue lists ------------------------------
+def _exposure(st: ClusterState, start: int, end: int) -> list[dict]:
+    bugs = [b.id for b in known_bugs.bugs_affecting(st.c.kafka_version)]
+    if not bugs:
+        return []
+    return [incident(st.c.name, "known_bug_exposure", f"broker-{b}", start,
+                     f"Kafka {st.c.kafka_version} is affected by {', '.join(bugs)} (known_bugs.yaml)")
+            for b in st.c.broker_ids]
+
+
+def _with_exposure(expected):
+    return lambda st, start, end: expected(st, start, end) + _exposure(st, start, end)
+
+
+# --- pm1: Kafka 0.10.1.0 deadlock on broker 219 ---------------------------------------------------
+PM1_BROKER = 219
+FD_MEDIAN_FACTOR = 5   # "far above the cluster median" (fd_exhaustion); the peers sit at ~12,800
+
+
+def _pm1_cluster(brokers: int) -> Cluster:
+    if brokers < 3:
+        raise ValueError(f"scenario pm1-deadlock needs at least 3 brokers (217, 218, 219), got {brokers}")
+    return Cluster(name="pm1-deadlock", timezone="Asia/Singapore", kafka_version="0.10.1.0", java_version="1.8.0_101",
+                   brokers=brokers, first_broker_id=217, controller_id=217, topics=USER_TOPICS, zk_session_timeout_ms=6000,
+                   groups=("orders-app", "payments-processor", "clickstream-etl"))
+
+
+def _pm1_events(c: Cluster, start: int, end: int) -> Events:
+    return Events(script=pm.DeadlockScript(PM1_BROKER, start + 15 * 60_000 + 231))
+
+
+def _pm1_expected(st: ClusterState, start: int, end: int) -> list[dict]:
+    sc, c, b = st.ev.script, st.c, PM1_BROKER
+    out = []
+    dump = pm.first_dump_after(st, b, sc.deadlock_ms, end)
+    if dump is not None:
+        out.append(incident(c.name, "broker_deadlock", f"broker-{b}", dump,
+                            "jstack: Found one Java-level deadlock: executor-Heartbeat, group-metadata-manager-0, "
+                            "kafka-request-handler-3 on kafka.coordinator.GroupMetadata and java.util.LinkedList "
+                            "(KAFKA-3994/4399/4478/4562); first dump after the deadlock"))
+    fetch = min((t for peer in c.broker_ids if peer != b for t, _ in sc.fetch_errors(st, peer, start, end)), default=None)
+    if fetch is not None:
+        out.append(incident(c.name, "broker_isolated", f"broker-{b}", fetch,
+                            f"peers: ReplicaFetcherThread-N-{b} 'Connection to {b} was disconnected before the response "
+                            f"was read'; {b} shrinks the ISR of its partitions to {{{b}}}; open files climb"))
+    median = pm.PM1_FDS_PEERS
+    fds = pm.first_sample(st, b, start, end, lambda ms: sc.open_fds(st, b, ms) > FD_MEDIAN_FACTOR * median)
+    if fds is not None:
+        out.append(incident(c.name, "fd_exhaustion", f"broker-{b}", fds,
+                            f"first JMX sample with OpenFileDescriptorCount > {FD_MEDIAN_FACTOR}x the cluster median "
+                            f"(~{median}); reaches {pm.PM1_FDS_PEAK}"))
+    return out
+
+
+# --- pm2: ZooKeeper follower reset -----------------------------------------------------------------
+def _pm2_cluster(brokers: int) -> Cluster:
+    return Cluster(name="pm2-zk-follower-reset", timezone="Europe/Madrid", kafka_version="2.4.1",
+                   java_version="11.0.20", brokers=brokers, topics=USER_TOPICS, zk_session_timeout_ms=18000,
+                   zk_servers=3, groups=("orders-app", "search-indexer"))
+
+
+def _pm2_events(c: Cluster, start: int, end: int) -> Events:
+    return Events(script=pm.FollowerResetScript(leader=2, follower=3, reset_ms=start + 25 * 60_000 + 377))
+
+
+def _pm2_expected(st: ClusterState, start: int, end: int) -> list[dict]:
+    sc = st.ev.script
+    if sc.reset_ms >= end:
+        return []
+    return [incident(st.c.name, "zk_follower_disconnect", f"zk-{sc.follower}", sc.reset_ms,
+                     f"leader zk-{sc.leader}: 'Closing connection to peer due to transaction timeout' (tickTime 2000 x "
+                     f"syncLimit 5); follower: 'Exception when following the leader' Connection reset, 'Was connected "
+                     f"for {pm.PM2_CONNECTED_MS}ms', 'FOLLOWING - LEADER ELECTION TOOK - {pm.PM2_ELECTION_MS} MS'")]
+
+
+# --- pm4: ZooKeeper session expiry of broker 8 -> leader election storm ----------------------------
+PM4_BROKER = 8
+
+
+def _pm4_cluster(brokers: int) -> Cluster:
+    if brokers < 3:
+        raise ValueError(f"scenario pm4-zk-expiry-storm needs at least 3 brokers (6, 7, 8), got {brokers}")
+    return Cluster(name="pm4-zk-expiry-storm", timezone="Asia/Tokyo", kafka_version="2.2.1", java_version="1.8.0_382",
+                   brokers=brokers, first_broker_id=6, controller_id=6, topics=USER_TOPICS, zk_session_timeout_ms=6000,
+                   groups=("orders-app", "payments-processor", "clickstream-etl", "fraud-detector", "audit-sink"))
+
+
+def _pm4_events(c: Cluster, start: int, end: int) -> Events:
+    return Events(script=pm.ExpiryStormScript(pm.SessionLoss(PM4_BROKER, start + 35 * 60_000 + 512, 0)))
+
+
+def _pm4_expected(st: ClusterState, start: int, end: int) -> list[dict]:
+    loss, c = st.ev.script.loss, st.c
+    if loss.expired_ms >= end:
+        return []
+    moved = st.ev.script.moved(st)
+    offsets = sum(1 for tn, _ in moved if tn == OFFSETS_TOPIC)
+    return [incident(c.name, "zk_session_expired", f"broker-{PM4_BROKER}", loss.expired_ms,
+                     f"ZooKeeper: 'Expiring session ... timeout of {c.zk_session_timeout_ms}ms exceeded'; broker "
+                     f"{PM4_BROKER}: 'Unable to reconnect to ZooKeeper service, session ... has expired'"),
+            incident(c.name, "leader_election_storm", f"broker-{PM4_BROKER}", loss.expired_ms + 17,
+                     f"controller {c.controller_id}: 'Broker failure callback for {PM4_BROKER}'; {len(moved)} partitions "
+                     f"led by {PM4_BROKER} move Online -> Offline -> new leader, {offsets} of them __consumer_offsets "
+                     f"(their groups rebalance); entity: the broker whose loss started it")]
+
+
+# --- pm5: broker 3 flaps; its leader epoch stays at 426 while the controller goes to 435 -------------
+PM5_BROKER = 3
+
+
+def _pm5_cluster(brokers: int) -> Cluster:
+    if brokers < PM5_BROKER:
+        raise ValueError(f"scenario pm5-metadata-divergence needs at least {PM5_BROKER} brokers, got {brokers}")
+    return Cluster(name="pm5-metadata-divergence", timezone="America/Chicago", kafka_version="2.1.1",
+                   java_version="1.8.0_382", brokers=brokers, topics=USER_TOPICS, zk_session_timeout_ms=6000,
+                   groups=("orders-app", "payments-processor"))
+
+
+def _pm5_events(c: Cluster, start: int, end: int) -> Events:
+    p = next(p for p in range(c.topic("payments").partitions) if c.replicas("payments", p)[0] == PM5_BROKER)
+    losses = tuple(pm.SessionLoss(PM5_BROKER, start + m * 60_000 + 417, i) for i, m in enumerate((10, 20, 31, 44)))
+    return Events(script=pm.DivergenceScript(losses, "payments", p))
+
+
+def _pm5_expected(st: ClusterState, start: int, end: int) -> list[dict]:
+    sc, c, b = st.ev.script, st.c, PM5_BROKER
+    losses = [loss for loss in sc.losses if loss.expired_ms < end]
+    if not losses:
+        return []
+    out = [incident(c.name, "zk_session_expired", f"broker-{b}", losses[0].expired_ms,
+                    f"broker {b} loses its ZooKeeper session {len(sc.losses)} times in "
+                    f"{(sc.losses[-1].expired_ms - sc.losses[0].expired_ms) // 60_000} minutes")]
+    if len(losses) >= 2:
+        out.append(incident(c.name, "broker_flapping", f"broker-{b}", losses[0].expired_ms,
+                            "repeated session loss and re-registration of /brokers/ids/3 within 40 minutes"))
+    out.append(incident(c.name, "metadata_divergence", f"{sc.topic}-{sc.partition}@broker-{b}", sc.diverged_ms(),
+                        f"controller moves {sc.topic}-{sc.partition} to LeaderEpoch {pm.PM5_STUCK_EPOCH + 1}.."
+                        f"{pm.PM5_STUCK_EPOCH + len(sc.epoch_changes(st))}; broker {b} stays at {pm.PM5_STUCK_EPOCH}; "
+                        f"followers get NotLeaderForPartition"))
+    sat = pm.first_sample(st, b, start, end, sc.saturated)
+    if sat is not None:
+        out.append(incident(c.name, "request_queue_saturation", f"broker-{b}", sat,
+                            f"RequestQueueSize at queued.max.requests={pm.PM5_QUEUED_MAX_REQUESTS}, "
+                            f"RequestHandlerAvgIdlePercent ~0.02"))
+    return out
+
+
 CATALOGUE: dict[str, Scenario] = {
     s.name: s for s in (
         Scenario("healthy", "Kafka 2.8.2 healthy cluster: compacting cleaner, quiet ZooKeeper, no errors",
-                 _healthy_cluster, lambda c, s, e: Events(), lambda st, s, e: []),
+                 _healthy_cluster, lambda c, s, e: Events(), _with_exposure(lambda st, s, e: [])),
+        Scenario("pm1-deadlock", "post-mortem 1: Kafka 0.10.1.0 Java-level deadlock on broker 219, ISR {219}, FD growth",
+                 _pm1_cluster, _pm1_events, _with_exposure(_pm1_expected)),
+        Scenario("pm2-zk-follower-reset", "post-mortem 2: ZooKeeper follower reset by the leader's transaction timeout",
+                 _pm2_cluster, _pm2_events, _with_exposure(_pm2_expected)),
         Scenario("pm3-dead-cleaner", "post-mortem 3: dead log cleaner, __consumer_offsets-38 bloat, slow group load",
-                 _pm3_cluster, _pm3_events, _pm3_expected),
+                 _pm3_cluster, _pm3_events, _with_exposure(_pm3_expected)),
+        Scenario("pm4-zk-expiry-storm", "post-mortem 4: broker 8's ZooKeeper session expires, leader election storm",
+                 _pm4_cluster, _pm4_events, _with_exposure(_pm4_expected)),
+        Scenario("pm5-metadata-divergence", "post-mortem 5: broker 3 flaps, stuck at LeaderEpoch 426, queue saturated",
+                 _pm5_cluster, _pm5_events, _with_exposure(_pm5_expected)),
     )
 }

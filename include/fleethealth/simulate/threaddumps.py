@@ -1,6 +1,7 @@
 """`jstack` thread dumps: `threaddumps/jstack-YYYY-MM-DDTHH-MM-SS.txt` (local time), one per broker-hour."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from .clock import LocalClock
@@ -33,6 +34,21 @@ EPOLL = ["sun.nio.ch.EPollArrayWrapper.epollWait(Native Method)",
          "sun.nio.ch.SelectorImpl.lockAndDoSelect(SelectorImpl.java:86)",
          "- locked <{lock}> (a sun.nio.ch.Util$3)",
          "sun.nio.ch.SelectorImpl.select(SelectorImpl.java:97)"]
+
+
+@dataclass(frozen=True)
+class DeadlockedThread:
+    name: str
+    frames: tuple[str, ...]   # may hold "- locked <{L:key}> (a class)" / "- waiting to lock <{L:key}> (a class)"
+    waits_for: str            # lock key it waits to lock
+    holder: str               # thread holding that lock
+
+
+@dataclass(frozen=True)
+class Deadlock:
+    """A Java-level deadlock cycle: the threads (in cycle order) and the class of each lock key."""
+    threads: tuple[DeadlockedThread, ...]
+    lock_classes: dict
 
 
 def _thread_specs(state: ClusterState, broker: int, ms: int) -> list[tuple[str, bool, str, str, list[str]]]:
@@ -143,6 +159,9 @@ def _jdk11_frame(frame: str) -> str:
 def render(state: ClusterState, broker: int, clock: LocalClock, ms: int) -> str:
     c = state.c
     r = state.rng("jstack", broker, ms)
+    dl = state.ev.script.deadlock(state, broker, ms) if state.ev.script is not None else None
+    locks = {k: f"0x00000000{r.getrandbits(32):08x}" for k in (dl.lock_classes if dl else ())}
+    blocked = {t.name: t for t in (dl.threads if dl else ())}
     rs = state.restart_of(broker)
     jvm_start = rs.start_ms - 1_500 if rs and ms >= rs.start_ms else ms - 86_400_000 * 9 - 5_123_456
     elapsed = (ms - jvm_start) / 1000
@@ -151,6 +170,9 @@ def render(state: ClusterState, broker: int, clock: LocalClock, ms: int) -> str:
     lines = [clock.plain(ms), f"Full thread dump OpenJDK 64-Bit Server VM ({vm}):", ""]
     n = 0
     for name, daemon, hstate, tstate, frames in _thread_specs(state, broker, ms):
+        if name in blocked:
+            hstate, tstate = "waiting for monitor entry", "BLOCKED (on object monitor)"
+            frames = [f.format(**{f"L{k}": v for k, v in locks.items()}) for f in blocked[name].frames]
         n = 1 if name == "main" else max(n + 1, 18) + r.randrange(3)
         tid = f"0x00007f{r.getrandbits(40):010x}"
         nid = f"0x{0x1a00 + n * 7:x}"
@@ -177,7 +199,29 @@ def render(state: ClusterState, broker: int, clock: LocalClock, ms: int) -> str:
         lines.append(f'"{name}" os_prio=0 {cpu}tid={tid} nid=0x{0x1900 + n:x} {st} ')
         lines.append("")
     lines.append(f"JNI global refs: {r.randint(20, 60)}" + (f", weak refs: {r.randint(0, 3)}" if jdk11 else ""))
+    if dl:
+        lines += _deadlock_report(dl, locks, r, jdk11)
     return "\n".join(lines) + "\n\n"
+
+
+def _deadlock_report(dl: Deadlock, locks: dict, r, jdk11: bool) -> list[str]:
+    """jstack's report after the thread list: the cycle, then the threads' stacks."""
+    monitors = {k: f"0x00007f{r.getrandbits(40):010x}" for k in locks}
+    out = ["", "", "Found one Java-level deadlock:", "============================="]
+    for t in dl.threads:
+        out += [f'"{t.name}":',
+                f"  waiting to lock monitor {monitors[t.waits_for]} (object {locks[t.waits_for]}, a "
+                f"{dl.lock_classes[t.waits_for]}),",
+                f'  which is held by "{t.holder}"']
+    out += ["", "Java stack information for the threads listed above:",
+            "==================================================="]
+    for t in dl.threads:
+        out.append(f'"{t.name}":')
+        for f in t.frames:
+            f = f.format(**{f"L{k}": v for k, v in locks.items()})
+            out.append("\t" + f if f.startswith("- ") else "\tat " + (_jdk11_frame(f) if jdk11 else f))
+    out += ["", "Found 1 deadlock."]
+    return out
 
 
 def capture_time(state: ClusterState, broker: int, h0: int) -> int:

@@ -22,12 +22,12 @@ SNAP = "Snapshot Thread:FileTxnSnapLog@{line}"
 
 
 class ZkLog:
-    def __init__(self, state: ClusterState, clock: LocalClock, folder: Path):
+    def __init__(self, state: ClusterState, clock: LocalClock, folder: Path, myid: int = 1):
         self.s = state
         self.c = state.c
         self.clock = clock
         self.folder = folder
-        self.myid = self.c.zk_host.zk_myid
+        self.myid = myid
         folder.mkdir(parents=True, exist_ok=True)
 
     def rec(self, ms, level, thread, msg):
@@ -49,7 +49,8 @@ class ZkLog:
                                 f"Closed socket connection for client /{client_ip}:{port} which had sessionid {sid}"))
 
     def hour_records(self, h0: int) -> list:
-        r = self.s.rng("zk", h0)
+        # the brokers' server (myid 1) keeps its historical random stream; the others get their own
+        r = self.s.rng("zk", h0) if self.myid == 1 else self.s.rng("zk", self.myid, h0)
         h1 = h0 + HOUR_MS
         out = []
         # short-lived admin clients (kafka-topics.sh / kafka-configs.sh with --zookeeper)
@@ -68,8 +69,10 @@ class ZkLog:
             out.append(self.rec(t + 1, "INFO", SYNC.format(myid=self.myid, line=218),
                                 f"Creating new log file: log.{zxid}"))
             t += r.randint(900_000, 1_500_000)
+        if self.s.ev.script is not None:
+            out.extend(self.s.ev.script.zk_records(self, h0, h1))
         # broker restarts: the old session is closed cleanly, a new one is established
-        for rs in self.s.ev.restarts:
+        for rs in (self.s.ev.restarts if self.myid == 1 else ()):
             ip = self.c.broker_ip(rs.broker)
             old_sid = self.s.zk_session_id(rs.broker, 0)
             new_sid = self.s.zk_session_id(rs.broker, 1)

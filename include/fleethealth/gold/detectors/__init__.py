@@ -10,9 +10,9 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from fleethealth.gold.detectors import data_missing, log_cleaner_dead, offsets_partition_bloat
+from fleethealth.gold.detectors import data_missing, known_bug_exposure, log_cleaner_dead, offsets_partition_bloat
 
-DETECTORS = {m.KIND: m for m in (log_cleaner_dead, offsets_partition_bloat, data_missing)}
+DETECTORS = {m.KIND: m for m in (log_cleaner_dead, offsets_partition_bloat, data_missing, known_bug_exposure)}
 FINDING_COLUMNS = ["cluster", "kind", "severity", "entity", "first_seen", "last_seen", "evidence", "known_bug", "hour"]
 
 

@@ -1,0 +1,44 @@
+"""known_bug_exposure: a broker runs a Kafka version inside the affected range of catalogued bugs.
+
+Signal: the inventory's `kafka_version` of each broker against known_bugs.yaml (ranges compared as
+numeric versions in Spark). One finding per broker-hour naming every bug id (known_bug column,
+comma-separated, sorted as text) and why: the version and each bug's affected range.
+"""
+from __future__ import annotations
+
+from pyspark.sql import functions as F
+
+from fleethealth import known_bugs
+
+KIND = "known_bug_exposure"
+
+
+def exposures(hosts, ranges):
+    """(cluster, host, broker_id, kafka_version, bug_id, affected, summary) for every affected broker."""
+    brokers = (hosts.where((F.col("role") == "kafka") & F.col("kafka_version").isNotNull())
+               .select("cluster", "host", "broker_id", "kafka_version",
+                       known_bugs.version_key_col(F.col("kafka_version")).alias("vkey")))
+    inside = ((F.col("from_key").isNull() | (F.col("from_key") <= F.col("vkey")))
+              & (F.col("to_key").isNull() | (F.col("vkey") < F.col("to_key"))))
+    return (brokers.join(F.broadcast(ranges), inside, "inner")
+            .select("cluster", "host", "broker_id", "kafka_version", "bug_id", "component", "affected", "summary"))
+
+
+def detect(facts, thresholds):
+    from fleethealth.gold.detectors import finding
+
+    spark = facts.hosts.sparkSession
+    ranges = known_bugs.ranges_frame(spark)
+    per_broker = (exposures(facts.hosts, ranges)
+                  .groupBy("cluster", "host", "broker_id", "kafka_version")
+                  .agg(F.array_sort(F.collect_set(F.struct("bug_id", "affected", "summary"))).alias("bugs"))
+                  .withColumn("hour", facts.hour_col))
+    evidence = F.format_string(
+        "inventory kafka_version %s of %s is in the affected range of %d catalogued bug(s): %s",
+        F.col("kafka_version"), F.col("host"), F.size("bugs"),
+        F.array_join(F.transform("bugs", lambda b: F.concat(b["summary"], F.lit(" affected "), b["affected"])), "; "))
+    return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
+                   entity=F.format_string("broker-%d", F.col("broker_id")),
+                   first_seen=F.col("hour"), last_seen=F.col("hour") + F.expr("INTERVAL 3599 SECONDS"),
+                   evidence=evidence, hour=F.col("hour"),
+                   known_bug=F.array_join(F.transform("bugs", lambda b: b["bug_id"]), ","))

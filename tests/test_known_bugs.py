@@ -1,0 +1,148 @@
+"""Tests of the known-bug catalogue (known_bugs.yaml / fleethealth.known_bugs) and the
+known_bug_exposure detector at both sides of a fix (SPEC §5 known_bug_exposure, §6 post-mortem 1)."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from fleethealth import known_bugs
+from fleethealth.known_bugs import KnownBugError, bugs_affecting, compare_versions, version_key
+
+POST_MORTEM_1 = {"KAFKA-3994", "KAFKA-4399", "KAFKA-4477", "KAFKA-4478", "KAFKA-4562"}
+CLEANER = {"KAFKA-2235", "KAFKA-3894", "KAFKA-4497", "KAFKA-5413", "KAFKA-6834", "KAFKA-6854", "KAFKA-7215",
+           "KAFKA-8335", "KAFKA-16574"}
+
+
+def test_catalogue_loads_with_every_brief_bug_and_a_source():
+    bugs = known_bugs.load()
+    assert {b.id for b in bugs} == POST_MORTEM_1 | {"KAFKA-5970"} | CLEANER
+    for b in bugs:
+        assert b.source.startswith(("https://github.com/apache/kafka/pull/", "https://issues.apache.org/jira/browse/"))
+        assert b.affected and b.title and b.component
+    # every entry says what could not be confirmed rather than passing it off as fact
+    assert all(b.unverified for b in bugs if b.source.startswith("https://issues.apache.org/"))
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    ("0.10.1.0", "0.10.1.1", -1), ("0.10.1.1", "0.10.1.0", 1), ("0.10.2.2", "0.11.0.0", -1),
+    ("0.11.0.3", "1.0.0", -1), ("1.0.0", "1.0.0.0", 0), ("2.8.2", "2.10.0", -1), ("3.6.0", "3.6.0-rc1", 0),
+    ("2.8.2", "3.6.0", -1), ("10.0", "9.9.9", 1),
+])
+def test_version_order(a, b, expected):
+    assert compare_versions(a, b) == expected
+
+
+def test_version_key_rejects_non_versions():
+    assert version_key("0.10.1.0") == (0, 10, 1, 0) and version_key("2.8.2") == (2, 8, 2, 0)
+    for bad in ("", "latest", "v2.8.2", "2"):
+        with pytest.raises(ValueError, match="not a Kafka version"):
+            version_key(bad)
+
+
+def test_bugs_affecting_the_post_mortem_versions():
+    ids = lambda v: {b.id for b in bugs_affecting(v)}  # noqa: E731
+    # post-mortem 1: 0.10.1.0 has the coordinator deadlocks; 0.10.1.1 fixes them but brings KAFKA-5970
+    assert POST_MORTEM_1 <= ids("0.10.1.0") and "KAFKA-5970" not in ids("0.10.1.0")
+    assert not POST_MORTEM_1 & ids("0.10.1.1") and "KAFKA-5970" in ids("0.10.1.1")
+    assert ids("1.1.0") == {"KAFKA-6834", "KAFKA-6854", "KAFKA-7215", "KAFKA-8335"}
+    assert ids("1.1.1") == {"KAFKA-6834", "KAFKA-7215", "KAFKA-8335"}   # KAFKA-6854 fixed in 1.1.1
+    assert ids("2.8.2") == set()
+    assert ids("3.6.0") == {"KAFKA-16574"} and ids("3.9.0") == set()
+    assert ids("2.2.0") == {"KAFKA-8335"} and ids("2.2.1") == set()
+
+
+def test_signature_matching_of_the_post_mortem_1_deadlock():
+    cycle = dict(threads=["executor-Heartbeat", "group-metadata-manager-0", "kafka-request-handler-3"],
+                 lock_classes=["kafka.coordinator.GroupMetadata", "java.util.LinkedList"])
+    ids = lambda version, **seen: [b.id for b in known_bugs.bugs_matching(version, **seen)]  # noqa: E731
+    assert ids("0.10.1.0", **cycle) == ["KAFKA-3994", "KAFKA-4399", "KAFKA-4478", "KAFKA-4562"]
+    assert ids("0.10.1.1", **cycle) == []          # the same cycle is not one of these bugs after the fix
+    assert ids(None, threads=["kafka-request-handler-1", "executor-Heartbeat"],
+               lock_classes=["kafka.coordinator.group.GroupMetadata", "kafka.server.DelayedProduce"]) == ["KAFKA-5970"]
+    assert ids("0.10.1.0", log_line="java.io.IOException: Connection to 219 was disconnected before the response "
+                                    "was read") == ["KAFKA-4477"]
+    assert ids("1.1.0", log_line="[kafka-log-cleaner-thread-0]: Error due to") == ["KAFKA-7215"]
+    assert ids("2.8.2", log_line="[kafka-log-cleaner-thread-0]: Error due to") == []
+
+
+GOOD = """
+bugs:
+  - id: KAFKA-1
+    title: t
+    component: log-cleaner
+    affected: [{from: "1.0.0", to: "1.1.0"}]
+    fixed_in: ["1.1.0"]
+    signature: {threads: ['^x$'], lock_classes: [], log_lines: []}
+    source: https://issues.apache.org/jira/browse/KAFKA-1
+"""
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("source: https://issues", "source: http://issues"), r"bad\.yaml: KAFKA-1: `source` must be an https:// URL"),
+    (('to: "1.1.0"', 'to: "latest"'), r"bad\.yaml: KAFKA-1: affected\[0\]\.to: not a Kafka version: 'latest'"),
+    (('from: "1.0.0"', 'from: "1.2.0"'), r"bad\.yaml: KAFKA-1: affected\[0\]: `from` 1\.2\.0 is not older than `to` 1\.1\.0"),
+    (("    component: log-cleaner\n", ""), r"bad\.yaml: KAFKA-1: missing required key `component`"),
+    (("threads: ['^x$']", "threads: ['(']"), r"bad\.yaml: KAFKA-1: signature\.threads\[0\]: bad regex"),
+    (('fixed_in: ["1.1.0"]', 'fixed_in: ["1.0.5"]'), r"bad\.yaml: KAFKA-1: fixed_in 1\.0\.5 lies inside an affected range"),
+    (("id: KAFKA-1", "id: kafka-1"), r"bad\.yaml: kafka-1: `id` must look like KAFKA-1234"),
+    (("    title: t\n", "    title: t\n    fix: x\n"), r"bad\.yaml: KAFKA-1: unknown key\(s\) fix"),
+])
+def test_a_bad_entry_names_file_entry_and_key(tmp_path, edit, message):
+    path = tmp_path / "bad.yaml"
+    assert edit[0] in GOOD
+    path.write_text(GOOD.replace(*edit))
+    with pytest.raises(KnownBugError, match=message):
+        known_bugs.load(path)
+
+
+def test_good_file_and_duplicates(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(GOOD)
+    (bug,) = known_bugs.load(path)
+    assert bug.affects("1.0.0") and bug.affects("1.0.9") and not bug.affects("1.1.0") and not bug.affects("0.11.0.3")
+    path.write_text(GOOD + GOOD.split("bugs:\n", 1)[1])
+    with pytest.raises(KnownBugError, match=r"bad\.yaml: KAFKA-1: duplicate id"):
+        known_bugs.load(path)
+    with pytest.raises(KnownBugError, match=r"nope\.yaml: cannot read"):
+        known_bugs.load(tmp_path / "nope.yaml")
+
+
+# --- Spark: the same order as a column, and the detector -------------------------------------------
+@pytest.mark.spark
+def test_version_key_column_matches_python(spark):
+    from pyspark.sql import functions as F
+
+    versions = ["0.10.1.0", "0.10.1.1", "1.1.0", "2.8.2", "3.6.0", "3.6.0-rc1", "1.0"]
+    df = spark.createDataFrame([(v,) for v in versions + ["bad", None]], "v string")
+    got = {r.v: r.k for r in df.select("v", known_bugs.version_key_col(F.col("v")).alias("k")).collect()}
+    assert got == {**{v: list(version_key(v)) for v in versions}, "bad": None, None: None}
+
+
+HOUR = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
+
+
+def _detect(spark, versions: dict[int, str | None]):
+    from fleethealth import silver, thresholds
+    from fleethealth.gold.detectors import known_bug_exposure
+    from fleethealth.gold.facts import Facts
+
+    rows = [("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["kafka", "jmx"]) for b, v in versions.items()]
+    rows.append(("c1", "c1-zk-1", "zookeeper", None, 1, None, "UTC", 50, ["zookeeper"]))
+    hosts = spark.createDataFrame(rows, silver.HOSTS_SCHEMA)
+    facts = Facts(HOUR, hosts, None, None, None, None, None)
+    return {r.entity: r for r in known_bug_exposure.detect(facts, thresholds.load()).collect()}
+
+
+@pytest.mark.spark
+def test_known_bug_exposure_at_both_sides_of_the_fix(spark):
+    found = _detect(spark, {217: "0.10.1.0", 218: "0.10.1.1", 219: "2.8.2", 220: None})
+    assert set(found) == {"broker-217", "broker-218"}   # 2.8.2: nothing catalogued; no version: no claim
+    f217 = found["broker-217"]
+    assert f217.kind == "known_bug_exposure" and f217.severity == "minor" and f217.cluster == "c1"
+    assert f217.known_bug == "KAFKA-3994,KAFKA-4399,KAFKA-4477,KAFKA-4478,KAFKA-4497,KAFKA-4562,KAFKA-5413,KAFKA-6834,KAFKA-7215"
+    assert f217.evidence.startswith("inventory kafka_version 0.10.1.0 of c1-kafka-217 is in the affected range of 9 ")
+    assert "KAFKA-3994 (group-coordinator: " in f217.evidence and "affected [0.10.0.0, 0.10.1.1)" in f217.evidence
+    assert f217.first_seen == HOUR.replace(tzinfo=None) and f217.hour == HOUR.replace(tzinfo=None)
+    assert (f217.last_seen - f217.first_seen).total_seconds() == 3599
+    assert found["broker-218"].known_bug == "KAFKA-5413,KAFKA-5970,KAFKA-6834,KAFKA-7215"
