@@ -3,6 +3,7 @@ cluster/host/source, with a manifest of size + sha256; re-pulling is harmless)."
 from __future__ import annotations
 
 import hashlib
+import re
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -171,19 +172,23 @@ def test_file_over_cap_raises_naming_host_and_file(fleet, monkeypatch):
     assert read_manifests(HOUR, lake) == []
 
 
-def test_sftp_host_is_not_available_yet(fleet):
+def test_sftp_host_without_its_connection_fails_naming_host_and_connection(fleet):
     lake = fleet / "lake"
     inv = load_inventory(fleet / "inventory.yaml")
-    with pytest.raises(PullError, match=r"^b-kafka-2: transport 'sftp'"):
+    with pytest.raises(PullError, match=r"^b-kafka-2: Airflow connection 'fleet_ssh' not found"):
         pull_host(inv.host("b-kafka-2"), "Europe/Berlin", HOUR, lake)
     assert not (lake / "landing" / "2026-11-20T10" / "berlin" / "b-kafka-2").exists()
+    assert not (lake / "landing" / "2026-11-20T10" / "berlin" / "b-kafka-2.partial").exists()
 
 
-def test_pull_hour_stops_at_sftp_host_after_local_hosts(fleet):
+def test_pull_hour_pulls_every_host_and_names_the_failed_ones(fleet):
     lake = fleet / "lake"
     inv = load_inventory(fleet / "inventory.yaml")
-    with pytest.raises(PullError, match="b-kafka-2"):
+    with pytest.raises(pull.HostsFailed) as err:
         pull_hour(inv, HOUR, lake)
+    assert [e.split(":")[0] for e in err.value.errors] == ["b-kafka-2"]
+    assert sorted((r.host, r.source) for r in err.value.landed) == [
+        ("b-kafka-1", "jmx"), ("b-kafka-1", "kafka"), ("b-zk-1", "zookeeper")]
     assert sorted((r.host, r.source) for r in read_manifests(HOUR, lake)) == [
         ("b-kafka-1", "jmx"), ("b-kafka-1", "kafka"), ("b-zk-1", "zookeeper")]
 
@@ -201,3 +206,65 @@ def test_pull_hour_all_local_hosts(fleet, lakehouse):
 
 def test_read_manifests_of_unpulled_hour_is_empty(tmp_path):
     assert read_manifests(HOUR, tmp_path / "lake") == []
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "../etc/passwd", "/etc/passwd", "a/b", "a\\b", "x\0y", ".swp"])
+def test_remote_names_that_are_not_plain_file_names_are_never_landed(name):
+    assert not pull._safe_name(name)
+
+
+def test_a_landing_target_outside_the_host_folder_is_refused(tmp_path):
+    (tmp_path / "host.partial").mkdir()
+    (tmp_path / "host.partial" / "kafka").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(PullError, match="would land outside"):
+        pull._inside(tmp_path / "host.partial", tmp_path / "host.partial" / "kafka" / "server.log")
+    assert pull._inside(tmp_path / "host.partial", tmp_path / "host.partial" / "zookeeper" / "zookeeper.log")
+
+
+@pytest.mark.parametrize("url, message", [
+    ("http://user:secret@127.0.0.1:8778/jolokia/", "must not carry credentials"),
+    ("file:///etc/passwd", "not an http(s) Jolokia URL"),
+    ("http://127.0.0.1:9/jolokia/", "cannot reach Jolokia"),
+])
+def test_jolokia_urls_that_cannot_be_read_give_one_clear_error(url, message):
+    from fleethealth.transports import TransportError, jolokia
+
+    with pytest.raises(TransportError, match=re.escape(message)):
+        jolokia.read(url, "kafka", timeout=2)
+
+
+def test_the_live_read_asks_for_every_mbean_silver_uses():
+    from fleethealth import mbeans
+
+    reads = mbeans.jolokia_requests("kafka")
+    assert {(r["mbean"], r["attribute"]) for r in reads} == {
+        ("kafka.log:type=Log,name=Size,topic=__consumer_offsets,*", "Value"),
+        ("kafka.log:type=LogCleaner,name=DeadThreadCount,*", "Value"),
+        ("kafka.log:type=LogCleanerManager,name=time-since-last-run-ms,*", "Value"),
+        ("java.lang:type=OperatingSystem,*", "OpenFileDescriptorCount"),
+        ("java.lang:type=OperatingSystem,*", "MaxFileDescriptorCount")}
+    assert [r["mbean"] for r in mbeans.jolokia_requests("zookeeper")] == ["java.lang:type=OperatingSystem,*"] * 2
+
+
+def test_a_failed_live_read_still_lands_the_files_and_fails_the_pull(fleet):
+    text = INVENTORY.replace("{host: b-kafka-1, role: kafka, broker_id: 1, kafka_version: 3.6.1}",
+                             "{host: b-kafka-1, role: kafka, broker_id: 1, kafka_version: 3.6.1, "
+                             "jolokia_url: 'http://127.0.0.1:9/jolokia/'}")
+    (fleet / "inventory.yaml").write_text(text)
+    inv = load_inventory(fleet / "inventory.yaml")
+    lake = fleet / "lake"
+    with pytest.raises(PullError, match=r"^b-kafka-1: live Jolokia read failed \(127\.0\.0\.1:9: cannot reach"):
+        pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake, now=HOUR + pull.HOUR)
+    assert sorted((r.source, Path(r.file).name) for r in read_manifests(HOUR, lake)) == [
+        ("jmx", "jolokia.jsonl.2026-11-20-11"), ("kafka", "server.log.2026-11-20-11")]
+
+
+def test_an_empty_file_lands_nothing_and_hides_nothing(fleet):
+    lake = fleet / "lake"
+    inv, hosts = local_hosts(fleet)
+    put(fleet / "fleet" / "berlin" / "b-kafka-1" / "kafka" / "controller.log", b"", INSIDE)
+    first = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake)
+    assert "controller.log" not in [Path(r.file).name for r in first]
+    later = datetime(2026, 11, 20, 11, tzinfo=UTC)
+    landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", later, lake)
+    assert [(Path(r.file).name, r.offset) for r in landed] == [("server.log.2026-11-20-12", 0)]

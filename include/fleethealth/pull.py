@@ -1,26 +1,55 @@
-"""Pull: copy each host's files of one hour into landing, with a manifest (SPEC §4 landing).
+"""Pull: copy what is new on each host for one hour into landing, with a manifest (SPEC §4 landing).
 
 Landing layout: <lakehouse>/landing/<YYYY-MM-DDTHH>/<cluster>/<host>/<source>/<file>, and per host
-`_manifest.json` (file, source, size, sha256, mtime, pulled_at). Pulling a host-hour again replaces
-its folder, so re-pulling is harmless.
+`_manifest.json` (file, source, size, sha256, mtime, pulled_at, remote path, offset). A host's files
+are fetched into `<host>.partial` and renamed over `<host>` at the end: a host-hour folder is
+replaced as a whole, never half-written, and a failed pull leaves the previous one in place.
+
+Which files: those that cover the hour (`hours.file_span`): hourly-rolled `*.log.YYYY-MM-DD-HH` of
+that hour; size-rolled and live files whose mtime falls in it. Transports: `local`, `sftp`
+(`fleethealth.transports`); hosts with a `jolokia_url` (and `http` hosts) also get a live Jolokia
+read of their MBeans while the hour is recent (<= LIVE_WINDOW after its end; a backfill keeps the
+reads landed before).
+
+Only what is new is pulled. Per host, a state file (<lakehouse>/landing/_state/<cluster>/<host>.json)
+records each file by identity -- sha256 of its first IDENTITY_BYTES bytes, so a rename such as
+zookeeper.log -> zookeeper.log.1 is the same file -- with the byte ranges already landed and for
+which hour. A file seen before lands only its bytes after the last landed range (a live file's new
+lines); an unchanged file lands nothing. Re-pulling an hour lands again exactly that hour's ranges,
+also from a live file that changed (or was renamed by its size roll) since.
+
+Why pulling the same lines twice never duplicates rows downstream: (1) a byte of a file is landed
+for one hour only (the ranges above); (2) re-pulling an hour replaces its host folders as a whole;
+(3) bronze/silver/gold rewrite an hour with Delta replaceWhere, so a re-run replaces, never appends.
+A live file is cut after its last newline, so a line being written is landed whole the next time.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
+import posixpath
 import shutil
 import time
-from dataclasses import asdict, dataclass
-from datetime import datetime
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from fleethealth import config
-from fleethealth.hours import file_span, in_hour
+from fleethealth.hours import HOUR, file_span, hour_label, in_hour
 from fleethealth.inventory import SOURCES, Host, Inventory
-from fleethealth.transports import local
+from fleethealth.transports import TransportError, open_transport
+from fleethealth.transports import jolokia
+
+log = logging.getLogger(__name__)
 
 MANIFEST = "_manifest.json"
+STATE = "_state"
 MAX_FILE_BYTES = 2 * 1024**3
+IDENTITY_BYTES = 1024
+LIVE_WINDOW = timedelta(hours=1)      # live Jolokia reads are taken for an hour until this after its end
+STATE_KEEP = timedelta(days=14)       # forget files last landed longer ago than this
 
 
 class PullError(RuntimeError):
@@ -37,10 +66,30 @@ class Landed:
     sha256: str
     mtime: float
     pulled_at: float
+    remote: str = ""   # path on the host ("" for a live read)
+    offset: int = 0    # first byte of the remote file in this landed file (> 0: a live file's new lines)
+
+
+@dataclass
+class Seen:
+    """A file of a host as the state file knows it: identity and the byte ranges landed per hour."""
+    head: str                   # sha256 of its first head_len bytes
+    head_len: int
+    remote: str
+    ranges: list[dict] = field(default_factory=list)   # {"hour", "start", "end"}
+    last_pulled: float = 0.0
+
+    @property
+    def end(self) -> int:
+        return max((r["end"] for r in self.ranges), default=0)
 
 
 def landing_hour_dir(hour: datetime, lakehouse=None) -> Path:
     return config.lakehouse_dir(lakehouse) / "landing" / hour.strftime("%Y-%m-%dT%H")
+
+
+def state_path(host: Host, lakehouse=None) -> Path:
+    return config.lakehouse_dir(lakehouse) / "landing" / STATE / host.cluster / f"{host.host}.json"
 
 
 def _sha256(path: Path) -> str:
@@ -52,45 +101,188 @@ def _sha256(path: Path) -> str:
 
 
 def _safe_name(name: str) -> bool:
-    return name not in ("", ".", "..") and "/" not in name and "\\" not in name and "\0" not in name
+    return (name not in ("", ".", "..") and not name.startswith(".")
+            and "/" not in name and "\\" not in name and "\0" not in name)
 
 
-def pull_host(host: Host, timezone: str, hour: datetime, lakehouse=None) -> list[Landed]:
-    """Land the files of `host` that cover `hour`; returns what landed."""
-    if host.transport != "local":
-        raise PullError(f"{host.host}: transport {host.transport!r} is not available yet")
+def _inside(folder: Path, path: Path) -> Path:
+    """`path`, after checking it resolves inside `folder` (no remote name may escape landing)."""
+    if not path.resolve().is_relative_to(folder.resolve()):
+        raise PullError(f"{path} would land outside {folder}")
+    return path
+
+
+def _load_state(path: Path) -> list[Seen]:
+    if not path.is_file():
+        return []
+    try:
+        return [Seen(**row) for row in json.loads(path.read_text())]
+    except (ValueError, TypeError) as exc:
+        raise PullError(f"{path}: unreadable pull state ({exc}); delete it to pull everything again") from None
+
+
+def _save_state(path: Path, seen: list[Seen], now: float) -> None:
+    keep = [s for s in seen if s.last_pulled >= now - STATE_KEEP.total_seconds()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps([asdict(s) for s in keep], indent=1))
+    os.replace(tmp, path)
+
+
+def _identify(seen: list[Seen], head: bytes) -> Seen | None:
+    """The known file whose first bytes are these (a short file that grew keeps its identity)."""
+    for s in seen:
+        if s.head_len and len(head) >= s.head_len and hashlib.sha256(head[:s.head_len]).hexdigest() == s.head:
+            return s
+    return None
+
+
+def _byte_range(known: Seen | None, size: int, hour: str) -> tuple[int, int | None]:
+    """[start, end) of the file to land for `hour`; end None: up to `size`. start == size: nothing new."""
+    if known is None or size < known.end:           # new, or truncated and rewritten: all of it
+        return 0, None
+    own = [r for r in known.ranges if r["hour"] == hour]
+    if own:
+        start = min(r["start"] for r in own)
+        later = [r["start"] for r in known.ranges if r["start"] > start]
+        return start, (min(later) if later else None)
+    return known.end, None
+
+
+def _cut_after_last_newline(path: Path) -> int:
+    """Truncate `path` after its last newline (a line being written lands whole next time); new size."""
+    size = path.stat().st_size
+    with path.open("rb+") as fh:
+        back = min(size, 1 << 20)
+        fh.seek(size - back)
+        tail = fh.read(back)
+        cut = tail.rfind(b"\n")
+        if cut == -1 or cut == len(tail) - 1:
+            return size
+        new = size - back + cut + 1
+        fh.truncate(new)
+        return new
+
+
+def pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse=None,
+              now: datetime | None = None) -> list[Landed]:
+    """Land what is new on `host` for `hour`; returns what landed (also in the host's manifest)."""
+    now = now or datetime.now(timezone.utc)
+    label = hour_label(hour)
     base = landing_hour_dir(hour, lakehouse)
     host_dir = base / host.cluster / host.host
     tmp = host_dir.with_name(host_dir.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    spath = state_path(host, lakehouse)
+    seen = _load_state(spath)
+    repull = any(r["hour"] == label for s in seen for r in s.ranges)
     landed: list[Landed] = []
-    for source in SOURCES:
-        folder = host.source_dir(source)
-        for rf in local.list_files(folder):
-            if not _safe_name(rf.name) or rf.name.startswith("."):
-                continue
-            if not in_hour(file_span(rf.name, rf.mtime, timezone), hour):
-                continue
-            if rf.size > MAX_FILE_BYTES:
-                raise PullError(f"{host.host}: {folder}/{rf.name} is {rf.size} bytes, over the cap")
-            target = tmp / source / rf.name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            local.fetch(folder, rf.name, target)
-            landed.append(Landed(host.cluster, host.host, source,
-                                 f"{host.cluster}/{host.host}/{source}/{rf.name}",
-                                 target.stat().st_size, _sha256(target), rf.mtime, time.time()))
-    tmp.mkdir(parents=True, exist_ok=True)
+    pulled_at = time.time()
+
+    def add(source: str, target: Path, remote: str, mtime: float, offset: int) -> None:
+        landed.append(Landed(host.cluster, host.host, source,
+                             f"{host.cluster}/{host.host}/{source}/{target.name}",
+                             target.stat().st_size, _sha256(target), mtime, pulled_at, remote, offset))
+
+    try:
+        with open_transport(host) as transport:
+            for source in SOURCES:
+                folder = host.source_dir(source)
+                for rf in transport.list_files(folder):
+                    if not _safe_name(rf.name):
+                        continue
+                    span = file_span(rf.name, rf.mtime, timezone_name)
+                    selected = in_hour(span, hour)
+                    # Re-pulling an hour: a file changed since may still hold bytes landed for it.
+                    if not selected and not (repull and span[0] == span[1] and rf.mtime >= hour.timestamp()):
+                        continue
+                    remote = posixpath.join(folder, rf.name)
+                    if rf.size > MAX_FILE_BYTES:
+                        raise PullError(f"{host.host}: {remote} is {rf.size} bytes, over the cap of "
+                                        f"{MAX_FILE_BYTES}")
+                    head = transport.head(folder, rf.name, IDENTITY_BYTES)
+                    known = _identify(seen, head)
+                    if not selected and (known is None or not any(r["hour"] == label for r in known.ranges)):
+                        continue
+                    start, end = _byte_range(known, rf.size, label)
+                    stop = rf.size if end is None else end
+                    if start >= stop:
+                        log.info("%s: %s unchanged since it was last pulled", host.host, remote)
+                        continue
+                    target = _inside(tmp, tmp / source / rf.name)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    transport.fetch(folder, rf.name, target, start, stop)
+                    # a live or size-rolled text file may still grow (compressed ones are final)
+                    if end is None and span[0] == span[1] and not rf.name.endswith(".gz"):
+                        stop = start + _cut_after_last_newline(target)
+                    if known is None:
+                        known = Seen(hashlib.sha256(head).hexdigest(), len(head), remote)
+                        seen.append(known)
+                    known.remote, known.last_pulled = remote, pulled_at
+                    known.ranges = [r for r in known.ranges if r["hour"] != label or r["start"] != start]
+                    known.ranges.append({"hour": label, "start": start, "end": stop})
+                    add(source, target, remote, rf.mtime, start)
+        live_error = None
+        if host.jolokia_url:
+            try:
+                _live_jmx(host, hour, now, host_dir, tmp, add)
+            except TransportError as exc:       # land the files anyway; the task fails and retries
+                live_error = exc
+    except TransportError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        message = str(exc)
+        raise PullError(message if message.startswith(f"{host.host}:") else f"{host.host}: {message}") from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     (tmp / MANIFEST).write_text(json.dumps([asdict(x) for x in landed], indent=1))
+    # State first: a crash before the rename loses nothing (a re-run lands this hour's ranges again).
+    _save_state(spath, seen, pulled_at)
     shutil.rmtree(host_dir, ignore_errors=True)
     tmp.rename(host_dir)
+    if live_error is not None:
+        raise PullError(f"{host.host}: live Jolokia read failed ({live_error}); "
+                        f"its {len(landed)} files landed")
     return landed
 
 
+def _live_jmx(host: Host, hour: datetime, now: datetime, host_dir: Path, tmp: Path, add) -> None:
+    """Keep the live reads landed before for this host-hour; add one now if the hour is recent."""
+    jmx = tmp / "jmx"
+    before = host_dir / MANIFEST
+    if before.is_file():
+        for row in json.loads(before.read_text()):
+            old = Landed(**row)
+            if old.source == "jmx" and not old.remote and (host_dir / "jmx" / Path(old.file).name).is_file():
+                jmx.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(host_dir / "jmx" / Path(old.file).name, jmx / Path(old.file).name)
+                add("jmx", jmx / Path(old.file).name, "", old.mtime, 0)
+    if hour <= now < hour + HOUR + LIVE_WINDOW:
+        target = jolokia.land(host.jolokia_url, host.role, jmx, now)
+        add("jmx", target, "", now.timestamp(), 0)
+
+
+class HostsFailed(PullError):
+    """Some hosts could not be pulled; the others landed (`landed`)."""
+
+    def __init__(self, errors: list[str], landed: list[Landed]):
+        self.errors, self.landed = errors, landed
+        super().__init__("\n".join(errors))
+
+
 def pull_hour(inventory: Inventory, hour: datetime, lakehouse=None) -> list[Landed]:
+    """Pull every host (one failing host does not stop the others); raises HostsFailed at the end."""
     out: list[Landed] = []
+    errors: list[str] = []
     for cluster in inventory.clusters:
         for host in cluster.hosts:
-            out.extend(pull_host(host, cluster.timezone, hour, lakehouse))
+            try:
+                out.extend(pull_host(host, cluster.timezone, hour, lakehouse))
+            except PullError as exc:
+                errors.append(str(exc))
+    if errors:
+        raise HostsFailed(errors, out)
     return out
 
 

@@ -1,1 +1,79 @@
-"""Pull transports: each lists a host's source folder and copies chosen files into landing."""
+"""Pull transports: list a host's source folder (name, size, mtime) and copy one file into landing.
+
+`open_transport(host)` gives the transport of an inventory host as a context manager:
+`local` (a directory tree) or `sftp` (an Airflow SSH connection). `http` hosts have no files: their
+JMX comes from a live Jolokia read (`fleethealth.transports.jolokia`), as does that of any host with
+a `jolokia_url`.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Protocol
+
+
+class TransportError(RuntimeError):
+    """A host could not be read: unreachable, refused, timed out, a file over the size cap..."""
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    name: str
+    size: int
+    mtime: float
+
+
+class Transport(Protocol):
+    def list_files(self, folder: str) -> list[RemoteFile]:
+        """Regular files directly in `folder`, sorted by name; no symlinks, no sub-folders; [] if absent."""
+
+    def head(self, folder: str, name: str, n: int) -> bytes:
+        """The first `n` bytes of `folder/name` (its identity, see fleethealth.pull)."""
+
+    def fetch(self, folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> None:
+        """Copy bytes [start, end) of `folder/name` into the new file `target`."""
+
+
+class NoFiles:
+    """The transport of an `http` host: it has no files to list."""
+
+    def list_files(self, folder: str) -> list[RemoteFile]:
+        return []
+
+    def head(self, folder, name, n) -> bytes:
+        raise TransportError(f"{folder}/{name}: an http host has no files")
+
+    def fetch(self, folder, name, target, start=0, end=None) -> None:
+        raise TransportError(f"{folder}/{name}: an http host has no files")
+
+
+@contextmanager
+def open_transport(host) -> Iterator[Transport]:
+    if host.transport == "local":
+        from fleethealth.transports.local import LocalTransport
+
+        yield LocalTransport()
+    elif host.transport == "sftp":
+        from fleethealth.transports.sftp import SftpTransport
+
+        with SftpTransport.connect(host) as transport:
+            yield transport
+    elif host.transport == "http":
+        yield NoFiles()
+    else:
+        raise TransportError(f"{host.host}: unknown transport {host.transport!r}")
+
+
+def copy_range(src, dst, start: int, end: int | None, what: str) -> None:
+    """Copy [start, end) from the open binary stream `src` (already at `start`) to `dst`."""
+    left = None if end is None else end - start
+    while left is None or left > 0:
+        block = src.read(1 << 20 if left is None else min(1 << 20, left))
+        if not block:
+            break
+        dst.write(block)
+        if left is not None:
+            left -= len(block)
+    if left:
+        raise TransportError(f"{what}: shrank while being read ({left} bytes short)")

@@ -1,16 +1,23 @@
 """`local` transport: the fleet's files are in a directory tree (an NFS archive, a shipper's target)."""
 from __future__ import annotations
 
-import shutil
-from dataclasses import dataclass
+import os
+import stat
 from pathlib import Path
 
+from fleethealth.transports import RemoteFile, TransportError, copy_range
 
-@dataclass(frozen=True)
-class RemoteFile:
-    name: str
-    size: int
-    mtime: float
+
+class LocalTransport:
+    def list_files(self, folder: str) -> list[RemoteFile]:
+        return list_files(folder)
+
+    def head(self, folder: str, name: str, n: int) -> bytes:
+        with _open(Path(folder) / name) as src:
+            return src.read(n)
+
+    def fetch(self, folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> None:
+        fetch(folder, name, target, start, end)
 
 
 def list_files(folder: str) -> list[RemoteFile]:
@@ -20,12 +27,25 @@ def list_files(folder: str) -> list[RemoteFile]:
         return []
     out = []
     for entry in sorted(root.iterdir()):
-        if entry.is_symlink() or not entry.is_file():
+        st = entry.lstat()
+        if not stat.S_ISREG(st.st_mode):
             continue
-        st = entry.stat()
         out.append(RemoteFile(entry.name, st.st_size, st.st_mtime))
     return out
 
 
-def fetch(folder: str, name: str, target: Path) -> None:
-    shutil.copy2(Path(folder) / name, target)
+def _open(source: Path):
+    # O_NOFOLLOW: a file swapped for a symlink after listing is refused, not followed.
+    try:
+        return os.fdopen(os.open(source, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+    except OSError as exc:
+        raise TransportError(f"{source}: cannot open: {exc.strerror}") from None
+
+
+def fetch(folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> None:
+    source = Path(folder) / name
+    with _open(source) as src, target.open("xb") as dst:
+        src.seek(start)
+        copy_range(src, dst, start, end, str(source))
+    st = os.stat(source, follow_symlinks=False)
+    os.utime(target, (st.st_atime, st.st_mtime))

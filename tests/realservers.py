@@ -1,0 +1,141 @@
+"""Real servers on loopback for the pull tests, started and stopped by the tests themselves.
+
+- `Sshd`: Debian's OpenSSH server (`/usr/sbin/sshd -f <cfg> -D -e`) on a free 127.0.0.1 port, with a
+  throwaway host key and user key made here; it serves this machine's files as the current user.
+- `ZooKeeper`: a real ZooKeeper server (the zookeeper jar pyspark ships) in its own JVM with the
+  Jolokia JVM agent (./jars-agents, from Maven Central via scripts/setup.sh), logging with ZooKeeper's
+  own layout into a file: real MBeans over HTTP and a real ZooKeeper log.
+scripts/setup.sh installs both (openssh-server, the agent), so these tests never skip.
+"""
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+SSHD = Path("/usr/sbin/sshd")
+JOLOKIA_AGENT = PROJECT / "jars-agents" / "jolokia-agent-jvm-javaagent.jar"
+ZK_LAYOUT = "%d{yyyy-MM-dd HH:mm:ss,SSS} [myid:%X{myid}] - %-5p [%t:%C{1}@%L] - %m%n"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what: str, check, proc: subprocess.Popen, log: Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        if check():
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} not ready after {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+def keygen(path: Path) -> str:
+    """A new ed25519 key pair at `path`; returns the public key line (`ssh-ed25519 AAAA...`)."""
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "", "-f", str(path)], check=True)
+    return " ".join(path.with_suffix(".pub").read_text().split()[:2])
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+class Sshd:
+    def __init__(self, folder: Path):
+        assert SSHD.is_file(), "no /usr/sbin/sshd: run `make setup` (installs openssh-server)"
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.host_key = keygen(folder / "host_ed25519")
+        self.user_key = folder / "user_ed25519"
+        (folder / "authorized_keys").write_text(keygen(self.user_key) + "\n")
+        self.other_host_key = keygen(folder / "impostor_ed25519")
+        self.user = getpass.getuser()
+        self.port = free_port()
+        self.log = folder / "sshd.log"
+        config = folder / "sshd_config"
+        config.write_text("\n".join([
+            f"Port {self.port}", "ListenAddress 127.0.0.1", f"HostKey {folder / 'host_ed25519'}",
+            f"PidFile {folder / 'sshd.pid'}", f"AuthorizedKeysFile {folder / 'authorized_keys'}",
+            "PubkeyAuthentication yes", "PasswordAuthentication no", "KbdInteractiveAuthentication no",
+            "UsePAM no", "StrictModes no", "PermitRootLogin prohibit-password", f"AllowUsers {self.user}",
+            "Subsystem sftp internal-sftp", "LogLevel VERBOSE", ""]))
+        if os.geteuid() == 0:
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)   # privilege separation directory
+        self.proc = subprocess.Popen([str(SSHD), "-f", str(config), "-D", "-e"],
+                                     stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
+        wait_for("sshd", self._banner, self.proc, self.log)
+
+    def _banner(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                return s.recv(64).startswith(b"SSH-2.0")
+        except OSError:
+            return False
+
+    def connection(self, port: int | None = None, **extra) -> str:
+        """An Airflow connection URI-less JSON (for AIRFLOW_CONN_<ID>) to this server."""
+        extra = {"key_file": str(self.user_key), "host_key": self.host_key, "look_for_keys": "false", **extra}
+        extra = {k: v for k, v in extra.items() if v is not None}
+        return json.dumps({"conn_type": "ssh", "host": "127.0.0.1", "port": port or self.port,
+                           "login": self.user, "extra": extra})
+
+    def stop(self) -> None:
+        stop(self.proc)
+
+
+class ZooKeeper:
+    def __init__(self, folder: Path, log_dir: Path):
+        assert JOLOKIA_AGENT.is_file(), f"no {JOLOKIA_AGENT}: run `make setup`"
+        import pyspark
+
+        jars = Path(pyspark.__file__).parent / "jars"
+        folder.mkdir(parents=True, exist_ok=True)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.log_file = log_dir / "zookeeper.log"
+        log4j = folder / "log4j2.xml"
+        log4j.write_text(f"""<Configuration status="warn"><Appenders>
+  <File name="zk" fileName="{self.log_file}"><PatternLayout pattern="{ZK_LAYOUT}"/></File>
+</Appenders><Loggers><Root level="info"><AppenderRef ref="zk"/></Root></Loggers></Configuration>
+""")
+        self.client_port, self.jolokia_port = free_port(), free_port()
+        self.jolokia_url = f"http://127.0.0.1:{self.jolokia_port}/jolokia/"
+        self.log = folder / "jvm.log"
+        zoo_cfg = folder / "zoo.cfg"
+        zoo_cfg.write_text(f"dataDir={folder / 'data'}\nclientPort={self.client_port}\n"
+                           "clientPortAddress=127.0.0.1\ntickTime=2000\nadmin.enableServer=false\n")
+        java = shutil.which("java") or "java"
+        self.proc = subprocess.Popen(
+            [java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+             f"-javaagent:{JOLOKIA_AGENT}=host=127.0.0.1,port={self.jolokia_port},discoveryEnabled=false",
+             f"-Dlog4j2.configurationFile={log4j}", "-Dzookeeper.admin.enableServer=false",
+             "-cp", f"{jars}/*", "org.apache.zookeeper.server.ZooKeeperServerMain",
+             str(zoo_cfg)],
+            stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
+        wait_for("ZooKeeper with Jolokia", self._ready, self.proc, self.log, timeout=60)
+
+    def _ready(self) -> bool:
+        if "binding to port" not in (self.log_file.read_text() if self.log_file.exists() else ""):
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", self.jolokia_port), timeout=1):
+                return True
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        stop(self.proc)

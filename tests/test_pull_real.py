@@ -1,0 +1,213 @@
+"""Pull from real servers on loopback (issue 6): OpenSSH sshd for `sftp` (Airflow SSH connection, key
+auth, host key verified) and a real ZooKeeper JVM with the Jolokia agent for live JMX reads.
+Servers: tests/realservers.py (started here, stopped at the end of the module)."""
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fleethealth import bronze, pull, silver
+from fleethealth.hours import floor_hour
+from fleethealth.inventory import load_inventory
+from fleethealth.pull import PullError, pull_host, read_manifests
+from realservers import Sshd, ZooKeeper, free_port
+
+UTC = timezone.utc
+PAST = datetime(2026, 11, 20, 10, tzinfo=UTC)        # a fixed past hour for the byte-range tests
+
+
+def at(hour: datetime, minute: int) -> float:
+    return (hour + timedelta(minutes=minute)).timestamp()
+
+
+def put(path: Path, content: bytes, mtime: float) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def kafka_lines(hour: datetime, n: int, start: int = 0) -> bytes:
+    return b"".join(f"[{hour:%Y-%m-%d %H}:{(start + i) % 60:02d}:01,000] INFO [KafkaServer id=1] line {start + i} "
+                    f"(kafka.server.KafkaServer)\n".encode() for i in range(n))
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    root = tmp_path_factory.mktemp("real")
+    sshd = Sshd(root / "sshd")
+    zk = None
+    try:
+        zk = ZooKeeper(root / "zk", root / "remote" / "zk-1" / "zookeeper")
+        yield {"root": root, "sshd": sshd, "zk": zk}
+    finally:
+        if zk:
+            zk.stop()
+        sshd.stop()
+
+
+@pytest.fixture
+def fleet(servers, tmp_path, monkeypatch):
+    """An inventory of sftp hosts on the test sshd (zk-1 also with live Jolokia) and one dead host."""
+    sshd, zk, remote = servers["sshd"], servers["zk"], servers["root"] / "remote"
+    monkeypatch.setenv("AIRFLOW_CONN_FLEET_SSH", sshd.connection())
+    monkeypatch.setenv("AIRFLOW_CONN_FLEET_DEAD", sshd.connection(port=free_port()))
+    k1 = tmp_path / "remote" / "kafka-1"
+    doc = {"clusters": [{"name": "loop", "timezone": "UTC", "transport": "sftp", "ssh_conn_id": "fleet_ssh",
+                         "hosts": [
+        {"host": "zk-1", "role": "zookeeper", "zk_myid": 1, "jolokia_url": zk.jolokia_url,
+         "paths": {"zookeeper": str(remote / "zk-1" / "zookeeper")}},
+        {"host": "kafka-1", "role": "kafka", "broker_id": 1, "kafka_version": "3.9.1",
+         "paths": {"kafka": str(k1 / "kafka"), "jmx": str(k1 / "jmx")}},
+        {"host": "kafka-9", "role": "kafka", "broker_id": 9, "kafka_version": "3.9.1", "ssh_conn_id": "fleet_dead",
+         "paths": {"kafka": str(k1 / "kafka")}},
+    ]}]}
+    (tmp_path / "inventory.yaml").write_text(yaml.safe_dump(doc))
+    inv = load_inventory(tmp_path / "inventory.yaml")
+    return {"inv": inv, "kafka": k1 / "kafka", "lake": tmp_path / "lake", "zk": zk, "sshd": sshd}
+
+
+def landed_names(lake: Path, hour: datetime, host: str) -> list[str]:
+    folder = pull.landing_hour_dir(hour, lake) / "loop" / host
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def test_sftp_lands_exactly_the_hours_files_byte_for_byte(fleet, tmp_path):
+    kafka = fleet["kafka"]
+    put(kafka / "server.log.2026-11-20-10", kafka_lines(PAST, 3), at(PAST, 61))
+    put(kafka / "server.log.2026-11-20-09", kafka_lines(PAST - timedelta(hours=1), 2), at(PAST, 1))
+    put(kafka / ".server.log.2026-11-20-10.swp", b"editor\n", at(PAST, 5))
+    secret = put(tmp_path / "secret" / "server.log.2026-11-20-10", b"must never be pulled\n", at(PAST, 5))
+    (kafka / "linked.log.2026-11-20-10").symlink_to(secret)
+    (kafka / "sub.log.2026-11-20-10").mkdir()
+
+    landed = pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+
+    assert landed_names(fleet["lake"], PAST, "kafka-1") == ["_manifest.json", "kafka/server.log.2026-11-20-10"]
+    [row] = landed
+    dst = pull.landing_hour_dir(PAST, fleet["lake"]) / row.file
+    assert dst.read_bytes() == (kafka / "server.log.2026-11-20-10").read_bytes()
+    assert (row.remote, row.offset, row.size) == (str(kafka / "server.log.2026-11-20-10"), 0, dst.stat().st_size)
+    assert row.mtime == int(at(PAST, 61))
+    assert read_manifests(PAST, fleet["lake"]) == landed
+
+
+def test_only_new_lines_are_pulled_and_repulls_land_the_same_bytes(fleet):
+    """A live file pulled in three hours (appended, then renamed by the size roll): each byte lands once."""
+    inv, lake, kafka = fleet["inv"], fleet["lake"], fleet["kafka"]
+    host = inv.host("kafka-1")
+    h0, h1, h2 = PAST, PAST + timedelta(hours=1), PAST + timedelta(hours=2)
+    live = put(kafka / "controller.log", kafka_lines(h0, 4), at(h0, 30))
+    first = pull_host(host, "UTC", h0, lake)
+    with live.open("ab") as fh:
+        fh.write(kafka_lines(h1, 2, 4) + b"[2026-11-20 11:59:59,000] INFO being writ")   # a line half-written
+    os.utime(live, (at(h1, 30), at(h1, 30)))
+    second = pull_host(host, "UTC", h1, lake)
+    with live.open("ab") as fh:
+        fh.write(b"ten (kafka.controller)\n" + kafka_lines(h2, 1, 6))
+    live.rename(kafka / "controller.log.1")                                              # size roll
+    os.utime(kafka / "controller.log.1", (at(h2, 10), at(h2, 10)))
+    third = pull_host(host, "UTC", h2, lake)
+
+    whole = (kafka / "controller.log.1").read_bytes()
+    got = [(pull.landing_hour_dir(h, lake) / r.file).read_bytes() for h, [r] in ((h0, first), (h1, second),
+                                                                                  (h2, third))]
+    assert b"".join(got) == whole                                      # every byte once, in order
+    assert [r.offset for r in (*first, *second, *third)] == [0, len(got[0]), len(got[0]) + len(got[1])]
+    assert got[1].endswith(b"line 5 (kafka.server.KafkaServer)\n")    # cut after the last whole line
+    assert got[2].startswith(b"[2026-11-20 11:59:59,000] INFO being written (kafka.controller)\n")
+    assert Path(third[0].file).name == "controller.log.1"
+
+    again = pull_host(host, "UTC", h1, lake)                           # re-pull: the same range again
+    assert [(r.offset, r.sha256) for r in again] == [(r.offset, r.sha256) for r in second]
+    assert pull_host(host, "UTC", h2, lake)[0].sha256 == third[0].sha256
+    os.utime(kafka / "controller.log.1", (at(h2 + timedelta(hours=1), 5),) * 2)        # touched, no new bytes
+    assert pull_host(host, "UTC", h2 + timedelta(hours=1), lake) == []
+
+
+def test_unreachable_host_fails_alone_with_a_clear_message(fleet):
+    inv, lake = fleet["inv"], fleet["lake"]
+    put(fleet["kafka"] / "server.log.2026-11-20-10", kafka_lines(PAST, 1), at(PAST, 61))
+    t0 = time.monotonic()
+    with pytest.raises(PullError, match=r"^kafka-9: cannot connect to .*@127\.0\.0\.1:\d+ \(connection fleet_dead\)"):
+        pull_host(inv.host("kafka-9"), "UTC", PAST, lake)
+    assert time.monotonic() - t0 < 5                                   # one attempt; Airflow retries with back-off
+    assert not (pull.landing_hour_dir(PAST, lake) / "loop" / "kafka-9").exists()
+    assert [r.host for r in pull_host(inv.host("kafka-1"), "UTC", PAST, lake)] == ["kafka-1"]
+
+
+def test_host_key_mismatch_is_refused(fleet, monkeypatch):
+    sshd = fleet["sshd"]
+    monkeypatch.setenv("AIRFLOW_CONN_FLEET_SSH", sshd.connection(host_key=sshd.other_host_key))
+    put(fleet["kafka"] / "server.log.2026-11-20-10", kafka_lines(PAST, 1), at(PAST, 61))
+    with pytest.raises(PullError) as err:
+        pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+    assert str(err.value).startswith("kafka-1: HOST KEY MISMATCH for 127.0.0.1:")
+    fingerprint = lambda line: line.split()[1]  # noqa: E731
+    assert "connection 'fleet_ssh' expects ssh-ed25519 SHA256:" in str(err.value)
+    assert fingerprint(sshd.host_key) != fingerprint(sshd.other_host_key)
+    assert read_manifests(PAST, fleet["lake"]) == []
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"host_key": None}, r"host key of 127\.0\.0\.1:\d+ is unknown: refused"),
+    ({"host_key": None, "no_host_key_check": "true"}, r"turns host-key checking off"),
+])
+def test_unverified_host_keys_are_refused(fleet, monkeypatch, extra, message):
+    monkeypatch.setenv("HOME", str(fleet["lake"].parent))              # no ~/.ssh/known_hosts to fall back on
+    monkeypatch.setenv("AIRFLOW_CONN_FLEET_SSH", fleet["sshd"].connection(**extra))
+    with pytest.raises(PullError, match=r"^kafka-1: .*" + message):
+        pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+
+
+def test_file_over_the_size_cap_is_refused(fleet, monkeypatch):
+    monkeypatch.setattr(pull, "MAX_FILE_BYTES", 100)
+    put(fleet["kafka"] / "server.log.2026-11-20-10", kafka_lines(PAST, 3), at(PAST, 61))
+    with pytest.raises(PullError, match=r"^kafka-1: .*/server.log.2026-11-20-10 is 2\d\d bytes, over the cap"):
+        pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+
+
+def test_live_jolokia_and_real_zookeeper_log_reach_silver(fleet, spark):
+    """zk-1: its real ZooKeeper log over SFTP and a live Jolokia read of its JVM, parsed by silver."""
+    inv, lake, zk = fleet["inv"], fleet["lake"], fleet["zk"]
+    hour = floor_hour(datetime.fromtimestamp(zk.log_file.stat().st_mtime, UTC))
+    landed = pull_host(inv.host("zk-1"), "UTC", hour, lake, now=hour + timedelta(minutes=70))
+    assert sorted((r.source, Path(r.file).name) for r in landed) == [
+        ("jmx", f"jolokia-live.{hour + timedelta(minutes=70):%Y-%m-%dT%H-%M-%S}Z.jsonl"),
+        ("zookeeper", "zookeeper.log")]
+
+    records = bronze.records(spark, landed, pull.landing_hour_dir(hour, lake), hour)
+    tables = silver.build(spark, records, inv)
+    samples = {r.attribute: r.value for r in tables["silver.jmx_samples"].where("host = 'zk-1'").collect()
+               if r.domain == "java.lang"}
+    assert set(samples) == {"OpenFileDescriptorCount", "MaxFileDescriptorCount"}
+    assert 20 < samples["OpenFileDescriptorCount"] < samples["MaxFileDescriptorCount"]
+    events = tables["silver.zk_events"].where("host = 'zk-1'")
+    assert events.where(F_contains("message", "binding to port /127.0.0.1:")).count() == 1
+    zk_lines = records.where("source = 'zookeeper'").count()
+    quarantined = tables["silver.quarantine"].where("source = 'zookeeper'").count()
+    assert zk_lines > 20 and events.count() + quarantined == zk_lines
+
+
+def F_contains(column: str, text: str):
+    from pyspark.sql import functions as F
+
+    return F.col(column).contains(text)
+
+
+def test_live_reads_are_kept_on_repull_and_not_taken_for_old_hours(fleet):
+    inv, lake = fleet["inv"], fleet["lake"]
+    host = inv.host("zk-1")
+    hour = PAST
+    for minutes in (61, 62):                                           # two runs of the recent hour
+        pull_host(host, "UTC", hour, lake, now=hour + timedelta(minutes=minutes))
+    backfill = pull_host(host, "UTC", hour, lake, now=hour + timedelta(days=2))
+    assert sorted(Path(r.file).name for r in backfill if r.source == "jmx") == [
+        "jolokia-live.2026-11-20T11-01-00Z.jsonl", "jolokia-live.2026-11-20T11-02-00Z.jsonl"]
+    assert not [r for r in pull_host(host, "UTC", hour + timedelta(hours=5), lake,
+                                     now=hour + timedelta(days=2)) if r.source == "jmx"]
