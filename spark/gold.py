@@ -1,4 +1,5 @@
-"""spark-submit entry point: silver of one hour -> gold facts, findings, incidents."""
+"""spark-submit entry point: published silver of one hour -> staged gold facts, findings, incidents
+(validate_gold publishes)."""
 import sys
 
 from fleethealth import jobargs, jobs
@@ -11,7 +12,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     spark = build_session("fleethealth-gold", args.lakehouse)
     n = jobs.run_gold(spark, args.hour, args.inventory, args.lakehouse, args.thresholds)
-    print(f"gold {args.hour.isoformat()}: {n} findings")
+    print(f"gold {args.hour.isoformat()}: {n} findings staged")
     spark.stop()
     return 0
 

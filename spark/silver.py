@@ -1,4 +1,5 @@
-"""spark-submit entry point: bronze.records of one hour -> silver tables, quarantine, reconciliation."""
+"""spark-submit entry point: published bronze.records of one hour -> staged silver tables, quarantine,
+reconciliation (validate_silver publishes)."""
 import sys
 
 from fleethealth import jobargs, jobs, report

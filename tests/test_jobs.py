@@ -1,5 +1,6 @@
 """The hourly jobs in one session on a simulated fleet: incidents found, reconciliation, idempotency,
-data_missing, and the gold quality gate (write-audit-publish)."""
+data_missing, and the quality gates of every layer (write-audit-publish: a corrupted hour fails the
+right gate, nothing of it is published, the failure is recorded; a clean hour publishes)."""
 from __future__ import annotations
 
 import json
@@ -20,10 +21,7 @@ H11 = H10 + timedelta(hours=1)
 
 def run_hour(spark, inventory_path, hour, lakehouse):
     pull.pull_hour(load_inventory(inventory_path), hour, lakehouse)
-    jobs.run_bronze(spark, hour, lakehouse)
-    recon = jobs.run_silver(spark, hour, str(inventory_path), lakehouse)
-    jobs.run_gold(spark, hour, str(inventory_path), lakehouse)
-    return recon
+    return jobs.run_hour(spark, hour, str(inventory_path), lakehouse)["reconciliation"]
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +59,11 @@ def test_reconciliation_balances_for_every_host_and_source(fleet):
 
 def test_post_mortem_3_incidents_and_none_on_healthy(spark, fleet):
     found = incidents(spark, fleet["lakehouse"])
+    # Kafka 1.1.0 (pm3) is in the affected range of catalogued cleaner bugs; 2.8.2 (healthy) is in none
     assert {(i["cluster"], i["kind"], i["entity"]) for i in found} == {
         ("pm3-dead-cleaner", "log_cleaner_dead", "broker-2"),
         ("pm3-dead-cleaner", "offsets_partition_bloat", "__consumer_offsets-38@broker-2"),
+        *{("pm3-dead-cleaner", "known_bug_exposure", f"broker-{b}") for b in (1, 2, 3)},
     }
     for exp in fleet["expected"]:
         if exp["kind"] not in jobs.DETECTOR_KINDS or datetime.fromisoformat(exp["first_seen"]) >= H11:
@@ -75,6 +75,9 @@ def test_post_mortem_3_incidents_and_none_on_healthy(spark, fleet):
     assert "> 1.00 GiB" in bloat["evidence"] and bloat["severity"] == "major"
     dead = next(i for i in found if i["kind"] == "log_cleaner_dead")
     assert "time-since-last-run-ms" in dead["evidence"] and "Error due to" in dead["evidence"]
+    exposure = next(i for i in found if i["kind"] == "known_bug_exposure")
+    assert exposure["known_bug"] == "KAFKA-6834,KAFKA-6854,KAFKA-7215,KAFKA-8335" and exposure["severity"] == "minor"
+    assert exposure["evidence"].startswith("inventory kafka_version 1.1.0 of pm3-dead-cleaner-kafka-")
 
 
 def test_gold_facts(spark, fleet):
@@ -92,6 +95,10 @@ def test_gold_facts(spark, fleet):
     assert parts[("pm3-dead-cleaner", 2, 38)].size_bytes > 1024 ** 3
     assert parts[("pm3-dead-cleaner", 2, 38)].compaction_seen is True   # cleaned at 10:01, died at 10:20
     assert max(r.size_bytes for k, r in parts.items() if k[0] == "healthy") < 200 * 1024 ** 2
+    # the group named by broker 2's failing tombstone appends lives on __consumer_offsets-38 (Java hashCode)
+    coords = [(r.cluster, r.group, r.offsets_partition, r.coordinator_broker, r.source, r.events)
+              for r in lake.read(spark, "gold.group_coordinators", lh).collect()]
+    assert coords == [("pm3-dead-cleaner", "consumer-group", 38, 2, "group_log", 2)]
 
 
 def test_rerunning_an_hour_leaves_gold_identical(spark, fleet):
@@ -126,25 +133,153 @@ def test_second_hour_missing_jmx_and_incidents_continue(spark, fleet):
     assert p38.compaction_seen is False and p38.growth_bytes > 2 * 1024 ** 3
 
 
-def test_failed_gate_publishes_nothing_and_records_the_failure(spark, fleet, monkeypatch):
-    from delta.tables import DeltaTable
-    from pyspark.sql import functions as F
+def test_clean_hour_published_with_results_and_data_docs(spark, fleet):
+    lh = fleet["lakehouse"]
+    results = lake.read(spark, "gold.quality_results", lh, H10)
+    tables = {r.table for r in results.select("table").distinct().collect()}
+    assert tables == {*lake.layer_tables("bronze"), *lake.layer_tables("silver"), *lake.layer_tables("gold"),
+                      jobs.COMPLETENESS}
+    failed = results.where("NOT success AND critical").collect()
+    assert failed == []
+    assert not lake.staging_dir(H10, lh).exists()   # published, staging dropped
+    docs = lake.quality_dir(lh)
+    index = (docs / "index.html").read_text()
+    assert "silver.reconciliation-20261120T1000Z" in index and "gold.completeness-20261120T1000Z" in index
 
-    from fleethealth import quality
-    from fleethealth.gold import detectors
+
+# ------------------------------------------------------------------ corrupted hours fail their gate
+def version(spark, lakehouse, name):
+    from delta.tables import DeltaTable
+
+    return DeltaTable.forPath(spark, lake.table(name).path(lakehouse)).history(1).collect()[0].version
+
+
+def published_versions(spark, lakehouse):
+    return {n: version(spark, lakehouse, n) for layer in ("silver", "gold") for n in lake.layer_tables(layer)}
+
+
+def stage_published(spark, lakehouse, layer, hour, **corrupt):
+    """Stage the layer's published (clean) hour again, with `corrupt[table](df)` applied."""
+    for name in lake.layer_tables(layer):
+        df = lake.read(spark, name, lakehouse, None if not lake.table(name).hourly else hour)
+        lake.stage(corrupt.get(name, lambda d: d)(df), name, hour, lakehouse)
+
+
+def assert_gate_fails(spark, fleet, layer, expectation, offending, hour=H10, **corrupt):
+    """The gate of `layer` fails on the corrupted staged hour naming `expectation` and an `offending`
+    row; nothing is published; gold.quality_results records the failure. (The published tables keep
+    the clean hour, so each test stages its own corruption: no clean-up needed.)"""
+    from fleethealth.quality import QualityGateError
 
     lh = fleet["lakehouse"]
-    path = lake.table("gold.incident_findings").path(lh)
-    version = DeltaTable.forPath(spark, path).history(1).collect()[0].version
-    real = detectors.detect_all
+    stage_published(spark, lh, layer, hour, **corrupt)
+    before = published_versions(spark, lh)
+    with pytest.raises(QualityGateError) as err:
+        jobs.audit_publish(spark, layer, hour, lh, str(fleet["inventory"]))
+    text = str(err.value)
+    assert expectation in text and offending in text, text
+    assert [f.expectation for f in err.value.failures] == [expectation]
+    # nothing published: every silver and gold table at the same Delta version
+    assert published_versions(spark, lh) == before
+    recorded = (lake.read(spark, "gold.quality_results", lh, hour)
+                .where(f"NOT success AND critical AND `table` LIKE '{layer}.%'").collect())
+    assert [(r.expectation, offending in r.observed_value) for r in recorded] == [(expectation, True)]
+    return text
 
-    def corrupt(facts, limits):
-        return real(facts, limits).withColumn("kind", F.lit("broker_on_fire"))
 
-    monkeypatch.setattr(jobs, "detect_all", corrupt)
-    with pytest.raises(quality.QualityGateError, match=r"expect_column_values_to_be_in_set\(column=kind\)"):
-        jobs.run_gold(spark, H10, str(fleet["inventory"]), lh)
-    assert DeltaTable.forPath(spark, path).history(1).collect()[0].version == version
-    results = lake.read(spark, "gold.quality_results", lh, H10).where("`table` = 'gold.incident_findings'")
-    failed = [r.expectation for r in results.where("NOT success").collect()]
-    assert "expect_column_values_to_be_in_set(column=kind)" in failed
+def test_negative_size_fails_validate_silver(spark, fleet):
+    from pyspark.sql import functions as F
+
+    def negative(df):
+        return df.withColumn("size_bytes", F.when(F.col("partition") == 7, F.lit(-42)).otherwise(F.col("size_bytes")))
+
+    text = assert_gate_fails(spark, fleet, "silver",
+                             "expect_column_values_to_be_between(column=size_bytes, min_value=0)", "size_bytes=-42",
+                             **{"silver.partition_sizes": negative})
+    assert "silver.partition_sizes" in text and "partition=7" in text
+
+
+def test_null_broker_id_fails_validate_silver(spark, fleet):
+    from pyspark.sql import functions as F
+
+    def no_broker(df):   # e.g. a host missing from the inventory join
+        return df.withColumn("broker_id", F.when(F.col("host") == "healthy-kafka-2", None).otherwise(F.col("broker_id")))
+
+    assert_gate_fails(spark, fleet, "silver", "expect_column_values_to_not_be_null(column=broker_id)",
+                      "host='healthy-kafka-2'", **{"silver.kafka_events": no_broker})
+
+
+def test_timestamps_outside_the_hour_fail_validate_silver(spark, fleet):
+    from pyspark.sql import functions as F
+
+    def shifted(df):   # a file of another hour (or a wrong timezone) landed in this hour
+        return df.withColumn("ts", F.when(F.col("host") == "healthy-zk-1", F.col("ts") + F.expr("INTERVAL 3 HOURS"))
+                             .otherwise(F.col("ts")))
+
+    assert_gate_fails(spark, fleet, "silver",
+                      "expect_column_values_to_be_between(column=ts, min_value=$hour_start, max_value=$hour_end)",
+                      "2026-11-20 13:", **{"silver.zk_events": shifted})
+
+
+def test_bronze_rows_lost_fail_reconciliation_in_validate_silver(spark, fleet):
+    lh = fleet["lakehouse"]
+    stage_published(spark, lh, "silver", H10, **{
+        "silver.kafka_events": lambda df: df.where("NOT (host = 'pm3-dead-cleaner-kafka-2' AND line_number <= 5)")})
+    recon = jobs.stage_reconciliation(spark, H10, lh)   # computed from what is staged, as run_silver does
+    lost = [r for r in recon if r["unaccounted"]]
+    assert [(r["host"], r["source"]) for r in lost] == [("pm3-dead-cleaner-kafka-2", "kafka")]
+    assert lost[0]["unaccounted"] >= 5
+    before = published_versions(spark, lh)
+    from fleethealth.quality import QualityGateError
+    with pytest.raises(QualityGateError, match=r"expect_column_values_to_be_between\(column=unaccounted, min_value=0, "
+                                               r"max_value=0\).*host='pm3-dead-cleaner-kafka-2', source='kafka'"):
+        jobs.audit_publish(spark, "silver", H10, lh)
+    assert published_versions(spark, lh) == before
+
+
+def test_unknown_incident_kind_fails_validate_gold(spark, fleet):
+    from pyspark.sql import functions as F
+
+    def on_fire(df):
+        return df.withColumn("kind", F.when(F.col("kind") == "log_cleaner_dead", "broker_on_fire")
+                             .otherwise(F.col("kind")))
+
+    assert_gate_fails(spark, fleet, "gold", "expect_column_values_to_be_in_set(column=kind)", "broker_on_fire",
+                      **{"gold.incident_findings": on_fire})
+
+
+def test_unreported_missing_source_fails_completeness(spark, fleet):
+    """Every inventory host has rows or a data_missing incident: a detector that forgets one fails."""
+    def forgotten(df):
+        return df.where("kind <> 'data_missing'")
+
+    # 11:00 is the hour without healthy-kafka-3's JMX (see the fleet fixture)
+    assert_gate_fails(spark, fleet, "gold", "expect_column_values_to_be_null(column=unreported)",
+                      "healthy-kafka-3:jmx", hour=H11, **{"gold.incident_findings": forgotten})
+
+
+def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet, capsys):
+    """Acceptance: a log line of another hour in an hour's file -> `fleethealth run` exits 1 naming the
+    failed expectation; silver and gold keep their Delta versions; gold.quality_results has the failure."""
+    from fleethealth import cli
+
+    lh = fleet["lakehouse"]
+    log = fleet["root"] / "fleet" / "healthy" / "healthy-kafka-1" / "kafka" / "server.log.2026-11-20-11"  # Berlin
+    original = log.read_bytes()
+    before = published_versions(spark, lh)
+    try:
+        log.write_bytes(original + b"[2026-11-20 16:30:00,000] INFO a line of another hour (kafka.server.KafkaServer)\n")
+        rc = cli.main(["run", "--inventory", str(fleet["inventory"]), "--from", H10.isoformat(),
+                       "--to", H11.isoformat(), "--lakehouse", lh])
+    finally:
+        log.write_bytes(original)
+    out, err = capsys.readouterr()
+    assert rc == 1
+    expectation = "expect_column_values_to_be_between(column=ts, min_value=$hour_start, max_value=$hour_end)"
+    assert "FAILED quality gate" in err and "silver.kafka_events" in err and expectation in err
+    assert "2026-11-20 15:30:00" in err and "host='healthy-kafka-1'" in err   # the offending row, in UTC
+    assert f"Data Docs: {lake.quality_dir(lh) / 'index.html'}" in out
+    assert published_versions(spark, lh) == before
+    failed = (lake.read(spark, "gold.quality_results", lh, H10)
+              .where("NOT success AND critical AND `table` LIKE 'silver.%'").collect())
+    assert [(r.table, r.expectation) for r in failed] == [("silver.kafka_events", expectation)]

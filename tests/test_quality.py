@@ -40,7 +40,7 @@ def _incidents_schema():
 
 def _incident(**over):
     row = {
-        "cluster": "prod-a", "kind": "broker_deadlock", "severity": "critical", "entity": "broker-219",
+        "cluster": "prod-a", "kind": "log_cleaner_dead", "severity": "critical", "entity": "broker-219",
         "first_seen": HOUR + timedelta(minutes=5), "last_seen": HOUR + timedelta(minutes=50),
         "evidence": "thread dump: 3-thread deadlock", "known_bug": "KAFKA-3994", "hour": HOUR,
     }
@@ -51,7 +51,7 @@ def _incident(**over):
 def _clean_incidents():
     return [
         _incident(),
-        _incident(kind="fd_exhaustion", severity="major", known_bug=None,
+        _incident(kind="offsets_partition_bloat", severity="major", known_bug=None,
                   evidence="OpenFileDescriptorCount 326639 > 10x median 12800"),
         # ends a few minutes into the next hour: inside the 10-minute tolerance
         _incident(kind="data_missing", severity="info", entity="broker-218/jmx", known_bug=None,
@@ -107,6 +107,26 @@ def test_substitute_hour_placeholders():
     assert out["expectations"][0]["kwargs"]["max_value"] == datetime(2024, 3, 5, 11, tzinfo=UTC)
     with pytest.raises(ValueError, match=r"\$hour_start.*no hour"):
         quality.substitute_hour(suite, None)
+
+
+def test_every_table_has_a_suite_and_value_sets_come_from_code():
+    from fleethealth import lake
+    from fleethealth.gold.detectors import DETECTORS
+
+    gated = {*lake.layer_tables("bronze"), *lake.layer_tables("silver"), *lake.layer_tables("gold")}
+    suites = {p.stem for p in quality.suite_path("x").parent.glob("*.json")}
+    assert suites == gated | {"gold.completeness"}
+    for table in suites:   # every suite loads, and every placeholder resolves
+        quality.substitute_hour(quality.load_suite(table), HOUR)
+    findings = quality.substitute_hour(quality.load_suite("gold.incident_findings"), HOUR)
+    [kinds] = [e["kwargs"]["value_set"] for e in findings["expectations"]
+               if e["type"] == "expect_column_values_to_be_in_set" and e["kwargs"]["column"] == "kind"]
+    assert kinds == sorted(DETECTORS)
+    assert quality.VALUE_SETS["severities"]() == ["critical", "info", "major", "minor"]
+    assert {"other", "cleaner_error"} <= set(quality.VALUE_SETS["kafka_event_types"]())
+    with pytest.raises(ValueError, match=r"unknown value set '\$values:nope'"):
+        quality.substitute_hour({"name": "t", "expectations": [
+            {"type": "expect_column_values_to_be_in_set", "kwargs": {"column": "a", "value_set": "$values:nope"}}]}, HOUR)
 
 
 def test_load_suite_files_and_errors(tmp_path):
@@ -181,9 +201,9 @@ def test_empty_incidents_pass(spark):
 def test_corrupted_incidents_fail_with_the_right_expectation(spark):
     rows = _clean_incidents() + [
         _incident(kind="broker_on_fire"),                                       # unknown kind
-        _incident(kind="fd_exhaustion", entity=None),                           # null entity
-        _incident(kind="fd_exhaustion", known_bug=None),                        # duplicate key
-        _incident(kind="zk_session_expired", entity="broker-8",              # ended before the hour
+        _incident(kind="offsets_partition_bloat", entity=None),                           # null entity
+        _incident(kind="offsets_partition_bloat", known_bug=None),                        # duplicate key
+        _incident(kind="data_missing", entity="broker-8",              # ended before the hour
                   first_seen=HOUR - timedelta(hours=4), last_seen=HOUR - timedelta(hours=3)),
     ]
     results = quality.validate(_incidents_df(spark, rows), "gold.incident_findings", hour=HOUR)
@@ -196,7 +216,7 @@ def test_corrupted_incidents_fail_with_the_right_expectation(spark):
     kind = _by_label(results, "expect_column_values_to_be_in_set(column=kind)")
     assert kind.critical and "'broker_on_fire'" in kind.observed and kind.observed.startswith("1 unexpected")
     dup = _by_label(results, "expect_compound_columns_to_be_unique(column_list=cluster,kind,entity,hour)")
-    assert "kind='fd_exhaustion'" in dup.observed and "entity='broker-219'" in dup.observed
+    assert "kind='offsets_partition_bloat'" in dup.observed and "entity='broker-219'" in dup.observed
     early = _by_label(results, "expect_column_values_to_be_between(column=last_seen, "
                                 "min_value=$hour_start, max_value=$hour_end)")
     assert "2024-03-05 07:00:00" in early.observed

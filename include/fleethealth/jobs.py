@@ -1,20 +1,30 @@
-"""The hourly jobs, one function per layer: read the hour, call the transforms, validate, write.
+"""The hourly jobs, one function per layer, and the quality gate between layers (write-audit-publish).
 
-spark/<layer>.py calls these under spark-submit (the DAG); `fleethealth run` calls the same
-functions in one session for a window of hours (the backfill path).
+Each layer job reads the *published* hour of the layer below, transforms it and writes the result
+to staging (lake.stage); `audit_publish(layer)` validates the staged tables with their GX suites,
+records the results in gold.quality_results (and Data Docs), and only if no critical expectation
+failed publishes them (replaceWhere of the hour). A failed gate raises QualityGateError naming the
+expectations and a few offending rows, and leaves the published tables exactly as they were.
+
+spark/<layer>.py and spark/validate.py call these under spark-submit (the DAG: bronze ->
+validate_bronze -> silver -> validate_silver -> gold -> validate_gold); `fleethealth run` calls the
+same functions in one session for a window of hours (the backfill path, `run_hour`).
 """
 from __future__ import annotations
 
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 from pyspark import StorageLevel
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from fleethealth import bronze, lake, pull, quality, silver, thresholds as thresholds_mod
+from fleethealth.gold import coordinators as gold_coordinators
 from fleethealth.gold import facts as gold_facts
 from fleethealth.gold import incidents as gold_incidents
 from fleethealth.gold.detectors import DETECTORS, detect_all
@@ -23,43 +33,61 @@ from fleethealth.inventory import load_inventory
 log = logging.getLogger("fleethealth.jobs")
 WRITE_THREADS = 4
 DETECTOR_KINDS = frozenset(DETECTORS)
+LAYERS = ("bronze", "silver", "gold")
+# checks over several tables of a layer: a derived frame validated with expectations/<name>.json
+COMPLETENESS = "gold.completeness"
 
 
-def write_all(tables: dict, hour: datetime, lakehouse=None) -> None:
-    """Write several tables' hour concurrently: Spark runs jobs of several threads at once, and most
-    of a small write is driver-side work (planning, Delta commit) that overlaps well."""
+def _concurrently(fn, items) -> None:
+    """Run fn(item) for several tables at once: Spark runs jobs of several threads concurrently, and
+    most of a small write is driver-side work (planning, Delta commit) that overlaps well."""
     with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
-        for future in [pool.submit(lake.write_hour, df, name, hour, lakehouse) for name, df in tables.items()]:
+        for future in [pool.submit(fn, item) for item in items]:
             future.result()
 
 
+def stage_all(tables: dict, hour: datetime, lakehouse=None) -> None:
+    _concurrently(lambda item: lake.stage(item[1], item[0], hour, lakehouse), tables.items())
+
+
+# ------------------------------------------------------------------------------------ the layers
 def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> int:
-    """Landing files of `hour` -> bronze.records (the hour replaced). Returns the record count."""
+    """Landing files of `hour` -> staged bronze.records. Returns the record count."""
     landed = pull.read_manifests(hour, lakehouse)
     df = bronze.records(spark, landed, pull.landing_hour_dir(hour, lakehouse), hour)
-    lake.write_hour(df, "bronze.records", hour, lakehouse)
-    return lake.read(spark, "bronze.records", lakehouse, hour).count()
+    lake.stage(df, "bronze.records", hour, lakehouse)
+    return lake.read_staged(spark, "bronze.records", hour, lakehouse).count()
 
 
 def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None) -> list[dict]:
-    """bronze.records of `hour` -> silver tables, quarantine, reconciliation. Returns reconciliation rows."""
+    """Published bronze.records of `hour` -> staged silver tables, quarantine, reconciliation.
+    Returns the reconciliation rows."""
     inventory = load_inventory(inventory_path)
     records = lake.read(spark, "bronze.records", lakehouse, hour).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        tables = silver.build(spark, records, inventory)
-        write_all(tables, hour, lakehouse)
-        written = {name: lake.read(spark, name, lakehouse, hour) for name in tables}
-        recon = silver.reconciliation(records, written, written["silver.quarantine"])
-        lake.write_hour(recon, "silver.reconciliation", hour, lakehouse)
+        stage_all(silver.build(spark, records, inventory), hour, lakehouse)
+        return stage_reconciliation(spark, hour, lakehouse, records)
     finally:
         spark.catalog.clearCache()
-    rows = lake.read(spark, "silver.reconciliation", lakehouse, hour).orderBy("cluster", "host", "source").collect()
+
+
+def stage_reconciliation(spark: SparkSession, hour: datetime, lakehouse=None, records=None) -> list[dict]:
+    """silver.reconciliation of the staged silver tables against the published bronze hour."""
+    if records is None:
+        records = lake.read(spark, "bronze.records", lakehouse, hour)
+    staged = {name: lake.read_staged(spark, name, hour, lakehouse)
+              for name in lake.layer_tables("silver") if name != "silver.reconciliation"}
+    recon = silver.reconciliation(records, staged, staged["silver.quarantine"])
+    lake.stage(recon, "silver.reconciliation", hour, lakehouse)
+    rows = (lake.read_staged(spark, "silver.reconciliation", hour, lakehouse)
+            .orderBy("cluster", "host", "source").collect())
     return [r.asDict() for r in rows]
 
 
 def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,
              thresholds_path: str | None = None) -> int:
-    """silver of `hour` -> gold facts and findings; gold.incidents rebuilt. Returns the findings count."""
+    """Published silver of `hour` -> staged gold facts and findings, and gold.incidents rebuilt from
+    the published findings of the other hours plus this hour's. Returns the findings count."""
     limits = thresholds_mod.load(thresholds_path)
     inventory = load_inventory(inventory_path)
 
@@ -75,35 +103,114 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
     facts.cleaner_status = gold_facts.cleaner_status(facts, limits["log_cleaner_dead.stale_ms"]).persist()
     facts.broker_health = gold_facts.broker_health(facts).persist()
     findings = detect_all(facts, limits).persist()
-    # write-audit-publish: nothing of the hour is published unless the critical gates pass
-    gate(spark, facts.offsets_partitions, "gold.consumer_offsets_partitions", hour, lakehouse)
-    gate(spark, findings, "gold.incident_findings", hour, lakehouse)
     outputs = {
         "gold.consumer_offsets_partitions": facts.offsets_partitions,
         "gold.log_cleaner_status": facts.cleaner_status,
         "gold.broker_health_hourly": facts.broker_health,
+        "gold.group_coordinators": gold_coordinators.group_coordinators(facts.kafka_events, facts.hosts, facts.hour_col),
         "gold.incident_findings": findings,
     }
-    write_all(outputs, hour, lakehouse)
-    all_findings = lake.read(spark, "gold.incident_findings", lakehouse)
-    lake.overwrite(gold_incidents.merge(all_findings), "gold.incidents", lakehouse)
-    n = lake.read(spark, "gold.incident_findings", lakehouse, hour).count()
+    stage_all(outputs, hour, lakehouse)
+    staged = lake.read_staged(spark, "gold.incident_findings", hour, lakehouse)
+    if lake.exists(spark, "gold.incident_findings", lakehouse):
+        others = lake.read(spark, "gold.incident_findings", lakehouse).where(
+            ~F.expr(lake.hour_predicate(hour)))
+        staged_all = others.unionByName(staged)
+    else:
+        staged_all = staged
+    lake.stage(gold_incidents.merge(staged_all), "gold.incidents", hour, lakehouse)
     for df in outputs.values():
         df.unpersist()
-    return n
+    return staged.count()
 
 
-def gate(spark: SparkSession, df, table: str, hour: datetime, lakehouse=None) -> None:
-    """Validate `df` with its GX suite, record the results in gold.quality_results (and Data Docs),
-    then raise QualityGateError if a critical expectation failed."""
-    docs = lake.quality_dir(lakehouse) if os.environ.get("FLEETHEALTH_DATA_DOCS", "1") != "0" else None
-    results = quality.validate(df, table, hour=hour, data_docs_dir=docs)
-    rows = spark.createDataFrame(quality.results_rows(results, hour), quality.RESULTS_SCHEMA_DDL)
-    lake.write_hour(rows, "gold.quality_results", hour, lakehouse, where=f"`table` = '{table}'")
-    failed = [r for r in results if not r.success]
-    log.info("%s %s: %d expectations, %d failed; Data Docs: %s", table, hour.isoformat(), len(results),
-             len(failed), lake.quality_dir(lakehouse) / "index.html")
-    quality.enforce(results)
+# ------------------------------------------------------------------------------------- the gate
+@dataclass
+class GateReport:
+    layer: str
+    hour: datetime
+    results: list = field(default_factory=list)
+    published: list = field(default_factory=list)
+    data_docs: Path | None = None
+
+    def summary(self) -> str:
+        failed = [r for r in self.results if not r.success]
+        text = (f"validate_{self.layer} {self.hour.isoformat()}: {len(self.results)} expectations on "
+                f"{len({r.table for r in self.results})} tables, {len(failed)} failed "
+                f"({sum(r.critical for r in failed)} critical)")
+        if self.published:
+            text += f"; published {', '.join(self.published)}"
+        return text
+
+
+def data_docs_dir(lakehouse=None) -> Path | None:
+    """Where Data Docs go, or None when FLEETHEALTH_DATA_DOCS=0 (validation still runs)."""
+    return lake.quality_dir(lakehouse) if os.environ.get("FLEETHEALTH_DATA_DOCS", "1") != "0" else None
+
+
+def audits(spark: SparkSession, layer: str, staged: dict, inventory_path: str | None) -> dict:
+    """Derived frames checked across tables of a layer (validated, never stored)."""
+    if layer != "gold" or inventory_path is None:
+        return {}
+    return {COMPLETENESS: completeness(silver.hosts_frame(spark, load_inventory(inventory_path)),
+                                       staged["gold.broker_health_hourly"],
+                                       staged["gold.incident_findings"])}
+
+
+def completeness(hosts: DataFrame, health: DataFrame, findings: DataFrame) -> DataFrame:
+    """One row per inventory host and expected source: did it arrive, or is a data_missing finding
+    reporting it? `unreported` (host:source) is set when neither: no data must never look healthy."""
+    expected = hosts.select("cluster", "host", F.explode("expect").alias("source"))
+    arrived = health.select("cluster", "host", F.explode("sources_arrived").alias("source"),
+                            F.lit(True).alias("arrived"))
+    reported = (findings.where(F.col("kind") == "data_missing")
+                .select("cluster", F.col("entity").alias("_entity"), F.lit(True).alias("reported")))
+    out = (expected.join(arrived, ["cluster", "host", "source"], "left")
+           .withColumn("_entity", F.concat_ws(":", "host", "source"))
+           .join(reported, ["cluster", "_entity"], "left"))
+    ok = F.coalesce("arrived", F.lit(False)) | F.coalesce("reported", F.lit(False))
+    return out.select("cluster", "host", "source",
+                      F.coalesce("arrived", F.lit(False)).alias("arrived"),
+                      F.coalesce("reported", F.lit(False)).alias("reported"),
+                      F.when(~ok, F.col("_entity")).alias("unreported"))
+
+
+def audit_publish(spark: SparkSession, layer: str, hour: datetime, lakehouse=None,
+                  inventory_path: str | None = None) -> GateReport:
+    """The quality gate of `layer` for `hour`: validate the staged tables (and the layer's audits),
+    record the results, raise QualityGateError on a critical failure (nothing published), else
+    publish the staged tables and drop the staging folder."""
+    if layer not in LAYERS:
+        raise ValueError(f"unknown layer {layer!r}; one of {', '.join(LAYERS)}")
+    names = lake.layer_tables(layer)
+    staged = {name: lake.read_staged(spark, name, hour, lakehouse) for name in names}
+    frames = dict(staged, **audits(spark, layer, staged, inventory_path))
+    docs = data_docs_dir(lakehouse)
+    report = GateReport(layer, hour, data_docs=docs / "index.html" if docs else None)
+    report.results = quality.validate_tables(frames, hour=hour, data_docs_dir=docs)
+    rows = spark.createDataFrame(quality.results_rows(report.results, hour), quality.RESULTS_SCHEMA_DDL)
+    validated = ", ".join(f"'{name}'" for name in frames)
+    lake.write_hour(rows, "gold.quality_results", hour, lakehouse, where=f"`table` IN ({validated})")
+    log.info(report.summary())
+    quality.enforce(report.results)
+    _concurrently(lambda name: lake.publish(spark, name, hour, lakehouse), names)
+    lake.drop_staging(hour, layer, lakehouse)
+    report.published = names
+    return report
+
+
+def run_hour(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,
+             thresholds_path: str | None = None, echo=None) -> dict:
+    """Bronze, silver and gold of one (already pulled) hour, each gated: the DAG's six Spark steps
+    in one session. `echo(text)` receives each gate's summary. Raises QualityGateError."""
+    echo = echo or log.info
+    out = {"bronze_records": run_bronze(spark, hour, lakehouse)}
+    echo(audit_publish(spark, "bronze", hour, lakehouse).summary())
+    out["reconciliation"] = run_silver(spark, hour, inventory_path, lakehouse)
+    echo(audit_publish(spark, "silver", hour, lakehouse).summary())
+    out["findings"] = run_gold(spark, hour, inventory_path, lakehouse, thresholds_path)
+    echo(audit_publish(spark, "gold", hour, lakehouse, inventory_path).summary())
+    return out
 
 
 def incident_summary(spark: SparkSession, lakehouse=None):

@@ -2,9 +2,16 @@
 
 Tables live at <lakehouse>/<layer>/<table>; hourly tables are partitioned by `hour` (UTC) and an
 hour is rewritten with `replaceWhere`, so re-running an hour replaces exactly that hour.
+
+Write-audit-publish: a job writes its hour to a staging Delta table
+<lakehouse>/_staging/<hour>/<layer>/<table> (`stage`); the layer's quality gate validates the staged
+tables and only then `publish`es them into the real tables (replaceWhere of that hour) and drops
+the staging folder. A failed gate leaves the published tables untouched and the staged hour in
+place for inspection.
 """
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -33,12 +40,14 @@ TABLES = {t.qualified: t for t in (
     Table("silver", "zk_events", doc="ZooKeeper server log records, typed, UTC"),
     Table("silver", "jmx_samples", doc="JMX samples in long form: ObjectName + attribute -> value"),
     Table("silver", "threads", doc="thread-dump threads: name, state, top frames"),
+    Table("silver", "deadlocks", doc="thread-dump Java-level deadlock cycles: one row per thread, lock awaited/held"),
     Table("silver", "partition_sizes", doc="log-dir snapshot partition sizes per broker"),
     Table("silver", "quarantine", doc="bronze records that did not parse, with the reason"),
     Table("silver", "reconciliation", doc="per source and hour: bronze = silver + quarantine"),
     Table("gold", "consumer_offsets_partitions", doc="__consumer_offsets partition size and growth per broker-hour"),
     Table("gold", "log_cleaner_status", doc="log-cleaner liveness per broker-hour, with each signal"),
     Table("gold", "broker_health_hourly", doc="one row per host-hour: which sources arrived, record counts"),
+    Table("gold", "group_coordinators", doc="consumer group -> __consumer_offsets partition -> coordinator broker, per hour"),
     Table("gold", "incident_findings", doc="what each detector found in each hour"),
     Table("gold", "incidents", hourly=False, doc="incidents: consecutive hourly findings merged"),
     Table("gold", "quality_results", doc="Great Expectations results: table, hour, expectation, success"),
@@ -93,6 +102,60 @@ def write_hour(df, qualified: str, hour: datetime, lakehouse=None, where: str | 
 def overwrite(df, qualified: str, lakehouse=None) -> None:
     (df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
        .save(table(qualified).path(lakehouse)))
+
+
+STAGING = "_staging"
+
+
+def layer_tables(layer: str) -> list[str]:
+    """The published tables of a layer, in catalog order (gold.quality_results is the gate's own
+    record, not a product of the gold job)."""
+    return [q for q, t in TABLES.items() if t.layer == layer and q != "gold.quality_results"]
+
+
+def staging_dir(hour: datetime, lakehouse=None, layer: str | None = None) -> Path:
+    folder = config.lakehouse_dir(lakehouse) / STAGING / hour.strftime("%Y%m%dT%H")
+    return folder / layer if layer else folder
+
+
+def staging_path(qualified: str, hour: datetime, lakehouse=None) -> str:
+    t = table(qualified)
+    return str(staging_dir(hour, lakehouse, t.layer) / t.name)
+
+
+def stage(df, qualified: str, hour: datetime, lakehouse=None) -> None:
+    """Write the hour of `qualified` (or the whole table, if not hourly) to its staging table."""
+    (df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+       .save(staging_path(qualified, hour, lakehouse)))
+
+
+def read_staged(spark, qualified: str, hour: datetime, lakehouse=None):
+    path = staging_path(qualified, hour, lakehouse)
+    from delta.tables import DeltaTable
+
+    if not DeltaTable.isDeltaTable(spark, path):
+        raise FileNotFoundError(f"{qualified} of {hour.isoformat()} is not staged ({path}): "
+                                f"run the {table(qualified).layer} job of that hour first")
+    return spark.read.format("delta").load(path)
+
+
+def publish(spark, qualified: str, hour: datetime, lakehouse=None) -> None:
+    """Copy the staged hour into the published table (an hourly table's hour replaced; a whole
+    table such as gold.incidents overwritten)."""
+    df = read_staged(spark, qualified, hour, lakehouse)
+    if table(qualified).hourly:
+        write_hour(df, qualified, hour, lakehouse)
+    else:
+        overwrite(df, qualified, lakehouse)
+
+
+def drop_staging(hour: datetime, layer: str, lakehouse=None) -> None:
+    folder = staging_dir(hour, lakehouse, layer)
+    shutil.rmtree(folder, ignore_errors=True)
+    try:  # the hour's folder once its last layer is gone
+        folder.parent.rmdir()
+    except OSError:
+        pass
 
 
 def quality_dir(lakehouse=None) -> Path:

@@ -10,12 +10,20 @@ substituted by :func:`validate` for the processed hour:
 * ``"$hour_start"`` hour - ``meta.hour_tolerance_minutes`` (suite level, default 0)
 * ``"$hour_end"``   hour + 1 h + the tolerance
 
+Allowed-value sets that the code owns are named, not copied: ``"value_set": "$values:<name>"`` is
+replaced by ``VALUE_SETS[name]()`` (incident kinds from the detector registry, severities from
+thresholds.yaml, event types from the rules YAML files...), so a new detector or event rule widens
+the suite without editing JSON. Suite ``meta.row_keys`` names the columns shown with each offending
+value (e.g. cluster, host, source), so a failure message points at rows, not just values.
+
 Typical use in a job::
 
-    results = quality.validate(df, "gold.incident_findings", hour=hour)
+    results = quality.validate_tables({"gold.incident_findings": df}, hour=hour, data_docs_dir=docs)
     write_delta(spark.createDataFrame(quality.results_rows(results, hour),
                                       quality.RESULTS_SCHEMA_DDL), "gold.quality_results")
     quality.enforce(results)
+
+(fleethealth.jobs.audit_publish does exactly that on the staged tables of a layer.)
 
 GX is imported lazily (it takes seconds) and its context is created once per process. The gate
 never creates a Spark session: it validates the DataFrame it is given, on that DataFrame's session
@@ -23,8 +31,9 @@ never creates a Spark session: it validates the DataFrame it is given, on that D
 
 Passing expectations have an empty ``observed`` (the first pass is BOOLEAN_ONLY, see TWO_PASS);
 failed ones carry the observed value, or the count and a few offending values/rows, or the error.
-With ``data_docs_dir`` the suite runs once in full detail and the GX Data Docs site
-``<data_docs_dir>/index.html`` is updated (GX's stores behind it live in ``<data_docs_dir>/_gx``).
+With ``data_docs_dir`` the (two-pass) results are also stored and the GX Data Docs site
+``<data_docs_dir>/index.html`` is updated once per call of :func:`validate_tables` (GX's stores
+behind it live in ``<data_docs_dir>/_gx``).
 """
 from __future__ import annotations
 
@@ -131,13 +140,59 @@ def hour_placeholders(suite: dict, hour: datetime) -> dict[str, datetime]:
     }
 
 
+def _incident_kinds() -> list[str]:
+    from fleethealth.gold.detectors import DETECTORS
+
+    return sorted(DETECTORS)
+
+
+def _severities() -> list[str]:
+    from fleethealth.thresholds import declarations
+
+    choices = {c for name, d in declarations().items() if name.endswith(".severity")
+               for c in d.get("choices", [])}
+    return sorted(choices)
+
+
+def _event_types(source: str):
+    def values() -> list[str]:
+        from fleethealth.parsers.rules import load_rules
+
+        return sorted({r.event_type for r in load_rules(source)} | {"other"})
+    return values
+
+
+def _sources() -> list[str]:
+    from fleethealth.silver import SILVER_OF_SOURCE
+
+    return sorted(SILVER_OF_SOURCE)
+
+
+# "$values:<name>" in a suite -> the list the code owns (imported lazily: some need pyspark)
+VALUE_SETS = {
+    "incident_kinds": _incident_kinds,
+    "severities": _severities,
+    "kafka_event_types": _event_types("kafka"),
+    "zookeeper_event_types": _event_types("zookeeper"),
+    "sources": _sources,
+}
+_VALUES_PREFIX = "$values:"
+
+
 def substitute_hour(suite: dict, hour: datetime | None) -> dict:
     """A copy of ``suite`` whose kwargs placeholders ("$hour", "$hour_start", "$hour_end") are
-    replaced by UTC datetimes for ``hour``. ValueError if placeholders are used without an hour."""
+    replaced by UTC datetimes for ``hour``, and "$values:<name>" by the named VALUE_SETS list.
+    ValueError if hour placeholders are used without an hour, or a value set is unknown."""
     out = copy.deepcopy(suite)
     values = hour_placeholders(suite, hour) if hour is not None else {}
 
     def sub(value: Any) -> Any:
+        if isinstance(value, str) and value.startswith(_VALUES_PREFIX):
+            name = value[len(_VALUES_PREFIX):]
+            if name not in VALUE_SETS:
+                raise ValueError(f"suite {suite.get('name')!r}: unknown value set {value!r} "
+                                 f"(known: {', '.join(sorted(VALUE_SETS))})")
+            return VALUE_SETS[name]()
         if isinstance(value, str) and value in ("$hour", "$hour_start", "$hour_end"):
             if hour is None:
                 raise ValueError(
@@ -225,11 +280,6 @@ def _gx(data_docs_dir: Path | None = None) -> _Gx:
         return _contexts[key]
 
 
-def _context():
-    """The in-memory GX context (created on first use, then cached for the process)."""
-    return _gx().context
-
-
 def _gx_suite(suite: dict, source: str):
     from great_expectations.core.expectation_suite import ExpectationSuite
 
@@ -253,52 +303,69 @@ def validate(df, table: str, *, hour: datetime | None = None,
              data_docs_dir: Path | None = None) -> list[ExpectationResult]:
     """Run the suite of ``table`` on the Spark DataFrame ``df`` (on df's own session).
 
-    ``hour`` fills the "$hour*" placeholders; ``data_docs_dir`` additionally (re)builds a GX Data
-    Docs site there. Returns one result per expectation, in suite order."""
+    ``hour`` fills the "$hour*" placeholders; ``data_docs_dir`` additionally stores the result and
+    updates the GX Data Docs site there. Returns one result per expectation, in suite order."""
+    return validate_tables({table: df}, hour=hour, data_docs_dir=data_docs_dir)
+
+
+def validate_tables(frames: dict, *, hour: datetime | None = None,
+                    data_docs_dir: Path | None = None) -> list[ExpectationResult]:
+    """Validate each ``{table: DataFrame}`` with its suite; with ``data_docs_dir`` store the results
+    and rebuild the Data Docs pages and index once for all of them."""
+    results: list[ExpectationResult] = []
+    stored = []
+    for table, df in frames.items():
+        found, suite_dict, outcome = _validate_one(df, table, hour, data_docs_dir is not None)
+        if data_docs_dir is not None:
+            stored.append(_store(_gx(data_docs_dir), suite_dict, table, hour, outcome))
+        for i, exp in enumerate(suite_dict["expectations"]):
+            res = found.get(i)
+            results.append(ExpectationResult(
+                table=table,
+                suite=suite_dict["name"],
+                expectation=exp["_label"],
+                success=bool(res is not None and res.success),
+                observed=_observed(res) if res is not None else "no result returned by GX",
+                critical=_severity(exp) == "critical",
+            ))
+    if stored:
+        with _lock:
+            _gx(data_docs_dir).context.build_data_docs(site_names=[DOCS_SITE],
+                                                       resource_identifiers=stored)
+    return results
+
+
+def _validate_one(df, table: str, hour: datetime | None, keep_outcome: bool):
     raw = load_suite(table)
     for i, exp in enumerate(raw["expectations"]):
         exp["_label"] = expectation_label(exp)  # from unsubstituted kwargs: stable across hours
         exp["_index"] = i
     suite_dict = substitute_hour(raw, hour)
     source = str(suite_path(table))
+    row_keys = [c for c in (raw.get("meta") or {}).get("row_keys", []) if c in df.columns]
+    detail_format = dict(RESULT_FORMAT, **({"unexpected_index_column_names": row_keys} if row_keys else {}))
 
     persisted = False
     if not df.is_cached:  # every metric is a Spark job: do not recompute df's lineage each time
         df = df.persist()
         persisted = True
     try:
-        parameters = {"dataframe": df}
-        if data_docs_dir is not None:  # one detailed run, stored and rendered
-            outcome = _validate_with_docs(_gx(data_docs_dir), _gx_suite(suite_dict, source),
-                                          table, hour, parameters)
-            found = _by_index(outcome, suite_dict)
-        else:
-            batch = _gx().batch_definition(table).get_batch(batch_parameters=parameters)
-            fmt = {"result_format": "BOOLEAN_ONLY"} if TWO_PASS else RESULT_FORMAT
-            found = _by_index(batch.validate(_gx_suite(suite_dict, source), result_format=fmt),
-                              suite_dict)
-            failed = [i for i, res in found.items() if not res.success]
-            if TWO_PASS and failed:
-                retry = dict(suite_dict, expectations=[suite_dict["expectations"][i] for i in failed])
-                detailed = _by_index(batch.validate(_gx_suite(retry, source),
-                                                    result_format=RESULT_FORMAT), suite_dict)
-                found.update({i: res for i, res in detailed.items() if i in failed})
+        batch = _gx().batch_definition(table).get_batch(batch_parameters={"dataframe": df})
+        fmt = {"result_format": "BOOLEAN_ONLY"} if TWO_PASS else detail_format
+        outcome = batch.validate(_gx_suite(suite_dict, source), result_format=fmt)
+        found = _by_index(outcome, suite_dict)
+        failed = [i for i, res in found.items() if not res.success]
+        if TWO_PASS and failed:
+            retry = dict(suite_dict, expectations=[suite_dict["expectations"][i] for i in failed])
+            detailed = _by_index(batch.validate(_gx_suite(retry, source), result_format=detail_format),
+                                 suite_dict)
+            found.update({i: res for i, res in detailed.items() if i in failed})
+            if keep_outcome:  # Data Docs show the detailed result of the failed expectations
+                outcome.results = [found[i] for i in sorted(found)]
     finally:
         if persisted:
             df.unpersist()
-
-    results = []
-    for i, exp in enumerate(suite_dict["expectations"]):
-        res = found.get(i)
-        results.append(ExpectationResult(
-            table=table,
-            suite=suite_dict["name"],
-            expectation=exp["_label"],
-            success=bool(res is not None and res.success),
-            observed=_observed(res) if res is not None else "no result returned by GX",
-            critical=_severity(exp) == "critical",
-        ))
-    return results
+    return found, suite_dict, outcome
 
 
 def _by_index(outcome, suite_dict) -> dict:
@@ -309,25 +376,20 @@ def _by_index(outcome, suite_dict) -> dict:
     return found
 
 
-def _validate_with_docs(gxc: _Gx, gx_suite, table, hour, parameters):
-    """Validate through a checkpoint whose UpdateDataDocsAction renders this result + the index."""
-    import great_expectations as gx
-    from great_expectations.checkpoint import UpdateDataDocsAction
+def _store(gxc: _Gx, suite_dict: dict, table: str, hour: datetime | None, outcome):
+    """Put one validation result in the Data Docs context's store; returns its identifier."""
     from great_expectations.core.run_identifier import RunIdentifier
+    from great_expectations.data_context.types.resource_identifiers import (
+        ExpectationSuiteIdentifier, ValidationResultIdentifier)
 
-    context = gxc.context
+    run_name = f"{table}-{_as_utc(hour):%Y%m%dT%H%MZ}" if hour is not None else table
+    identifier = ValidationResultIdentifier(
+        expectation_suite_identifier=ExpectationSuiteIdentifier(name=suite_dict["name"]),
+        run_id=RunIdentifier(run_name=run_name, run_time=datetime.now(timezone.utc)),
+        batch_identifier=table)
     with _lock:
-        suite = context.suites.add_or_update(gx_suite)
-        definition = context.validation_definitions.add_or_update(gx.ValidationDefinition(
-            name=table, data=gxc.batch_definition(table), suite=suite))
-        checkpoint = context.checkpoints.add_or_update(gx.Checkpoint(
-            name=table, validation_definitions=[definition], result_format=RESULT_FORMAT,
-            actions=[UpdateDataDocsAction(name="data_docs", site_names=[DOCS_SITE])]))
-        run_name = f"{table}-{_as_utc(hour):%Y%m%dT%H%MZ}" if hour is not None else table
-        outcome = checkpoint.run(batch_parameters=parameters,
-                                 run_id=RunIdentifier(run_name=run_name))
-    [result] = outcome.run_results.values()
-    return result
+        gxc.context.validation_results_store.set(identifier, outcome)
+    return identifier
 
 
 def _fmt(value: Any) -> str:
@@ -358,7 +420,10 @@ def _observed(res) -> str:
         elif "unexpected_count" in result:
             text = f"{result['unexpected_count']} unexpected"
             sample: list = []
-            for value in result.get("partial_unexpected_list") or []:
+            # with meta.row_keys: the offending rows' keys and value, else the values alone
+            rows = result.get("partial_unexpected_index_list")
+            for value in (rows if isinstance(rows, list) and rows else
+                          result.get("partial_unexpected_list") or []):
                 if value not in sample:
                     sample.append(value)
             if sample:
