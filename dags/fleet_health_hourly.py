@@ -2,8 +2,15 @@
 ### fleet_health_hourly
 
 Every hour: pull each host's files of the **previous hour** into landing (one mapped task per
-host, so an unreachable host fails alone), then the Spark jobs bronze -> silver -> gold
-(`SparkSubmitOperator` on `spark_default`). Gold publishes health facts and `gold.incidents`.
+host, so an unreachable host fails alone), then the Spark jobs bronze -> validate_bronze -> silver
+-> validate_silver -> gold -> validate_gold (`SparkSubmitOperator` on `spark_default`).
+
+Write-audit-publish: each layer job writes its hour to staging; its `validate_<layer>` task runs
+the layer's Great Expectations suites (`expectations/`) on the staged tables, records the results
+in `gold.quality_results` and the Data Docs (`<lakehouse>/quality/data_docs/index.html`), and only
+then publishes the hour. A red `validate_<layer>` names the failed expectation and offending rows
+in its log; the published tables are unchanged. validate_gold publishes health facts and
+`gold.incidents`.
 
 The processed hour is explicit: the data interval of `CronDataIntervalTimetable` (Airflow 3
 cron schedules have zero-width intervals), or the `hour` param (ISO-8601 UTC) for a manual run.
@@ -26,18 +33,20 @@ LAKEHOUSE = str(config.lakehouse_dir())
 INVENTORY = os.environ.get(config.ENV_INVENTORY, str(config.PROJECT_ROOT / "inventory.yaml"))
 START = datetime.fromisoformat(os.environ.get("FLEETHEALTH_START_DATE", "2026-01-01T00:00:00+00:00"))
 CATCHUP = os.environ.get("FLEETHEALTH_CATCHUP", "false").lower() == "true"
+PULL_RETRIES = int(os.environ.get("FLEETHEALTH_PULL_RETRIES", "3"))
+PULL_RETRY_DELAY = timedelta(seconds=float(os.environ.get("FLEETHEALTH_PULL_RETRY_DELAY_S", "30")))
 
 HOUR = "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
-GOLD_TABLES = ("consumer_offsets_partitions", "log_cleaner_status", "broker_health_hourly",
+GOLD_TABLES = ("consumer_offsets_partitions", "log_cleaner_status", "broker_health_hourly", "group_coordinators",
                "incident_findings", "incidents")
 
 
-def spark_job(layer: str, *args: str, **kwargs) -> SparkSubmitOperator:
+def spark_job(task_id: str, *args: str, application: str | None = None, **kwargs) -> SparkSubmitOperator:
     return SparkSubmitOperator(
-        task_id=layer,
-        application=str(config.spark_dir() / f"{layer}.py"),
+        task_id=task_id,
+        application=str(config.spark_dir() / f"{application or task_id}.py"),
         conn_id=config.SPARK_CONN_ID,
-        name=f"fleethealth-{layer}",
+        name=f"fleethealth-{task_id}",
         conf=spark_conf(LAKEHOUSE),
         application_args=["--hour", HOUR, "--lakehouse", "{{ params.lakehouse }}", *args],
         **kwargs,
@@ -73,7 +82,10 @@ with DAG(
 
         return [h.host for h in load_inventory(params["inventory"]).hosts]
 
-    @task(retries=3, retry_delay=timedelta(seconds=30), map_index_template="{{ task.op_kwargs['host'] }}")
+    # One task per host: an unreachable host fails alone and retries (30 s, 60 s, 120 s, ...) while
+    # the others land; bronze runs anyway (all_done) and gold marks the missing host-hour data_missing.
+    @task(retries=PULL_RETRIES, retry_delay=PULL_RETRY_DELAY, retry_exponential_backoff=True,
+          max_retry_delay=timedelta(minutes=10), map_index_template="{{ task.op_kwargs['host'] }}")
     def pull(host: str, hour: str, params=None) -> int:
         from fleethealth.hours import parse_hour
         from fleethealth.inventory import load_inventory
@@ -86,8 +98,13 @@ with DAG(
 
     hour = resolve_hour()
     pulled = pull.partial(hour=hour).expand(host=list_hosts())
+    inventory = ("--inventory", "{{ params.inventory }}")
     bronze = spark_job("bronze", trigger_rule="all_done")
-    silver = spark_job("silver", "--inventory", "{{ params.inventory }}")
-    gold = spark_job("gold", "--inventory", "{{ params.inventory }}",
-                     outlets=[Asset(f"fleethealth.gold.{t}") for t in GOLD_TABLES])
-    hour >> pulled >> bronze >> silver >> gold
+    silver = spark_job("silver", *inventory)
+    gold = spark_job("gold", *inventory)
+    # the gates: one lean spark-submit of spark/validate.py per layer (validate, then publish)
+    validate_bronze = spark_job("validate_bronze", "--layer", "bronze", application="validate")
+    validate_silver = spark_job("validate_silver", "--layer", "silver", application="validate")
+    validate_gold = spark_job("validate_gold", "--layer", "gold", *inventory, application="validate",
+                              outlets=[Asset(f"fleethealth.gold.{t}") for t in GOLD_TABLES])
+    hour >> pulled >> bronze >> validate_bronze >> silver >> validate_silver >> gold >> validate_gold

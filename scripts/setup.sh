@@ -10,6 +10,9 @@
 #                                      stamp: sha256 of requirements.txt + constraints.txt + pyproject.toml
 #   d) pyspark sanity check            version == pin in requirements.txt, pyspark/jars present
 #   e) ./jars                          mvn dependency:copy-dependencies (pom.xml); stamp: sha256 of pom.xml
+#      ./jars-agents                   mvn dependency:copy@agents (Jolokia JVM agent, never on Spark's classpath)
+#   g) OpenSSH server                  apt-get install openssh-server if /usr/sbin/sshd is missing (the pull
+#                                      tests start their own sshd on loopback; nothing is started here)
 #   f) Airflow metadata DB             airflow db migrate (SQLite in ./airflow) if missing or deps changed
 #
 # Environment knobs:
@@ -23,6 +26,7 @@ cd "$PROJECT"
 
 VENV="$PROJECT/.venv"
 JARS="$PROJECT/jars"
+AGENTS="$PROJECT/jars-agents"
 AIRFLOW_DIR="$PROJECT/airflow"
 VENV_STAMP="$VENV/.setup-stamp-venv"
 JARS_STAMP="$JARS/.setup-stamp-pom"
@@ -97,7 +101,7 @@ step "java $(java_major) ok ($(command -v java))"
 # ---------------------------------------------------------------------------------------------
 # b) Maven, only when the jars have to be resolved
 POM_HASH="$(sha256_of pom.xml)"
-jars_present() { compgen -G "$JARS/*.jar" >/dev/null; }
+jars_present() { compgen -G "$JARS/*.jar" >/dev/null && compgen -G "$AGENTS/*.jar" >/dev/null; }
 NEED_JARS=1
 if stamp_ok "$JARS_STAMP" "$POM_HASH" && jars_present; then
     NEED_JARS=0
@@ -185,19 +189,30 @@ if [ "$NEED_JARS" = 0 ]; then
     step "jars up to date (pom.xml unchanged)"
 else
     rm -f "$JARS_STAMP"
-    mkdir -p "$JARS"
-    rm -f "$JARS"/*.jar
+    mkdir -p "$JARS" "$AGENTS"
+    rm -f "$JARS"/*.jar "$AGENTS"/*.jar
     MVN=(mvn -q -B -Dstyle.color=never)
     [ -n "${MAVEN_REPO_LOCAL:-}" ] && MVN+=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")
-    step "mvn dependency:copy-dependencies -> jars/"
+    step "mvn dependency:copy-dependencies -> jars/, dependency:copy@agents -> jars-agents/"
     MVN_LOG="$JARS/.mvn.log"
-    if ! "${MVN[@]}" -f "$PROJECT/pom.xml" dependency:copy-dependencies >"$MVN_LOG" 2>&1; then
+    if ! "${MVN[@]}" -f "$PROJECT/pom.xml" dependency:copy-dependencies dependency:copy@agents >"$MVN_LOG" 2>&1; then
         tail -n 30 "$MVN_LOG" >&2
         die "Maven could not resolve the jars in pom.xml (Maven Central is needed on the first run; full log: $MVN_LOG)"
     fi
     jars_present || die "Maven ran but $JARS has no jars"
     echo "$POM_HASH" >"$JARS_STAMP"
     step "jars: $(cd "$JARS" && ls ./*.jar | sed 's|^\./||' | tr '\n' ' ')"
+    step "agents: $(cd "$AGENTS" && ls ./*.jar | sed 's|^\./||' | tr '\n' ' ')"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# g) OpenSSH server binary for the pull tests (they run it themselves on 127.0.0.1, own config)
+if [ -x /usr/sbin/sshd ] && command -v ssh-keygen >/dev/null 2>&1; then
+    step "sshd ok (/usr/sbin/sshd)"
+else
+    log "OpenSSH server not found (/usr/sbin/sshd)"
+    apt_install openssh-server
+    [ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd still missing after installing openssh-server"
 fi
 
 # ---------------------------------------------------------------------------------------------

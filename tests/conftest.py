@@ -8,7 +8,20 @@ from pathlib import Path
 import pytest
 
 PROJECT = Path(__file__).resolve().parents[1]
-SHARED_SAMPLES = PROJECT.parent / "shared" / "samples"
+
+
+def _shared_samples() -> Path:
+    """`shared/samples` beside the checkout (../shared), or beside an ancestor (a git worktree under
+    ../wt/<name>); FLEETHEALTH_SHARED_SAMPLES overrides. May not exist: tests using it skip then."""
+    if os.environ.get("FLEETHEALTH_SHARED_SAMPLES"):
+        return Path(os.environ["FLEETHEALTH_SHARED_SAMPLES"])
+    for parent in PROJECT.parents:
+        if (parent / "shared" / "samples").is_dir():
+            return parent / "shared" / "samples"
+    return PROJECT.parent / "shared" / "samples"
+
+
+SHARED_SAMPLES = _shared_samples()
 FIXTURES = Path(__file__).parent / "fixtures"
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")

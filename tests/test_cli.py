@@ -67,5 +67,29 @@ def test_parse_prints_silver_records_as_json_lines(spark, capsys):
     assert sum(r["line_count"] for r in records) == 1252
     first = records[0]
     assert (first["logger"], first["line_count"], first["ts"]) == (
-        "kafka.server.KafkaConfig", 143, "2021-04-28 10:11:56.161000")   # 12:11:56 CEST -> UTC
-    assert cli.main(["parse", "--source", "prometheus", str(sample)]) == 2
+        "kafka.server.KafkaConfig", 143, "2021-04-28T10:11:56.161Z")   # 12:11:56 CEST -> UTC
+    assert cli.main(["parse", "--source", "graphite", str(sample)]) == 2
+
+
+@pytest.mark.spark
+def test_parse_prometheus_and_jstack_deadlocks(spark, capsys, tmp_path):
+    golden = Path(__file__).parent / "fixtures" / "golden"
+    scrape = tmp_path / "scrape.txt"      # not named *.prom: --source prometheus says what it is
+    scrape.write_bytes((golden / "prometheus" / "jmx_exporter-0.20-kafka-2.8-2026-11-20T05-15-00.prom").read_bytes())
+    assert cli.main(["parse", "--source", "prometheus", str(scrape)]) == 0
+    out = capsys.readouterr()
+    samples = [json.loads(x) for x in out.out.splitlines()]
+    assert len(samples) == 11
+    assert {(s["mbean"], s["attribute"], s["value"]) for s in samples if s["props"].get("name") == "DeadThreadCount"} == {
+        ("kafka.log:type=LogCleaner,name=DeadThreadCount", "Value", 1.0)}
+    assert "prometheus series jvm_buffer_pool_used_bytes not in jmx_prometheus_mapping.yaml" in out.err
+    dump = golden / "jstack" / "kafka-0.10.1.0-jdk8-deadlock.txt"
+    assert cli.main(["parse", "--source", "jstack", "--timezone", "America/New_York", str(dump)]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    cycle = [r for r in rows if r.get("table") == "silver.deadlocks"]
+    assert len(rows) - len(cycle) == 6
+    assert sorted((r["thread_name"], r["waiting_lock_class"], r["held_by"]) for r in cycle) == [
+        ("executor-Heartbeat", "kafka.coordinator.GroupMetadata", "group-metadata-manager-0"),
+        ("group-metadata-manager-0", "java.util.LinkedList", "kafka-request-handler-3"),
+        ("kafka-request-handler-3", "kafka.coordinator.GroupMetadata", "group-metadata-manager-0")]
+    assert {r["captured_at"] for r in cycle} == {"2016-11-24T19:21:07.000Z"}

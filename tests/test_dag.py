@@ -1,5 +1,6 @@
 """DAG integrity of dags/fleet_health_hourly.py (SPEC §7 Airflow: hourly pull -> bronze -> silver -> gold,
-each Spark step a SparkSubmitOperator, the processed hour explicit). Parses with Airflow only, no Spark."""
+each layer gated by GX in a validate_<layer> task, each Spark step a SparkSubmitOperator, the processed
+hour explicit). Parses with Airflow only, no Spark."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,9 @@ PROJECT = Path(__file__).resolve().parents[1]
 DAGS = PROJECT / "dags"
 DAG_FILE = DAGS / "fleet_health_hourly.py"
 DAG_ID = "fleet_health_hourly"
-SPARK_TASKS = ("bronze", "silver", "gold")
+LAYERS = ("bronze", "silver", "gold")
+GATES = tuple(f"validate_{layer}" for layer in LAYERS)
+SPARK_TASKS = LAYERS + GATES
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +62,11 @@ def test_task_ids_and_dependency_order(dag):
         "list_hosts": [],
         "pull": ["list_hosts", "resolve_hour"],
         "bronze": ["pull"],
-        "silver": ["bronze"],
-        "gold": ["silver"],
+        "validate_bronze": ["bronze"],
+        "silver": ["validate_bronze"],
+        "validate_silver": ["silver"],
+        "gold": ["validate_silver"],
+        "validate_gold": ["gold"],
     }
 
 
@@ -89,17 +95,21 @@ def test_spark_steps_are_spark_submit(dag, layer):
     assert isinstance(task, SparkSubmitOperator)
     assert task._conn_id == "spark_default"
     app = Path(task.application)
-    assert app == PROJECT / "spark" / f"{layer}.py"
+    assert app == PROJECT / "spark" / ("validate.py" if layer in GATES else f"{layer}.py")
     assert app.is_file()
     args = list(task.application_args)
+    if layer in GATES:   # one entry point, the layer as argument
+        assert args[args.index("--layer") + 1] == layer.removeprefix("validate_")
     assert args[args.index("--hour") + 1] == "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
     assert "--lakehouse" in args
 
 
-def test_gold_publishes_assets_for_gold_tables(dag):
+def test_validate_gold_publishes_assets_for_gold_tables(dag):
+    """Gold is published by its gate (write-audit-publish), so the Assets are validate_gold's."""
     from airflow.sdk import Asset
 
-    outlets = dag.get_task("gold").outlets
+    assert dag.get_task("gold").outlets == []
+    outlets = dag.get_task("validate_gold").outlets
     assert outlets and all(isinstance(a, Asset) for a in outlets)
     names = {a.name for a in outlets}
     assert "fleethealth.gold.incidents" in names

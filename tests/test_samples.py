@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_SAMPLES
 from fleethealth import bronze, pull, silver
 from fleethealth.inventory import parse_inventory
 from fleethealth.pull import Landed
@@ -30,7 +31,7 @@ from fleethealth.pull import Landed
 UTC = timezone.utc
 HOUR = datetime(2026, 11, 20, 10, tzinfo=UTC)
 KAFKA_SAMPLES = Path(__file__).parent / "fixtures" / "samples"
-ZK_SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples" / "zookeeper-logs"  # as conftest.SHARED_SAMPLES
+ZK_SAMPLES = SHARED_SAMPLES / "zookeeper-logs"
 LOGHUB_LOG = ZK_SAMPLES / "loghub_Zookeeper_2k.log"
 LOGHUB_CSV = ZK_SAMPLES / "loghub_Zookeeper_2k.log_structured.csv"
 

@@ -270,7 +270,7 @@ def test_kafka_info_line(fleet):
     assert (r["level"], r["logger"], r["message"]) == (
         "INFO", "kafka.server.KafkaServer", "[KafkaServer id=1] started")
     assert r["thread"] is None and r["detail"] is None
-    assert (r["line_count"], r["log"], r["broker_id"], r["event_type"]) == (1, "server", 1, "other")
+    assert (r["line_count"], r["log"], r["broker_id"], r["event_type"]) == (1, "server", 1, "broker_started")
     assert r["cluster"] == "nyc" and r["host"] == BROKER
 
 

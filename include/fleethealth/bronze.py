@@ -1,7 +1,9 @@
 """Bronze: one row per raw record of the landed files of an hour, with lineage; nothing parsed away.
 
-Records are lines, except thread dumps (one record per file) and pretty-printed JSON documents in
-JMX exports (one record per file); JSON-lines exports give one record per line.
+Records are lines, except thread dumps (one record per file), pretty-printed JSON documents in
+JMX exports and Prometheus scrapes (`*.prom`, jmx_exporter text exposition) in JMX exports (one
+record per file: a scrape is one document, its comment lines go with it); JSON-lines exports give
+one record per line.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from pyspark.sql import types as T
 from fleethealth.pull import Landed
 
 WHOLE_FILE_SOURCES = ("threaddumps",)
+# a JMX export file holding one Prometheus scrape (optionally rolled: metrics.prom.2026-11-20-05)
+PROMETHEUS_FILE = r"\.prom(\.[^/]*)?$"
 
 SCHEMA = T.StructType([
     T.StructField("cluster", T.StringType(), False),
@@ -36,7 +40,12 @@ _MANIFEST_SCHEMA = T.StructType([
 ])
 
 
-def split_records(text: Column, source: Column) -> Column:
+def is_prometheus(source: Column, file: Column) -> Column:
+    """Whether a landed file is a jmx_exporter scrape (else a JMX file holds Jolokia JSON)."""
+    return (source == "jmx") & file.rlike(PROMETHEUS_FILE)
+
+
+def split_records(text: Column, source: Column, file: Column | None = None) -> Column:
     """The records of one file's text: an array of lines (trailing newline and CR removed)."""
     lines = F.split(text, "\n")
     lines = F.when(F.element_at(lines, -1) == "", F.slice(lines, 1, F.size(lines) - 1)).otherwise(lines)
@@ -45,6 +54,7 @@ def split_records(text: Column, source: Column) -> Column:
     whole = F.array(F.regexp_replace(text, "\r?\n$", ""))
     return (F.when(F.length(text) == 0, F.array().cast("array<string>"))
              .when(source.isin(*WHOLE_FILE_SOURCES), whole)
+             .when(is_prometheus(source, file if file is not None else F.lit("")), whole)
              .when((source == "jmx") & (F.size(lines) > 1) & first.isin("[", "{"), whole)
              .otherwise(lines))
 
@@ -62,7 +72,7 @@ def records(spark: SparkSession, landed: list[Landed], landing_dir: Path, hour: 
     joined = raw.join(F.broadcast(manifest), "file", "left")
     exploded = joined.select(
         "cluster", "host", "source", "file", "file_sha256",
-        F.posexplode(split_records(F.col("value"), F.col("source"))).alias("pos", "record"))
+        F.posexplode(split_records(F.col("value"), F.col("source"), F.col("file"))).alias("pos", "record"))
     return exploded.select(
         "cluster", "host", "source", "file", "file_sha256",
         (F.col("pos") + 1).cast("int").alias("line_number"), "record",

@@ -43,14 +43,23 @@ def cmd_pull(args) -> int:
     from fleethealth import pull
 
     inventory = load_inventory(args.inventory)
+    rc = 0
     for hour in hours_between(parse_instant(args.start), parse_instant(args.end)):
-        landed = pull.pull_hour(inventory, hour, args.lakehouse)
+        try:
+            landed = pull.pull_hour(inventory, hour, args.lakehouse)
+        except pull.HostsFailed as exc:   # one line per failed host; the others landed
+            print(f"{hour.isoformat()}: " + f"\n{hour.isoformat()}: ".join(exc.errors), file=sys.stderr)
+            landed, rc = exc.landed, 1
         print(f"{hour.isoformat()}: {len(landed)} files landed")
-    return 0
+    return rc
 
 
 def cmd_run(args) -> int:
-    from fleethealth import jobs, pull, report
+    """Each hour: pull, then bronze, silver, gold, each staged, validated and published by its gate
+    (the DAG's steps in one Spark session). A failed critical expectation fails that hour (its
+    layer and everything above it unpublished) and the command exits 1 naming the expectation."""
+    from fleethealth import jobs, lake, pull, report
+    from fleethealth.quality import QualityGateError
 
     inventory = load_inventory(args.inventory)
     hours = hours_between(parse_instant(args.start), parse_instant(args.end))
@@ -61,20 +70,35 @@ def cmd_run(args) -> int:
     for hour in hours:
         t0 = time.monotonic()
         try:
-            landed = pull.pull_hour(inventory, hour, args.lakehouse)
-            n_bronze = jobs.run_bronze(spark, hour, args.lakehouse)
-            recon = jobs.run_silver(spark, hour, args.inventory, args.lakehouse)
-            n_findings = jobs.run_gold(spark, hour, args.inventory, args.lakehouse, args.thresholds)
+            try:
+                landed = pull.pull_hour(inventory, hour, args.lakehouse)
+            except pull.HostsFailed as exc:   # the others landed: gold marks these host-hours data_missing
+                print(f"{hour.isoformat()}: pull failed for {len(exc.errors)} host(s):\n  "
+                      + "\n  ".join(exc.errors), file=sys.stderr)
+                landed = exc.landed
+                failed.append(hour)
+            out = jobs.run_hour(spark, hour, args.inventory, args.lakehouse, args.thresholds, echo=print)
+        except QualityGateError as exc:
+            if hour not in failed:
+                failed.append(hour)
+            print(f"{hour.isoformat()}: FAILED quality gate, nothing of the layer published:\n{exc}",
+                  file=sys.stderr)
+            continue
         except Exception as exc:  # one hour failing must not hide the others
-            failed.append(hour)
+            if hour not in failed:
+                failed.append(hour)
             print(f"{hour.isoformat()}: FAILED: {exc}", file=sys.stderr)
             continue
-        print(f"{hour.isoformat()}: {len(landed)} files, {n_bronze} bronze records, "
-              f"{n_findings} findings ({time.monotonic() - t0:.1f} s)")
-        print(report.reconciliation_text(recon))
-    rows = [r.asDict() for r in jobs.incident_summary(spark, args.lakehouse)]
+        print(f"{hour.isoformat()}: {len(landed)} files, {out['bronze_records']} bronze records, "
+              f"{out['findings']} findings ({time.monotonic() - t0:.1f} s)")
+        print(report.reconciliation_text(out["reconciliation"]))
+    rows = [r.asDict() for r in jobs.incident_summary(spark, args.lakehouse)] \
+        if lake.exists(spark, "gold.incidents", args.lakehouse) else []
     print(f"\ngold.incidents ({len(rows)}):")
     print(report.table(rows, ["cluster", "kind", "severity", "entity", "first_seen", "last_seen", "hours"]))
+    docs = jobs.data_docs_dir(args.lakehouse)
+    if docs:
+        print(f"Data Docs: {docs / 'index.html'}")
     if failed:
         print(f"{len(failed)} of {len(hours)} hours failed: {', '.join(h.isoformat() for h in failed)}",
               file=sys.stderr)
@@ -82,51 +106,28 @@ def cmd_run(args) -> int:
     return 0
 
 
-# `parse --source` names -> the fleet source folder a file of that kind lives in
-PARSE_SOURCES = {"kafka": "kafka", "zookeeper": "zookeeper", "jolokia": "jmx", "jstack": "threaddumps",
-                 "logdirs": "logdirs"}
-
-
 def cmd_parse(args) -> int:
     """The silver rows (and quarantine rows) of one raw file, as JSON lines, via the silver job's code."""
-    import shutil
     import tempfile
-    from datetime import datetime, timezone
 
-    from fleethealth import bronze, pull, silver
-    from fleethealth.inventory import parse_inventory
+    from fleethealth.parsefile import SOURCES, parsed_file, utc_text
 
     raw = Path(args.file)
     if not raw.is_file():
         raise UsageError(f"{raw}: no such file")
-    if args.source not in PARSE_SOURCES:
-        raise UsageError(f"--source {args.source}: not parsed yet (parsed: {', '.join(PARSE_SOURCES)})")
-    source = PARSE_SOURCES[args.source]
-    role = "zookeeper" if source == "zookeeper" else "kafka"
-    host = {"host": "file", "role": role, "broker_id": 0, "kafka_version": "0.0.0"} if role == "kafka" \
-        else {"host": "file", "role": role, "zk_myid": 0}
-    inventory = parse_inventory({"clusters": [{"name": "parse", "timezone": args.timezone, "root": "/",
-                                               "hosts": [host]}]}, "--timezone")
-    hour = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    if args.source not in SOURCES:
+        raise UsageError(f"--source {args.source}: not parsed yet (parsed: {', '.join(SOURCES)})")
     with tempfile.TemporaryDirectory() as tmp:
-        landing = pull.landing_hour_dir(hour, tmp)
-        target = landing / "parse" / "file" / source / raw.name
-        target.parent.mkdir(parents=True)
-        shutil.copyfile(raw, target)
-        landed = [pull.Landed("parse", "file", source, f"parse/file/{source}/{raw.name}", raw.stat().st_size,
-                              "", 0.0, 0.0)]
         spark = _session("fleethealth-parse", tmp, cores="local[2]")
-        records = bronze.records(spark, landed, landing, hour)
-        tables = silver.build(spark, records, inventory)
-        drop = {"cluster", "host", "broker_id", "zk_myid", "hour", "source", "file"}
-        rows = tables[silver.SILVER_OF_SOURCE[source]]
-        rows = rows.drop(*[c for c in rows.columns if c in drop]).orderBy("line_number")
-        for r in rows.toLocalIterator():
-            print(json.dumps(r.asDict(recursive=True), default=str, sort_keys=True))
-        bad = tables["silver.quarantine"].orderBy("line_number").collect()
-        for r in bad:
-            print(json.dumps({"quarantine": r.reason, "line_number": r.line_number, "record": r.record}),
-                  file=sys.stderr)
+        with parsed_file(spark, raw, args.source, args.timezone, scratch=tmp) as (rows, quarantine, extras):
+            for r in utc_text(rows).toLocalIterator():
+                print(json.dumps(r.asDict(recursive=True), default=str, sort_keys=True))
+            for name, more in extras.items():
+                for r in utc_text(more).toLocalIterator():
+                    print(json.dumps({"table": name, **r.asDict(recursive=True)}, default=str, sort_keys=True))
+            for r in quarantine.collect():
+                print(json.dumps({"quarantine": r.reason, "line_number": r.line_number, "record": r.record}),
+                      file=sys.stderr)
     return 0
 
 
@@ -199,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
         s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("parse", help="the silver records of one raw file as JSON lines (quarantine on stderr)")
-    s.add_argument("--source", required=True, help=f"one of {', '.join(PARSE_SOURCES)}")
+    s.add_argument("--source", required=True, help="kafka, zookeeper, jolokia, jstack or logdirs")
     s.add_argument("--timezone", default="UTC", help="IANA zone of the file's timestamps (default UTC)")
     s.add_argument("file")
     s.set_defaults(func=cmd_parse)

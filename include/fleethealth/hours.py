@@ -68,6 +68,8 @@ def processed_hour(explicit: str | None, interval_start: datetime | None,
 
 _ROLLED = re.compile(r"\.(\d{4})-(\d{2})-(\d{2})-(\d{2})(?:\.gz)?$")
 _STAMP = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})T(\d{2})[-:]?(\d{2})(?:[-:]?(\d{2}))?(Z)?")
+# the same stamp for Spark (a Java regex): groups year, month, day, hour, minute, second?, Z?
+NAME_STAMP = _STAMP.pattern
 
 
 def file_span(name: str, mtime: float, tz: str) -> tuple[datetime, datetime]:

@@ -11,7 +11,8 @@ from pyspark.sql import types as T
 from functools import reduce
 
 from fleethealth.inventory import Inventory
-from fleethealth.parsers import jolokia, log4j, logdirs, threaddump
+from fleethealth.bronze import is_prometheus
+from fleethealth.parsers import jolokia, log4j, logdirs, prometheus, threaddump
 
 MAX_QUARANTINED_RECORD_CHARS = 4000
 
@@ -78,7 +79,11 @@ def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory) -> dict[
     zk, q_zk = _log_events(bronze, hosts, log4j.ZOOKEEPER)
 
     jmx_bronze = bronze.where(F.col("source") == "jmx")
-    samples, q_jmx = jolokia.parse(jmx_bronze)
+    prom = is_prometheus(F.col("source"), F.col("file"))
+    samples, q_jmx = jolokia.parse(jmx_bronze.where(~prom))
+    scrapes = jmx_bronze.where(prom).join(F.broadcast(tz.drop("broker_id")), ["cluster", "host"], "left")
+    prom_samples, q_prom = prometheus.parse(scrapes, F.coalesce(F.col("timezone"), F.lit("UTC")))
+    samples = samples.unionByName(prom_samples)
     samples = samples.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
     samples = samples.select("cluster", "host", "broker_id", *[c for c in samples.columns
                                                                if c not in ("cluster", "host", "broker_id")])
@@ -86,24 +91,29 @@ def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory) -> dict[
     dumps = bronze.where(F.col("source") == "threaddumps").join(F.broadcast(tz), ["cluster", "host"], "left")
     threads, q_dumps = threaddump.parse(dumps, F.coalesce(F.col("timezone"), F.lit("UTC")))
     threads = threads.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
+    cycles, q_cycles = threaddump.deadlocks(dumps, F.coalesce(F.col("timezone"), F.lit("UTC")))
+    cycles = cycles.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
+    cycles = cycles.select("cluster", "host", "broker_id", *[c for c in cycles.columns if c not in ("cluster", "host", "broker_id")])
 
     snaps = bronze.where(F.col("source") == "logdirs").join(F.broadcast(tz.drop("broker_id")), ["cluster", "host"], "left")
     sizes, q_logdirs = logdirs.parse(snaps, F.coalesce(F.col("timezone"), F.lit("UTC")))
 
     quarantine = q_kafka.unionByName(q_zk)
-    for q in (q_jmx, q_dumps, q_logdirs):
+    for q in (q_jmx, q_prom, q_dumps, q_cycles, q_logdirs):
         quarantine = quarantine.unionByName(_quarantine(q))
     return {
         "silver.kafka_events": kafka,
         "silver.zk_events": zk,
         "silver.jmx_samples": samples,
         "silver.threads": threads,
+        "silver.deadlocks": cycles,
         "silver.partition_sizes": sizes,
         "silver.quarantine": quarantine,
     }
 
 
 # Which silver table holds each source's rows; log sources count lines, others records.
+# (silver.deadlocks is derived from dumps that silver.threads already counts.)
 SILVER_OF_SOURCE = {
     "kafka": "silver.kafka_events",
     "zookeeper": "silver.zk_events",
