@@ -98,7 +98,8 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
         hour=hour, hosts=silver.hosts_frame(spark, inventory),
         kafka_events=hour_of("silver.kafka_events"), jmx=hour_of("silver.jmx_samples"),
         threads=hour_of("silver.threads"), partition_sizes=hour_of("silver.partition_sizes"),
-        reconciliation=hour_of("silver.reconciliation"))
+        reconciliation=hour_of("silver.reconciliation"), zk_events=hour_of("silver.zk_events"),
+        deadlocks=hour_of("silver.deadlocks"))
     facts.offsets_partitions = gold_facts.offsets_partitions(facts).persist()
     facts.cleaner_status = gold_facts.cleaner_status(facts, limits["log_cleaner_dead.stale_ms"]).persist()
     facts.broker_health = gold_facts.broker_health(facts).persist()

@@ -23,6 +23,8 @@ class Facts:
     threads: DataFrame          # silver, this hour
     partition_sizes: DataFrame  # silver, this hour
     reconciliation: DataFrame   # silver, this hour
+    zk_events: DataFrame        # silver, this hour
+    deadlocks: DataFrame        # silver, this hour
     offsets_partitions: DataFrame | None = None
     cleaner_status: DataFrame | None = None
     broker_health: DataFrame | None = None

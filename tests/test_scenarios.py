@@ -1,0 +1,77 @@
+"""Acceptance of issue 4: `simulate --scenario all` for three hours, then the gated hourly jobs over
+the window; every scenario's incidents are found with the right entity and first_seen within five
+minutes, and nothing else (the healthy cluster: only what the known-bug catalogue says of its version).
+
+Recall and false positives are printed (pytest -s) and asserted exactly."""
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from fleethealth import jobs, lake, pull
+from fleethealth.inventory import load_inventory
+from fleethealth.simulate import SCENARIOS, simulate
+
+pytestmark = pytest.mark.spark
+
+START = datetime(2026, 11, 21, 6, tzinfo=timezone.utc)
+HOURS = 3
+TOLERANCE = timedelta(minutes=5)
+# a comma-separated subset, to iterate on some detectors quickly (the suite runs all)
+UNDER_TEST = tuple(os.environ.get("FLEETHEALTH_TEST_SCENARIOS", "").split(",")) if os.environ.get(
+    "FLEETHEALTH_TEST_SCENARIOS") else SCENARIOS
+
+
+@pytest.fixture(scope="module")
+def window(spark, tmp_path_factory):
+    root = tmp_path_factory.mktemp("scenarios")
+    inventory = simulate(root, list(UNDER_TEST), START, START + timedelta(hours=HOURS))
+    lakehouse = str(root / "lakehouse")
+    inv = load_inventory(inventory)
+    for h in range(HOURS):
+        hour = START + timedelta(hours=h)
+        pull.pull_hour(inv, hour, lakehouse)
+        jobs.run_hour(spark, hour, str(inventory), lakehouse)
+    found = [r.asDict() for r in lake.read(spark, "gold.incidents", lakehouse).collect()]
+    expected = json.loads((root / "expected_incidents.json").read_text())
+    return {"found": found, "expected": expected}
+
+
+def key(i: dict) -> tuple[str, str, str]:
+    return i["cluster"], i["kind"], i["entity"]
+
+
+def first_seen(i: dict) -> datetime:
+    v = i["first_seen"]
+    return datetime.fromisoformat(v.replace("Z", "+00:00")).replace(tzinfo=None) if isinstance(v, str) else v
+
+
+def report(window) -> tuple[list, list, list]:
+    """(missed, late, false positives) over the whole window."""
+    found = {key(i): i for i in window["found"]}
+    expected = {key(i): i for i in window["expected"]}
+    missed = sorted(k for k in expected if k not in found)
+    late = sorted((k, str(first_seen(expected[k])), str(first_seen(found[k]))) for k in expected
+                  if k in found and abs(first_seen(found[k]) - first_seen(expected[k])) > TOLERANCE)
+    false = sorted(k for k in found if k not in expected)
+    return missed, late, false
+
+
+@pytest.mark.parametrize("scenario", UNDER_TEST)
+def test_each_scenario_gives_exactly_its_incidents(window, scenario):
+    sub = {"found": [i for i in window["found"] if i["cluster"] == scenario],
+           "expected": [i for i in window["expected"] if i["cluster"] == scenario]}
+    assert sub["expected"] or scenario == "healthy"
+    missed, late, false = report(sub)
+    assert (missed, late, false) == ([], [], []), f"missed {missed}; late {late}; false positives {false}"
+
+
+def test_recall_and_false_positives(window):
+    missed, late, false = report(window)
+    n = len(window["expected"])
+    print(f"\nscenarios: {n} expected incidents, recall {(n - len(missed) - len(late)) / n:.3f} "
+          f"({len(missed)} missed, {len(late)} late), {len(false)} false positives")
+    assert (missed, late, false) == ([], [], [])
