@@ -1,12 +1,17 @@
-"""Golden files: every log sample under tests/fixtures/golden/{kafka,zookeeper}/ parsed to silver and compared
-with its `-expected.json` (exact: every record's header fields, event_type and extracted fields,
-and every quarantined line).
+"""Golden files, one runner for every parser: each raw sample under tests/fixtures/golden/<source>/ is
+parsed to silver and compared exactly with its `-expected.json`: the rows of each silver table the
+source feeds (every typed field), its quarantine rows, and its reconciliation (bronze = silver +
+quarantine).
 
-A case is `<version>_<log file name>` (e.g. `1.1.0_state-change.log`, `2.8.1_log-cleaner.log.2021-09-14-08`);
-its expected file is `<version>_<log name>-expected.json` (the name up to `.log`). `-real` after the
-version marks a verbatim excerpt of a public log (ORIGIN.md in the folder). The cases are landed as
-one host each (kafka_version from the name) of one UTC cluster and go through bronze.records and
-silver.build once for the whole corpus, so they cost one silver job.
+Folders: kafka, zookeeper (log4j; a case is `<version>_<log name>`, e.g. `1.1.0_state-change.log`,
+the version going into the inventory; `-real` after it marks a verbatim excerpt of a public log,
+see ORIGIN.md), jolokia, prometheus, jstack, logdirs (a case is named after its source and version).
+The expected file of `x.log…` is `x-expected.json`, of `x.json|.jsonl|.txt|.prom` `x-expected.json`.
+
+Every case is landed as one host of the same hour and all go through bronze.records ->
+silver.build -> silver.reconciliation once (one silver job for the corpus). Log cases sit in a UTC
+cluster, the others in America/New_York, so time-zone mistakes show. In the expected files,
+timestamps are UTC text, NULL fields and lineage that is the same for every row are left out.
 
     GENERATE=1 pytest tests/test_golden.py     rewrite the expected files (then review the diff!)
 """
@@ -14,9 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
-import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -24,88 +30,132 @@ import pytest
 
 from fleethealth import bronze, pull, silver
 from fleethealth.inventory import parse_inventory
-from fleethealth.parsefile import utc_text
+from fleethealth.parsefile import CONSTANT_COLUMNS, utc_text
 from fleethealth.pull import Landed
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 GENERATE = os.environ.get("GENERATE") == "1"
 HOUR = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
-# lineage that is the same for every row of a case, or says nothing about parsing
-DROP = {"cluster", "host", "broker_id", "zk_myid", "hour", "source", "file", "file_sha256"}
+DROP = {*CONSTANT_COLUMNS, "file_sha256"}
+QUARANTINE = "silver.quarantine"
 
 
-LOG_SOURCES = ("kafka", "zookeeper")     # the other folders are tests/test_golden_nonlog.py's
+@dataclass(frozen=True)
+class Source:
+    landing: str            # the fleet source folder its files land in
+    tables: tuple[str, ...]  # the silver tables its rows go to
+    timezone: str = "America/New_York"
+    versioned: bool = False  # case names start with `<kafka or zookeeper version>_`
+
+
+SOURCES = {
+    "kafka": Source("kafka", ("silver.kafka_events",), "UTC", versioned=True),
+    "zookeeper": Source("zookeeper", ("silver.zk_events",), "UTC", versioned=True),
+    "jolokia": Source("jmx", ("silver.jmx_samples",)),
+    "prometheus": Source("jmx", ("silver.jmx_samples",)),
+    "jstack": Source("threaddumps", ("silver.threads", "silver.deadlocks")),
+    "logdirs": Source("logdirs", ("silver.partition_sizes",)),
+}
+
+
+def expected_path(raw: Path) -> Path:
+    name = raw.name
+    if ".log" in name:
+        return raw.with_name(name[:name.index(".log")] + "-expected.json")
+    if raw.suffix in (".json", ".jsonl", ".txt", ".prom"):
+        return raw.with_name(raw.stem + "-expected.json")
+    return raw.with_name(name + "-expected.json")
 
 
 def _cases() -> list[tuple[str, Path]]:
-    return [(source, f) for source in LOG_SOURCES for f in sorted((GOLDEN / source).iterdir())
-            if ".log" in f.name and not f.name.endswith(".json")]
+    return [(source, f) for source in SOURCES for f in sorted((GOLDEN / source).iterdir())
+            if f.is_file() and not f.name.endswith("-expected.json")]
 
 
 CASES = _cases()
 
 
-def expected_path(sample: Path) -> Path:
-    return sample.with_name(sample.name[:sample.name.index(".log")] + "-expected.json")
+def _host(i: int, source: str, raw: Path) -> dict:
+    spec = SOURCES[source]
+    version = raw.name.split("_", 1)[0].removesuffix("-real") if spec.versioned else "2.8.1"
+    if source == "zookeeper":
+        return {"host": f"case-{i}", "role": "zookeeper", "zk_myid": i}
+    return {"host": f"case-{i}", "role": "kafka", "broker_id": i, "kafka_version": version}
 
 
-def _compact(row: dict) -> dict:
-    return {k: v for k, v in row.items() if k not in DROP and v is not None}
+def _json_safe(value):
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return str(value)     # a Prometheus NaN sample: JSON has no NaN
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    return value
+
+
+def _sorted(rows: list[dict]) -> list[dict]:
+    compact = [{k: _json_safe(v) for k, v in r.items() if k not in DROP and v is not None} for r in rows]
+    return sorted(compact, key=lambda r: (r.get("line_number") or 0, json.dumps(r, sort_keys=True)))
 
 
 @pytest.fixture(scope="module")
 def corpus(spark, tmp_path_factory):
-    """{sample path: {"records": [...], "quarantine": [...]}} for every case, from one silver build."""
+    """{sample path: {table: rows, ..., "reconciliation": counts}} for every case, from one silver build."""
     base = tmp_path_factory.mktemp("golden")
     landing = pull.landing_hour_dir(HOUR, base / "lakehouse")
-    hosts, landed, host_of = [], [], {}
-    for i, (source, sample) in enumerate(CASES):
-        version, log_name = sample.name.split("_", 1)
-        host = f"golden-{i}"
-        host_of[host] = sample
-        if source == "kafka":
-            hosts.append({"host": host, "role": "kafka", "broker_id": i,
-                          "kafka_version": version.removesuffix("-real")})
-        else:
-            hosts.append({"host": host, "role": "zookeeper", "zk_myid": i})
-        rel = f"golden/{host}/{source}/{log_name}"
+    clusters: dict[str, list[dict]] = {}
+    landed, case_of = [], {}
+    for i, (source, raw) in enumerate(CASES):
+        spec = SOURCES[source]
+        cluster = "golden-utc" if spec.timezone == "UTC" else "golden-ny"
+        host = _host(i, source, raw)
+        clusters.setdefault(cluster, []).append(host)
+        case_of[host["host"]] = (source, raw)
+        name = raw.name.split("_", 1)[1] if spec.versioned else raw.name   # the log name says which log
+        rel = f"{cluster}/{host['host']}/{spec.landing}/{name}"
         (landing / rel).parent.mkdir(parents=True)
-        shutil.copyfile(sample, landing / rel)
-        data = sample.read_bytes()
-        landed.append(Landed("golden", host, source, rel, len(data), hashlib.sha256(data).hexdigest(),
-                             sample.stat().st_mtime, time.time()))
-    inventory = parse_inventory({"clusters": [{"name": "golden", "timezone": "UTC", "root": "/nonexistent",
-                                               "hosts": hosts}]}, "golden-inventory")
-    tables = silver.build(spark, bronze.records(spark, landed, landing, HOUR), inventory)
-    out = {sample: {"records": [], "quarantine": []} for _, sample in CASES}
-    for name in ("silver.kafka_events", "silver.zk_events"):
+        shutil.copyfile(raw, landing / rel)
+        data = raw.read_bytes()
+        landed.append(Landed(cluster, host["host"], spec.landing, rel, len(data), hashlib.sha256(data).hexdigest(),
+                             raw.stat().st_mtime, 0.0))
+    zones = {"golden-utc": "UTC", "golden-ny": "America/New_York"}
+    inventory = parse_inventory({"clusters": [{"name": name, "timezone": zones[name], "root": "/nonexistent",
+                                               "hosts": hosts} for name, hosts in clusters.items()]}, "golden")
+    records = bronze.records(spark, landed, landing, HOUR).cache()
+    tables = silver.build(spark, records, inventory)
+    recon = {r.host: r for r in silver.reconciliation(records, tables, tables[QUARANTINE]).collect()}
+    names = {t for spec in SOURCES.values() for t in spec.tables} | {QUARANTINE}
+    rows_of: dict[tuple[str, str], list[dict]] = {}
+    for name in names:
         for r in utc_text(tables[name]).collect():
-            out[host_of[r["host"]]]["records"].append(r.asDict(recursive=True))
-    for r in tables["silver.quarantine"].collect():
-        out[host_of[r["host"]]]["quarantine"].append(r.asDict())
-    for got in out.values():
-        got["records"] = [_compact(r) for r in sorted(got["records"], key=lambda r: r["line_number"])]
-        got["quarantine"] = [_compact(q) for q in sorted(got["quarantine"], key=lambda q: q["line_number"])]
+            rows_of.setdefault((r["host"], name), []).append(r.asDict(recursive=True))
+    records.unpersist()
     spark.catalog.clearCache()
+    out = {}
+    for host, (source, raw) in case_of.items():
+        got = {name: _sorted(rows_of.get((host, name), [])) for name in (*SOURCES[source].tables, QUARANTINE)}
+        r = recon[host]
+        got["reconciliation"] = {"bronze_records": r.bronze_records, "silver_records": r.silver_records,
+                                 "quarantined_records": r.quarantined_records, "unaccounted": r.unaccounted}
+        out[raw] = got
     return out
 
 
-def test_golden_corpus_is_not_empty():
-    sources = {s for s, _ in CASES}
-    assert {"kafka", "zookeeper"} <= sources and len(CASES) >= 10, CASES
+def test_every_source_has_golden_cases():
+    by_source = {s: sum(1 for x, _ in CASES if x == s) for s in SOURCES}
+    assert all(n >= 2 for n in by_source.values()), by_source
+    assert len(CASES) >= 30, len(CASES)
 
 
 @pytest.mark.parametrize("source,sample", CASES, ids=[f"{s}/{p.name}" for s, p in CASES])
 def test_golden(corpus, source, sample):
     got = corpus[sample]
     path = expected_path(sample)
-    text = json.dumps(got, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     if GENERATE:
-        path.write_text(text, encoding="utf-8")
+        path.write_text(json.dumps(got, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
         pytest.skip(f"wrote {path.name}")
     assert path.exists(), f"{path.name} missing: run GENERATE=1 pytest tests/test_golden.py and review it"
     expected = json.loads(path.read_text(encoding="utf-8"))
-    # whole-record comparison first for a readable diff of the first difference
-    for i, (g, e) in enumerate(zip(got["records"], expected["records"])):
-        assert g == e, f"{sample.name}: record {i} (line {e.get('line_number')}) differs"
+    assert got["reconciliation"]["unaccounted"] == 0, got["reconciliation"]
+    for table in SOURCES[source].tables:    # the first differing row, for a readable failure
+        for i, (g, e) in enumerate(zip(got[table], expected.get(table, []))):
+            assert g == e, f"{sample.name}: {table} row {i} (line {e.get('line_number')}) differs"
     assert got == expected
