@@ -36,8 +36,10 @@ def reset(leader_gap_ms=0, election_after_ms=114, zk_myid=True, election_unit=" 
     f0 = ms(leader_gap_ms)
     return [rec(2, T0, "follower_transaction_timeout", "Closing connection to peer due to transaction timeout."),
             rec(2, ms(1), "learner_handler_error", "******* GOODBYE /10.0.0.3:41234 ********"),
-            rec(3, f0 + timedelta(milliseconds=3), "follower_exception", "Exception when following the leader", RESET,
-                zk_myid=zk_myid),
+            # the stack trace in detail, or kept in the message
+            rec(3, f0 + timedelta(milliseconds=3), "follower_exception", *(
+                ("Exception when following the leader", RESET) if zk_myid else
+                ("Exception when following the leader\n" + RESET, None)), zk_myid=zk_myid),
             rec(3, f0 + timedelta(milliseconds=5), "follower_disconnected",
                 "Disconnected from leader (with address: /10.0.0.2:2888). Was connected for 316796607ms. Sync state: true",
                 duration_ms=316796607, zk_myid=zk_myid),

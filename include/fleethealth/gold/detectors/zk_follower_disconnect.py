@@ -28,8 +28,9 @@ def detect(facts, thresholds):
     link = F.make_dt_interval(secs=F.lit(link_ms / 1000.0))
     ev = facts.zk_events.withColumn(
         "myid", F.coalesce(F.col("zk_myid"), F.regexp_extract("thread", r"myid=(\d+)", 1).try_cast("int")))
-    # the cause: first line of the record's continuation (e.g. java.net.SocketException: Connection reset)
-    cause = F.regexp_extract(F.coalesce(F.col("detail"), F.lit("")), r"^\s*([^\n]+)", 1)
+    # the cause: the record's second line (e.g. java.net.SocketException: Connection reset), whether the
+    # parser kept the stack trace in the message or in detail
+    cause = F.regexp_extract(F.concat_ws("\n", "message", "detail"), r"^[^\n]*\n\s*([^\n]+)", 1)
     follower = (ev.where(F.col("event_type").isin("follower_exception", "follower_disconnected"))
                 .groupBy("cluster", "host", "myid")
                 .agg(F.min("ts").alias("follower_ts"), F.max("ts").alias("follower_last_ts"),
