@@ -1,0 +1,113 @@
+"""leader_election_storm: many partitions change leader within minutes after a broker is lost.
+
+Triggers (silver.kafka_events of the controller):
+- `broker_failure_callback` "Broker failure callback for N" — the storm's broker is N;
+- without one in the preceding window, a partition going OnlinePartition -> OfflinePartition
+  (`partition_state_change`) — the storm's broker is then the controller that logged it.
+Leader changes counted in [trigger, trigger + `leader_election_storm.window_ms`), distinct partitions,
+only those whose new leader is not the lost broker (a preferred-replica election giving leadership
+back to it is recovery, not the storm; pm5's periodic ones move a partition or two):
+- `partition_state_change` Online -> Offline, Offline -> Online (state-change.log; from 2.6 these are
+  TRACE-only and usually absent, so the next signals matter),
+- `leader_epoch_start` role leader ("t-p starts at Leader Epoch N", on the new leader),
+- `leader_elected` (0.10 leader selectors) and `leader_and_isr_sent` become-leader (controller).
+A storm when the distinct partitions reach `leader_election_storm.min_partitions`; evidence counts the
+`__consumer_offsets` partitions among them (coordinator moves: their consumer groups rebalance).
+One finding per (cluster, broker, hour); first_seen is the first trigger of a storm window. A window
+crossing the hour end only counts the changes of its own hour.
+"""
+from __future__ import annotations
+
+from pyspark.sql import functions as F
+
+KIND = "leader_election_storm"
+OFFSETS_TOPIC = "__consumer_offsets"
+HMS = "HH:mm:ss.SSS'Z'"
+ONLINE, OFFLINE = "OnlinePartition", "OfflinePartition"
+
+
+def leader_changes(kafka_events):
+    """(cluster, ts, topic, partition, new_leader or NULL, signal) of every leader change logged."""
+    ev = kafka_events
+    state = F.col("event_type") == "partition_state_change"
+    went_offline = state & (F.col("from_state") == ONLINE) & (F.col("to_state") == OFFLINE)
+    came_online = state & (F.col("from_state") == OFFLINE) & (F.col("to_state") == ONLINE)
+    epoch = (F.col("event_type") == "leader_epoch_start") & (F.col("role") == "leader")
+    elected = F.col("event_type") == "leader_elected"
+    sent = (F.col("event_type") == "leader_and_isr_sent") & (F.col("transition") == "become-leader")
+    signal = (F.when(went_offline, F.lit("Online->Offline")).when(came_online, F.lit("Offline->Online"))
+              .when(epoch, F.lit("starts at Leader Epoch")).when(elected, F.lit("leader selected"))
+              .when(sent, F.lit("become-leader sent")))
+    new_leader = (F.when(went_offline, F.lit(None).cast("int"))
+                  .when(epoch, F.coalesce(F.col("leader"), F.col("broker"))).otherwise(F.col("leader")))
+    return (ev.where(went_offline | came_online | epoch | elected | sent)
+            .select("cluster", "ts", "topic", "partition", new_leader.alias("new_leader"), signal.alias("signal")))
+
+
+def triggers(kafka_events, window_ms: int):
+    """(cluster, trigger_ts, lost_broker or NULL, controller, trigger) that may start a storm."""
+    ev = kafka_events
+    callbacks = (ev.where(F.col("event_type") == "broker_failure_callback")
+                 .select("cluster", F.col("ts").alias("trigger_ts"), F.explode("brokers").alias("lost_broker"),
+                         F.coalesce("controller", "broker_id").alias("controller"),
+                         F.lit("'Broker failure callback'").alias("trigger")))
+    offline = (ev.where((F.col("event_type") == "partition_state_change") & (F.col("from_state") == ONLINE)
+                       & (F.col("to_state") == OFFLINE))
+               .select("cluster", F.col("ts").alias("trigger_ts"), F.lit(None).cast("int").alias("lost_broker"),
+                       F.coalesce("controller", "broker_id").alias("controller"),
+                       F.lit("partition Online -> Offline").alias("trigger")))
+    # an Offline transition inside a failure callback's window belongs to that callback
+    cb = callbacks.select("cluster", F.col("trigger_ts").alias("cb_ts"))
+    covered = (F.col("trigger_ts") >= F.col("cb_ts")) & (
+        F.col("trigger_ts") < F.col("cb_ts") + F.make_dt_interval(secs=F.lit(window_ms / 1000.0)))
+    offline = offline.alias("o").join(cb.alias("c"), (F.col("o.cluster") == F.col("c.cluster")) & covered,
+                                      "left_anti")
+    return callbacks.unionByName(offline)
+
+
+def detect(facts, thresholds):
+    from fleethealth.gold.detectors import finding
+
+    window_ms = thresholds[f"{KIND}.window_ms"]
+    min_partitions = thresholds[f"{KIND}.min_partitions"]
+    window = F.make_dt_interval(secs=F.lit(window_ms / 1000.0))
+    changes = leader_changes(facts.kafka_events).alias("l")
+    trig = triggers(facts.kafka_events, window_ms).alias("t")
+    inside = ((F.col("l.cluster") == F.col("t.cluster")) & (F.col("l.ts") >= F.col("t.trigger_ts"))
+              & (F.col("l.ts") < F.col("t.trigger_ts") + window)
+              & (F.col("t.lost_broker").isNull() | F.col("l.new_leader").isNull()
+                 | (F.col("l.new_leader") != F.col("t.lost_broker"))))
+    part = F.format_string("%s-%d", F.col("l.topic"), F.col("l.partition"))
+    windows = (trig.join(changes, inside, "inner")
+               .groupBy(F.col("t.cluster").alias("cluster"), "trigger_ts", "lost_broker", "controller", "trigger")
+               .agg(F.count_distinct(part).alias("partitions"),
+                    F.count_distinct(F.when(F.col("l.topic") == OFFSETS_TOPIC, part)).alias("offsets_partitions"),
+                    F.max("l.ts").alias("last_change_ts"),
+                    F.array_sort(F.collect_set(F.col("l.signal"))).alias("signals"),
+                    F.count(F.when(F.col("l.signal") == "Online->Offline", 1)).alias("offline"),
+                    F.count(F.when(F.col("l.signal") == "starts at Leader Epoch", 1)).alias("epochs"))
+               .where(F.col("partitions") >= min_partitions)
+               .withColumn("storm_broker", F.coalesce("lost_broker", "controller")))
+    per_broker = windows.groupBy("cluster", "storm_broker").agg(
+        F.min("trigger_ts").alias("first_seen"), F.max("last_change_ts").alias("last_seen"),
+        F.max_by(F.struct("trigger_ts", "trigger", "controller", "lost_broker", "partitions",
+                          "offsets_partitions", "signals", "offline", "epochs"),
+                 # the biggest window; of equal ones the first
+                 F.struct("partitions", (-F.unix_micros("trigger_ts")).alias("earlier"))).alias("w"),
+        F.count(F.lit(1)).alias("windows"))
+    w = F.col("w")
+    evidence = F.concat_ws("; ",
+        F.format_string("controller %d: %s%s at %s", w["controller"], w["trigger"],
+                        F.when(w["lost_broker"].isNotNull(), F.format_string(" for %d", w["lost_broker"]))
+                        .otherwise(F.lit("")), F.date_format(w["trigger_ts"], HMS)),
+        F.format_string("%d partitions changed leader within %d ms (>= min_partitions %d)%s, %d of them "
+                        "__consumer_offsets (coordinator moves: their groups rebalance)",
+                        w["partitions"], F.lit(window_ms), F.lit(min_partitions),
+                        F.when(w["lost_broker"].isNotNull(), F.format_string(" away from broker %d", w["lost_broker"]))
+                        .otherwise(F.lit("")), w["offsets_partitions"]),
+        F.format_string("signals: %s (%d Online->Offline, %d 'starts at Leader Epoch')",
+                        F.array_join(w["signals"], ", "), w["offline"], w["epochs"]))
+    return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
+                   entity=F.format_string("broker-%d", F.col("storm_broker")),
+                   first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
+                   evidence=evidence, hour=facts.hour_col)

@@ -1,0 +1,102 @@
+"""zk_session_expired: a broker's ZooKeeper session expired (its /brokers/ids/N went away).
+
+Signals, per broker-hour:
+- broker log (silver.kafka_events): `zk_session_expired` — the ZooKeeper client's "Unable to reconnect
+  to ZooKeeper service, session 0x.. has expired" (with the session id), Kafka's "[ZooKeeperClient]
+  Session expired." (1.1+) or ZkClient's "zookeeper state changed (Expired)" (0.10); corroborated by
+  `zk_session_timeout` ("Client session timed out, have not heard from server in Nms") and the
+  re-registration (`zk_reregistering` 0.10, `broker_registered`).
+- the ZooKeeper server (silver.zk_events): "Expiring session 0x.., timeout of Nms exceeded" for a session
+  id the broker named — when it arrived, first_seen is that server time (the expiry itself; the broker
+  only notices when it reconnects).
+- JMX `kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec` Count increasing between
+  two samples of the hour (a restart resets it: decreases are ignored). Alone it dates the expiry to the
+  sample before the increase.
+
+Expiries = distinct expired session ids in the broker log (expiry lines without a session id count one
+each when no line names a session), or the JMX Count increase if larger; an incident when they reach
+`zk_session_expired.min_expiries`. One finding per broker-hour however many sessions it lost
+(repeated loss is broker_flapping's business).
+"""
+from __future__ import annotations
+
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+
+from fleethealth import mbeans
+
+KIND = "zk_session_expired"
+HMS = "HH:mm:ss.SSS'Z'"
+
+
+def _log_expiries(kafka_events, zk_events):
+    """(cluster, broker_id) -> expiry lines of the broker log, with the ZooKeeper server's expiry time."""
+    ev = kafka_events.where(F.col("event_type").isin("zk_session_expired", "zk_session_timeout",
+                                                      "zk_reregistering", "broker_registered"))
+    server = (zk_events.where((F.col("event_type") == "session_expired") & F.col("session_id").isNotNull())
+              .groupBy("cluster", "session_id")
+              .agg(F.min("ts").alias("server_expired_ts"), F.max("duration_ms").alias("server_timeout_ms")))
+    exp = (ev.where(F.col("event_type") == "zk_session_expired")
+           .join(server, ["cluster", "session_id"], "left"))
+    per_broker = exp.groupBy("cluster", "broker_id").agg(
+        F.min("ts").alias("log_expired_ts"), F.max("ts").alias("log_expired_last_ts"),
+        F.count(F.lit(1)).alias("expiry_lines"),
+        F.array_sort(F.collect_set("session_id")).alias("sessions"),
+        F.min("server_expired_ts").alias("server_expired_ts"),
+        F.max("server_timeout_ms").alias("server_timeout_ms"))
+    corroboration = ev.groupBy("cluster", "broker_id").agg(
+        F.count(F.when(F.col("event_type") == "zk_session_timeout", 1)).alias("timeouts"),
+        F.max(F.when(F.col("event_type") == "zk_session_timeout", F.col("duration_ms"))).alias("not_heard_ms"),
+        F.count(F.when(F.col("event_type").isin("zk_reregistering", "broker_registered"), 1)).alias("registrations"))
+    return per_broker.join(corroboration, ["cluster", "broker_id"], "left")
+
+
+def _jmx_expiries(jmx):
+    """(cluster, broker_id) -> increase of the ZooKeeperExpiresPerSec Count within the hour."""
+    s = jmx.where(mbeans.ZK_EXPIRES.matches()).select("cluster", "broker_id", "ts", "value")
+    w = Window.partitionBy("cluster", "broker_id").orderBy("ts")
+    s = s.withColumn("prev_ts", F.lag("ts").over(w)).withColumn("delta", F.col("value") - F.lag("value").over(w))
+    up = F.col("delta") > 0
+    return s.groupBy("cluster", "broker_id").agg(
+        F.sum(F.when(up, F.col("delta")).otherwise(0)).cast("long").alias("jmx_expiries"),
+        F.min(F.when(up, F.col("prev_ts"))).alias("jmx_after_ts"),
+        F.min(F.when(up, F.col("ts"))).alias("jmx_seen_ts"),
+        F.max(F.when(up, F.col("ts"))).alias("jmx_last_ts"))
+
+
+def detect(facts, thresholds):
+    from fleethealth.gold.detectors import finding
+
+    min_expiries = thresholds[f"{KIND}.min_expiries"]
+    key = ["cluster", "broker_id"]
+    logs = _log_expiries(facts.kafka_events, facts.zk_events)
+    jmx = _jmx_expiries(facts.jmx)
+    df = logs.join(jmx, key, "full")
+    log_expiries = F.coalesce(F.when(F.size("sessions") > 0, F.size("sessions")).otherwise(F.col("expiry_lines")),
+                              F.lit(0))
+    df = df.withColumn("expiries", F.greatest(log_expiries, F.coalesce("jmx_expiries", F.lit(0)))) \
+           .where(F.col("expiries") >= min_expiries)
+    log_first = F.least("server_expired_ts", "log_expired_ts")
+    first_seen = F.coalesce(log_first, F.col("jmx_after_ts"), F.col("jmx_seen_ts"))
+    last_seen = F.greatest("log_expired_last_ts", "jmx_last_ts")
+    evidence = F.concat_ws("; ",
+        F.format_string("broker %d: %d ZooKeeper session expiry(ies) in the hour >= min_expiries %d",
+                        F.col("broker_id"), F.col("expiries"), F.lit(min_expiries)),
+        F.when(F.col("server_expired_ts").isNotNull(), F.format_string(
+            "ZooKeeper 'Expiring session ..., timeout of %dms exceeded' at %s",
+            F.col("server_timeout_ms"), F.date_format("server_expired_ts", HMS))),
+        F.when(F.col("expiry_lines") > 0, F.format_string(
+            "broker log: %d session-expired line(s) from %s, session(s) %s", F.col("expiry_lines"),
+            F.date_format("log_expired_ts", HMS), F.array_join("sessions", ","))),
+        F.when(F.col("timeouts") > 0, F.format_string(
+            "client timed out %d time(s) (not heard from server in up to %dms)", F.col("timeouts"),
+            F.col("not_heard_ms"))),
+        F.when(F.col("registrations") > 0, F.format_string(
+            "re-registered /brokers/ids/%d %d time(s)", F.col("broker_id"), F.col("registrations"))),
+        F.when(F.col("jmx_expiries") > 0, F.format_string(
+            "JMX SessionExpireListener ZooKeeperExpiresPerSec Count +%d (first seen at %s)",
+            F.col("jmx_expiries"), F.date_format("jmx_seen_ts", HMS))))
+    return finding(df, KIND, thresholds[f"{KIND}.severity"],
+                   entity=F.format_string("broker-%d", F.col("broker_id")),
+                   first_seen=first_seen, last_seen=F.coalesce(last_seen, first_seen),
+                   evidence=evidence, hour=facts.hour_col)
