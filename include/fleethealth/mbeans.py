@@ -32,8 +32,9 @@ CLEANER_TIME_SINCE_LAST_RUN = MBean(
     "kafka.log", (("type", "LogCleanerManager"), ("name", "time-since-last-run-ms")), "Value", "0.10.2")
 OPEN_FDS = MBean("java.lang", (("type", "OperatingSystem"),), "OpenFileDescriptorCount")
 MAX_FDS = MBean("java.lang", (("type", "OperatingSystem"),), "MaxFileDescriptorCount")
+UNDER_REPLICATED = MBean("kafka.server", (("type", "ReplicaManager"), ("name", "UnderReplicatedPartitions")), "Value")
 
-ALL = (OFFSETS_LOG_SIZE, CLEANER_DEAD_THREADS, CLEANER_TIME_SINCE_LAST_RUN, OPEN_FDS, MAX_FDS)
+ALL = (OFFSETS_LOG_SIZE, CLEANER_DEAD_THREADS, CLEANER_TIME_SINCE_LAST_RUN, OPEN_FDS, MAX_FDS, UNDER_REPLICATED)
 
 
 def for_role(role: str) -> tuple[MBean, ...]:

@@ -10,9 +10,19 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from fleethealth.gold.detectors import data_missing, known_bug_exposure, log_cleaner_dead, offsets_partition_bloat
+from fleethealth.gold.detectors import (
+    broker_deadlock,
+    broker_isolated,
+    data_missing,
+    fd_exhaustion,
+    known_bug_exposure,
+    log_cleaner_dead,
+    offsets_partition_bloat,
+    slow_group_load,
+)
 
-DETECTORS = {m.KIND: m for m in (log_cleaner_dead, offsets_partition_bloat, data_missing, known_bug_exposure)}
+DETECTORS = {m.KIND: m for m in (log_cleaner_dead, offsets_partition_bloat, data_missing, known_bug_exposure,
+                                 broker_deadlock, broker_isolated, fd_exhaustion, slow_group_load)}
 FINDING_COLUMNS = ["cluster", "kind", "severity", "entity", "first_seen", "last_seen", "evidence", "known_bug", "hour"]
 
 
