@@ -82,3 +82,23 @@ def test_spark_signature_match_agrees_with_bugs_matching(spark):
     assert [b.id for b in known_bugs.bugs_matching("0.11.0.1", threads=["kafka-request-handler-1", "executor-Heartbeat"],
                                                    lock_classes=["kafka.coordinator.group.GroupMetadata",
                                                                  "kafka.server.DelayedProduce"])] == ["KAFKA-5970"]
+
+
+def test_gold_deadlocks_one_row_per_broker_hour_and_cycle(spark):
+    from fleethealth import silver
+
+    t1, t2 = datetime(2026, 11, 21, 6, 30, 5), datetime(2026, 11, 21, 6, 45, 0)
+    two = [("group-metadata-manager-0", LL, "kafka-request-handler-3"),
+           ("kafka-request-handler-3", GM, "group-metadata-manager-0")]
+    hosts = spark.createDataFrame([("c1", "c1-kafka-219", "kafka", 219, None, "0.10.1.0", "UTC", 50, ["threaddumps"])],
+                                  silver.HOSTS_SCHEMA)
+    dl = spark.createDataFrame(rows(219, t1) + rows(219, t2) + rows(219, t2, two, deadlock=2), DEADLOCKS)
+    facts = Facts(HOUR, hosts, None, None, None, None, None, None, dl)
+    got = sorted(broker_deadlock.deadlock_facts(facts).collect(), key=lambda r: r.dumps)
+    assert [(r.broker_id, r.kafka_version, r.hour, r.cycle_threads, r.lock_classes, r.first_seen, r.last_seen,
+             r.dumps, r.known_bugs) for r in got] == [
+        (219, "0.10.1.0", HOUR, ["group-metadata-manager-0", "kafka-request-handler-3"], [LL, GM], t2, t2, 1,
+         ["KAFKA-4399"]),
+        (219, "0.10.1.0", HOUR, [t for t, _, _ in PM1], [LL, GM], t1, t2, 2,
+         ["KAFKA-3994", "KAFKA-4399", "KAFKA-4478", "KAFKA-4562"])]
+    assert [(w.thread_name, w.waiting_lock_class, w.held_by) for w in got[1].waits] == PM1

@@ -7,6 +7,7 @@ each waits for and who holds it, and how many dumps showed it. `known_bug`: the 
 (known_bugs.yaml) whose thread and lock-class signature matches the cycle (known_bugs.bugs_matching,
 evaluated in Spark) and whose affected range holds the broker's inventory kafka_version.
 No threshold: a JVM deadlock never resolves itself (the threads stay stuck until a restart).
+The cycles themselves, one row per broker-hour and cycle, are the fact table gold.deadlocks.
 """
 from __future__ import annotations
 
@@ -41,38 +42,46 @@ def matching_bugs(cyc: DataFrame, hosts: DataFrame) -> DataFrame:
     """(cluster, broker_id, cycle, bug_id): catalogued bugs whose signature matches the cycle and
     whose affected range holds the broker's inventory version."""
     spark = hosts.sparkSession
-    affected = exposures(hosts, known_bugs.ranges_frame(spark)).select("cluster", "broker_id", "kafka_version", "bug_id")
+    affected = exposures(hosts, known_bugs.ranges_frame(spark)).select("cluster", "broker_id", "bug_id")
     sigs = known_bugs.signatures_frame(spark).select(
         "bug_id", F.col("threads").alias("bug_threads"), F.col("lock_classes").alias("bug_lock_classes"))
     return (cyc.join(affected, ["cluster", "broker_id"]).join(F.broadcast(sigs), "bug_id")
             .where(known_bugs.deadlock_matches_col(F.col("cycle_threads"), F.col("lock_classes"),
                                                    F.col("bug_threads"), F.col("bug_lock_classes")))
-            .select("cluster", "broker_id", "cycle", "kafka_version", "bug_id").distinct())
+            .select("cluster", "broker_id", "cycle", "bug_id").distinct())
+
+
+def deadlock_facts(facts) -> DataFrame:
+    """gold.deadlocks: one row per broker-hour and distinct cycle, with the matching known bugs."""
+    cyc = cycles(facts.deadlocks)
+    bugs = (matching_bugs(cyc, facts.hosts)
+            .groupBy("cluster", "broker_id", "cycle")
+            .agg(F.array_sort(F.collect_set("bug_id")).alias("known_bugs")))
+    versions = facts.hosts.select("cluster", "broker_id", "kafka_version")
+    return (cyc.join(bugs, ["cluster", "broker_id", "cycle"], "left").join(versions, ["cluster", "broker_id"], "left")
+            .select("cluster", "host", "broker_id", "kafka_version", facts.hour_col.alias("hour"), "cycle_threads",
+                    "lock_classes", "waits", F.col("first_ts").alias("first_seen"), F.col("last_ts").alias("last_seen"),
+                    F.col("dumps").cast("int").alias("dumps"),
+                    F.coalesce("known_bugs", F.array().cast("array<string>")).alias("known_bugs")))
 
 
 def detect(facts, thresholds):
     from fleethealth.gold.detectors import finding
 
-    cyc = cycles(facts.deadlocks)
-    bugs = (matching_bugs(cyc, facts.hosts)
-            .groupBy("cluster", "broker_id", "cycle")
-            .agg(F.first("kafka_version").alias("kafka_version"), F.array_sort(F.collect_set("bug_id")).alias("bugs")))
+    cyc = deadlock_facts(facts)
     wait_text = F.array_join(F.transform("waits", lambda w: F.format_string(
         "%s waits for a %s held by %s", w["thread_name"], w["waiting_lock_class"], w["held_by"])), ", ")
-    bug_text = F.when(F.size("bugs") > 0, F.format_string(
-        "; signature and Kafka %s match %s", F.col("kafka_version"), F.array_join("bugs", ", ")))
-    described = (cyc.join(bugs, ["cluster", "broker_id", "cycle"], "left")
-                 .withColumn("bugs", F.coalesce("bugs", F.array().cast("array<string>")))
-                 .withColumn("text", F.concat(
-                     F.format_string("Java-level deadlock of %d threads (%s) on %s in %d thread dump(s) from %s: ",
-                                     F.size("cycle_threads"), F.array_join("cycle_threads", ", "),
-                                     F.array_join("lock_classes", ", "), F.col("dumps"),
-                                     F.date_format("first_ts", TIME)),
-                     wait_text, F.coalesce(bug_text, F.lit("")))))
+    bug_text = F.when(F.size("known_bugs") > 0, F.format_string(
+        "; signature and Kafka %s match %s", F.col("kafka_version"), F.array_join("known_bugs", ", ")))
+    described = cyc.withColumn("text", F.concat(
+        F.format_string("Java-level deadlock of %d threads (%s) on %s in %d thread dump(s) from %s: ",
+                        F.size("cycle_threads"), F.array_join("cycle_threads", ", "),
+                        F.array_join("lock_classes", ", "), F.col("dumps"), F.date_format("first_seen", TIME)),
+        wait_text, F.coalesce(bug_text, F.lit(""))))
     per_broker = (described.groupBy("cluster", "broker_id")
-                  .agg(F.min("first_ts").alias("first_ts"), F.max("last_ts").alias("last_ts"),
+                  .agg(F.min("first_seen").alias("first_ts"), F.max("last_seen").alias("last_ts"),
                        F.array_join(F.array_sort(F.collect_list("text")), "; ").alias("evidence"),
-                       F.array_sort(F.array_distinct(F.flatten(F.collect_list("bugs")))).alias("bugs")))
+                       F.array_sort(F.array_distinct(F.flatten(F.collect_list("known_bugs")))).alias("bugs")))
     return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.format_string("broker-%d", F.col("broker_id")),
                    first_seen=F.col("first_ts"), last_seen=F.col("last_ts"), evidence=F.col("evidence"),
