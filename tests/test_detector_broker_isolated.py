@@ -51,8 +51,9 @@ def test_disconnects_and_isr_shrunk_to_itself(spark):
     f = found["broker-219"]
     assert (f.kind, f.severity, f.first_seen, f.last_seen, f.hour) == (
         "broker_isolated", "critical", at(15.5), at(16.0), HOUR)
-    assert f.evidence == ("3 peer fetch(es) from broker(s) 217,218: 'Connection to 219 was disconnected before the "
-                          "response was read' (>= 3); it shrank the ISR of 2 partition(s) to {219} from 06:15:18Z")
+    assert f.evidence == ("3 fetches of peer broker(s) 217,218 failed with 'Connection to 219 was disconnected "
+                          "before the response was read' (>= 3 in the hour); it shrank the ISR of 2 partition(s) "
+                          "to {219} from 06:15:18Z")
 
 
 def test_below_the_disconnect_threshold_nothing(spark):

@@ -49,9 +49,9 @@ def detect(facts, thresholds):
     grew = F.coalesce(F.col("fds_max") >= F.lit(growth) * F.col("fds_min"), F.lit(False))
     hits = df.where(shrunk | under | grew)
     evidence = F.concat_ws("; ",
-        F.format_string("%d peer fetch(es) from broker(s) %s: 'Connection to %d was disconnected before the "
-                        "response was read' (>= %d)", F.col("disconnects"), F.array_join("peers", ","),
-                        F.col("broker_id"), F.lit(min_disc)),
+        F.format_string("%d fetches of peer broker(s) %s failed with 'Connection to %d was disconnected before "
+                        "the response was read' (>= %d in the hour)", F.col("disconnects"),
+                        F.array_join("peers", ","), F.col("broker_id"), F.lit(min_disc)),
         F.when(shrunk, F.format_string("it shrank the ISR of %d partition(s) to {%d} from %s", F.col("shrinks"),
                                        F.col("broker_id"), F.date_format("first_shrink_ts", TIME))),
         F.when(under, F.format_string("JMX UnderReplicatedPartitions up to %d > 0", F.col("urp"))),
