@@ -243,7 +243,8 @@ def test_the_live_read_asks_for_every_mbean_silver_uses():
         ("kafka.log:type=LogCleanerManager,name=time-since-last-run-ms,*", "Value"),
         ("java.lang:type=OperatingSystem,*", "OpenFileDescriptorCount"),
         ("java.lang:type=OperatingSystem,*", "MaxFileDescriptorCount"),
-        ("kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec,*", "Count")}
+        ("kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec,*", "Count"),
+        ("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions,*", "Value")}
     assert [r["mbean"] for r in mbeans.jolokia_requests("zookeeper")] == ["java.lang:type=OperatingSystem,*"] * 2
 
 

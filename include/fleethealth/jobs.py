@@ -27,7 +27,7 @@ from fleethealth import bronze, lake, pull, quality, silver, thresholds as thres
 from fleethealth.gold import coordinators as gold_coordinators
 from fleethealth.gold import facts as gold_facts
 from fleethealth.gold import incidents as gold_incidents
-from fleethealth.gold.detectors import DETECTORS, detect_all
+from fleethealth.gold.detectors import DETECTORS, broker_deadlock, detect_all
 from fleethealth.inventory import load_inventory
 
 log = logging.getLogger("fleethealth.jobs")
@@ -109,6 +109,7 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
         "gold.log_cleaner_status": facts.cleaner_status,
         "gold.broker_health_hourly": facts.broker_health,
         "gold.group_coordinators": gold_coordinators.group_coordinators(facts.kafka_events, facts.hosts, facts.hour_col),
+        "gold.deadlocks": broker_deadlock.deadlock_facts(facts),
         "gold.incident_findings": findings,
     }
     stage_all(outputs, hour, lakehouse)

@@ -221,3 +221,22 @@ def ranges_frame(spark, catalogue: tuple[KnownBug, ...] | None = None):
                          list(version_key(r.end)) if r.end else None, str(r), summary))
     return spark.createDataFrame(rows, "bug_id string, component string, from_key array<int>, "
                                        "to_key array<int>, affected string, summary string")
+
+
+def signatures_frame(spark, catalogue: tuple[KnownBug, ...] | None = None):
+    """One row per bug with a thread-dump signature: bug_id, threads, lock_classes (Java regexes)."""
+    rows = [(b.id, list(b.threads), list(b.lock_classes))
+            for b in (catalogue if catalogue is not None else load()) if b.threads]
+    return spark.createDataFrame(rows, "bug_id string, threads array<string>, lock_classes array<string>")
+
+
+def deadlock_matches_col(threads, lock_classes, bug_threads, bug_lock_classes):
+    """Spark Column: `bugs_matching`'s thread-dump test - every thread pattern of the bug finds a
+    thread of the cycle and every lock-class pattern a lock class (regex search, as re.search)."""
+    from pyspark.sql import functions as F
+
+    def all_found(patterns, values):
+        return F.forall(patterns, lambda p: F.exists(values, lambda v: F.regexp(v, p)))
+
+    return ((F.size(bug_threads) > 0) & all_found(bug_threads, threads)
+            & all_found(F.coalesce(bug_lock_classes, F.array().cast("array<string>")), lock_classes))

@@ -48,6 +48,7 @@ TABLES = {t.qualified: t for t in (
     Table("gold", "log_cleaner_status", doc="log-cleaner liveness per broker-hour, with each signal"),
     Table("gold", "broker_health_hourly", doc="one row per host-hour: which sources arrived, record counts"),
     Table("gold", "group_coordinators", doc="consumer group -> __consumer_offsets partition -> coordinator broker, per hour"),
+    Table("gold", "deadlocks", doc="Java-level deadlock cycles per broker-hour: threads, lock classes, dumps, known bugs"),
     Table("gold", "incident_findings", doc="what each detector found in each hour"),
     Table("gold", "incidents", hourly=False, doc="incidents: consecutive hourly findings merged"),
     Table("gold", "quality_results", doc="Great Expectations results: table, hour, expectation, success"),

@@ -33,9 +33,10 @@ CLEANER_TIME_SINCE_LAST_RUN = MBean(
 OPEN_FDS = MBean("java.lang", (("type", "OperatingSystem"),), "OpenFileDescriptorCount")
 MAX_FDS = MBean("java.lang", (("type", "OperatingSystem"),), "MaxFileDescriptorCount")
 ZK_EXPIRES = MBean("kafka.server", (("type", "SessionExpireListener"), ("name", "ZooKeeperExpiresPerSec")), "Count")
+UNDER_REPLICATED = MBean("kafka.server", (("type", "ReplicaManager"), ("name", "UnderReplicatedPartitions")), "Value")
 
 ALL = (OFFSETS_LOG_SIZE, CLEANER_DEAD_THREADS, CLEANER_TIME_SINCE_LAST_RUN, OPEN_FDS, MAX_FDS,
-       ZK_EXPIRES)
+       ZK_EXPIRES, UNDER_REPLICATED)
 
 
 def for_role(role: str) -> tuple[MBean, ...]:

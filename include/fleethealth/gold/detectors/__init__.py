@@ -10,10 +10,22 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from fleethealth.gold.detectors import data_missing, known_bug_exposure, log_cleaner_dead, offsets_partition_bloat
-from fleethealth.gold.detectors import leader_election_storm, zk_follower_disconnect, zk_session_expired
+from fleethealth.gold.detectors import (
+    broker_deadlock,
+    broker_isolated,
+    data_missing,
+    fd_exhaustion,
+    known_bug_exposure,
+    leader_election_storm,
+    log_cleaner_dead,
+    offsets_partition_bloat,
+    slow_group_load,
+    zk_follower_disconnect,
+    zk_session_expired,
+)
 
 DETECTORS = {m.KIND: m for m in (log_cleaner_dead, offsets_partition_bloat, data_missing, known_bug_exposure,
+                                 broker_deadlock, broker_isolated, fd_exhaustion, slow_group_load,
                                  zk_follower_disconnect, zk_session_expired, leader_election_storm)}
 FINDING_COLUMNS = ["cluster", "kind", "severity", "entity", "first_seen", "last_seen", "evidence", "known_bug", "hour"]
 

@@ -1,0 +1,46 @@
+"""slow_group_load: a broker took too long to load a __consumer_offsets partition it became leader of.
+
+Signal: "Finished loading offsets and group metadata from __consumer_offsets-N in X milliseconds"
+(event_type group_load_finished; 0.10 to 3.x texts and the 3.7+ CoordinatorRuntime one) with X above
+`slow_group_load.max_duration_ms`: until then the partition's groups get NOT_COORDINATOR /
+COORDINATOR_LOAD_IN_PROGRESS. One finding per broker-partition-hour; first_seen is the line's time.
+The evidence names the consumer groups that partition coordinates, where the hour's logs name them
+(Kafka's partitionFor: abs(String.hashCode(group)) % offsets.topic.num.partitions).
+"""
+from __future__ import annotations
+
+from pyspark.sql import functions as F
+
+from fleethealth.gold.coordinators import OFFSETS_TOPIC, coordinator_partition
+
+KIND = "slow_group_load"
+
+
+def detect(facts, thresholds):
+    from fleethealth.gold.detectors import finding
+
+    limit = thresholds[f"{KIND}.max_duration_ms"]
+    ev = facts.kafka_events
+    slow = (ev.where((F.col("event_type") == "group_load_finished") & (F.col("topic") == OFFSETS_TOPIC)
+                     & (F.col("duration_ms") > limit))
+            .groupBy("cluster", "broker_id", "partition")
+            .agg(F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"),
+                 F.max("duration_ms").alias("duration_ms"), F.count(F.lit(1)).alias("loads")))
+    parts = facts.hosts.groupBy("cluster").agg(F.max("offsets_topic_partitions").alias("offsets_topic_partitions"))
+    groups = (ev.where(F.col("group").isNotNull()).select("cluster", "group").distinct()
+              .join(F.broadcast(parts), "cluster", "left")
+              .withColumn("partition", coordinator_partition(F.col("group"),
+                                                             F.coalesce("offsets_topic_partitions", F.lit(50))))
+              .groupBy("cluster", "partition").agg(F.array_sort(F.collect_set("group")).alias("groups")))
+    hits = slow.join(groups, ["cluster", "partition"], "left")
+    evidence = F.concat_ws("; ",
+        F.format_string("'Finished loading offsets and group metadata from %s-%d in %d milliseconds' > %d ms",
+                        F.lit(OFFSETS_TOPIC), F.col("partition"), F.col("duration_ms"), F.lit(limit)),
+        F.when(F.col("loads") > 1, F.format_string("%d slow loads this hour", F.col("loads"))),
+        F.when(F.size("groups") > 0, F.format_string("groups coordinated by this partition: %s",
+                                                      F.array_join("groups", ", "))))
+    return finding(hits, KIND, thresholds[f"{KIND}.severity"],
+                   entity=F.format_string("%s-%d@broker-%d", F.lit(OFFSETS_TOPIC), F.col("partition"),
+                                          F.col("broker_id")),
+                   first_seen=F.col("first_ts"), last_seen=F.col("last_ts"), evidence=evidence,
+                   hour=facts.hour_col)
