@@ -242,7 +242,10 @@ def test_the_live_read_asks_for_every_mbean_silver_uses():
         ("kafka.log:type=LogCleaner,name=DeadThreadCount,*", "Value"),
         ("kafka.log:type=LogCleanerManager,name=time-since-last-run-ms,*", "Value"),
         ("java.lang:type=OperatingSystem,*", "OpenFileDescriptorCount"),
-        ("java.lang:type=OperatingSystem,*", "MaxFileDescriptorCount")}
+        ("java.lang:type=OperatingSystem,*", "MaxFileDescriptorCount"),
+        ("kafka.network:type=RequestChannel,name=RequestQueueSize,*", "Value"),
+        ("kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent,*", "OneMinuteRate"),
+        ("kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent,*", "Value")}
     assert [r["mbean"] for r in mbeans.jolokia_requests("zookeeper")] == ["java.lang:type=OperatingSystem,*"] * 2
 
 

@@ -32,8 +32,16 @@ CLEANER_TIME_SINCE_LAST_RUN = MBean(
     "kafka.log", (("type", "LogCleanerManager"), ("name", "time-since-last-run-ms")), "Value", "0.10.2")
 OPEN_FDS = MBean("java.lang", (("type", "OperatingSystem"),), "OpenFileDescriptorCount")
 MAX_FDS = MBean("java.lang", (("type", "OperatingSystem"),), "MaxFileDescriptorCount")
+# request saturation: requests waiting for a handler (bounded by queued.max.requests), and the idle
+# share (0..1) of the request handler (a Meter: its one-minute rate) and network processor threads
+REQUEST_QUEUE_SIZE = MBean("kafka.network", (("type", "RequestChannel"), ("name", "RequestQueueSize")), "Value")
+REQUEST_HANDLER_IDLE = MBean(
+    "kafka.server", (("type", "KafkaRequestHandlerPool"), ("name", "RequestHandlerAvgIdlePercent")), "OneMinuteRate")
+NETWORK_PROCESSOR_IDLE = MBean(
+    "kafka.network", (("type", "SocketServer"), ("name", "NetworkProcessorAvgIdlePercent")), "Value")
 
-ALL = (OFFSETS_LOG_SIZE, CLEANER_DEAD_THREADS, CLEANER_TIME_SINCE_LAST_RUN, OPEN_FDS, MAX_FDS)
+ALL = (OFFSETS_LOG_SIZE, CLEANER_DEAD_THREADS, CLEANER_TIME_SINCE_LAST_RUN, OPEN_FDS, MAX_FDS,
+       REQUEST_QUEUE_SIZE, REQUEST_HANDLER_IDLE, NETWORK_PROCESSOR_IDLE)
 
 
 def for_role(role: str) -> tuple[MBean, ...]:

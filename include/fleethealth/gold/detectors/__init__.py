@@ -11,8 +11,10 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors import data_missing, known_bug_exposure, log_cleaner_dead, offsets_partition_bloat
+from fleethealth.gold.detectors import broker_flapping, metadata_divergence, request_queue_saturation
 
-DETECTORS = {m.KIND: m for m in (log_cleaner_dead, offsets_partition_bloat, data_missing, known_bug_exposure)}
+DETECTORS = {m.KIND: m for m in (log_cleaner_dead, offsets_partition_bloat, data_missing, known_bug_exposure,
+                                 broker_flapping, metadata_divergence, request_queue_saturation)}
 FINDING_COLUMNS = ["cluster", "kind", "severity", "entity", "first_seen", "last_seen", "evidence", "known_bug", "hour"]
 
 
