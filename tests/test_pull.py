@@ -244,7 +244,10 @@ def test_the_live_read_asks_for_every_mbean_silver_uses():
         ("java.lang:type=OperatingSystem,*", "OpenFileDescriptorCount"),
         ("java.lang:type=OperatingSystem,*", "MaxFileDescriptorCount"),
         ("kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec,*", "Count"),
-        ("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions,*", "Value")}
+        ("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions,*", "Value"),
+        ("kafka.network:type=RequestChannel,name=RequestQueueSize,*", "Value"),
+        ("kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent,*", "OneMinuteRate"),
+        ("kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent,*", "Value")}
     assert [r["mbean"] for r in mbeans.jolokia_requests("zookeeper")] == ["java.lang:type=OperatingSystem,*"] * 2
 
 

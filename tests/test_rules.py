@@ -62,3 +62,21 @@ def test_bad_rule_is_a_clear_error(monkeypatch):
     finally:
         rules.load_rules.cache_clear()
         rules.load_fields.cache_clear()
+
+
+@pytest.mark.parametrize("body, event_type, epoch, isr", [
+    # 1.x - 2.3 LeaderAndIsrRequest.PartitionState joins the ISR with "," and no brackets (post-mortem 5 runs 2.1.1)
+    ("[Controller id=1 epoch=33] Sending become-leader LeaderAndIsr request PartitionState(controllerEpoch=33, "
+     "leader=3, leaderEpoch=428, isr=3,1,2, zkVersion=435, replicas=3,1,2, isNew=false) to broker 3 for partition "
+     "payments-2", "leader_and_isr_sent", "428", "3,1,2"),
+    ("[Broker id=3] Received LeaderAndIsr request PartitionState(controllerEpoch=33, leader=3, leaderEpoch=426, "
+     "isr=3,1,2, zkVersion=433, replicas=3,1,2, isNew=false) correlation id 7 from controller 1 epoch 33 for "
+     "partition payments-2", "leader_and_isr_received", "426", "3,1,2"),
+    ("[Controller id=1 epoch=7] Sending become-leader LeaderAndIsr request PartitionState(controllerEpoch=7, leader=3, "
+     "leaderEpoch=15, isr=[3, 1], zkVersion=58, replicas=[2, 3, 1], isNew=false) to broker 3 for partition orders-3",
+     "leader_and_isr_sent", "15", "3, 1"),
+])
+def test_leader_and_isr_partition_state_with_and_without_isr_brackets(body, event_type, epoch, isr):
+    rule = next(r for r in rules.load_rules("kafka") if re.search(r.match, body))
+    m = re.search(rule.match, body)
+    assert (rule.event_type, m.group(rule.fields["leader_epoch"]), m.group(rule.fields["isr"])) == (event_type, epoch, isr)

@@ -34,9 +34,16 @@ OPEN_FDS = MBean("java.lang", (("type", "OperatingSystem"),), "OpenFileDescripto
 MAX_FDS = MBean("java.lang", (("type", "OperatingSystem"),), "MaxFileDescriptorCount")
 ZK_EXPIRES = MBean("kafka.server", (("type", "SessionExpireListener"), ("name", "ZooKeeperExpiresPerSec")), "Count")
 UNDER_REPLICATED = MBean("kafka.server", (("type", "ReplicaManager"), ("name", "UnderReplicatedPartitions")), "Value")
+# request saturation: requests waiting for a handler (bounded by queued.max.requests), and the idle
+# share (0..1) of the request handler (a Meter: its one-minute rate) and network processor threads
+REQUEST_QUEUE_SIZE = MBean("kafka.network", (("type", "RequestChannel"), ("name", "RequestQueueSize")), "Value")
+REQUEST_HANDLER_IDLE = MBean(
+    "kafka.server", (("type", "KafkaRequestHandlerPool"), ("name", "RequestHandlerAvgIdlePercent")), "OneMinuteRate")
+NETWORK_PROCESSOR_IDLE = MBean(
+    "kafka.network", (("type", "SocketServer"), ("name", "NetworkProcessorAvgIdlePercent")), "Value")
 
 ALL = (OFFSETS_LOG_SIZE, CLEANER_DEAD_THREADS, CLEANER_TIME_SINCE_LAST_RUN, OPEN_FDS, MAX_FDS,
-       ZK_EXPIRES, UNDER_REPLICATED)
+       ZK_EXPIRES, UNDER_REPLICATED, REQUEST_QUEUE_SIZE, REQUEST_HANDLER_IDLE, NETWORK_PROCESSOR_IDLE)
 
 
 def for_role(role: str) -> tuple[MBean, ...]:

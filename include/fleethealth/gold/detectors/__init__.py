@@ -12,13 +12,16 @@ from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors import (
     broker_deadlock,
+    broker_flapping,
     broker_isolated,
     data_missing,
     fd_exhaustion,
     known_bug_exposure,
     leader_election_storm,
     log_cleaner_dead,
+    metadata_divergence,
     offsets_partition_bloat,
+    request_queue_saturation,
     slow_group_load,
     zk_follower_disconnect,
     zk_session_expired,
@@ -26,7 +29,8 @@ from fleethealth.gold.detectors import (
 
 DETECTORS = {m.KIND: m for m in (log_cleaner_dead, offsets_partition_bloat, data_missing, known_bug_exposure,
                                  broker_deadlock, broker_isolated, fd_exhaustion, slow_group_load,
-                                 zk_follower_disconnect, zk_session_expired, leader_election_storm)}
+                                 zk_follower_disconnect, zk_session_expired, leader_election_storm,
+                                 broker_flapping, metadata_divergence, request_queue_saturation)}
 FINDING_COLUMNS = ["cluster", "kind", "severity", "entity", "first_seen", "last_seen", "evidence", "known_bug", "hour"]
 
 

@@ -1,0 +1,114 @@
+"""metadata_divergence: a broker stays behind the leader epoch the controller gave it for a partition.
+
+Signals (silver.kafka_events of the hour):
+- what the controller decided, per partition (its epoch timeline): `leader_and_isr_sent` (state-change
+  log, TRACE before 2.6: the epoch and the broker it was sent to), `partition_state_change` with a new
+  leader and epoch, 0.10 `leader_elected`. Each names a broker that must take that epoch: the target
+  of the request, or the new leader. A become-follower request only counts for a broker whose own
+  `leader_and_isr_received` lines are in the logs (followers log nothing else about an epoch).
+- what each broker took: `leader_epoch_start` ("starts at Leader Epoch N") and
+  `leader_and_isr_received`, by that broker.
+A broker diverges when it has not taken an epoch the controller gave it (nor a later one) for longer
+than `metadata_divergence.min_lag_ms`, while its log of the hour shows it alive. first_seen is when
+the controller's epoch of the partition first passed the broker's last epoch (the start of the lag),
+last_seen when it caught up or its last line of the hour. Peers' NotLeaderForPartition errors for the
+partition from that broker are counted in the evidence.
+Limit: detectors read one hour of silver, so a lag is measured within the hour it began in.
+"""
+from __future__ import annotations
+
+from pyspark.sql import functions as F
+
+KIND = "metadata_divergence"
+TS_FMT = "HH:mm:ss'Z'"
+PART = ["cluster", "topic", "partition"]
+KEY = PART + ["broker"]
+
+
+def controller_epochs(events):
+    """(cluster, topic, partition, broker, leader_epoch, ts, source): an epoch the controller gave `broker`."""
+    ev = events.where(F.col("topic").isNotNull() & F.col("partition").isNotNull() & F.col("leader_epoch").isNotNull())
+    receivers = (events.where(F.col("event_type") == "leader_and_isr_received")
+                 .select("cluster", F.coalesce("broker", "broker_id").alias("broker")).distinct()
+                 .withColumn("logs_requests", F.lit(True)))
+    sent = (ev.where(F.col("event_type") == "leader_and_isr_sent")
+            .join(receivers, ["cluster", "broker"], "left")
+            .where((F.col("transition") == "become-leader") | F.col("logs_requests"))
+            .select(*KEY, "leader_epoch", "ts", F.concat(F.lit("LeaderAndIsr "), "transition").alias("source")))
+    elected = (ev.where(F.col("event_type").isin("partition_state_change", "leader_elected") & (F.col("leader") >= 0))
+               .select(*PART, F.col("leader").alias("broker"), "leader_epoch", "ts",
+                       F.lit("new leader").alias("source")))
+    return sent.unionByName(elected)
+
+
+def broker_epochs(events):
+    """(cluster, topic, partition, broker, leader_epoch, ts): an epoch a broker says it took."""
+    return (events.where(F.col("event_type").isin("leader_epoch_start", "leader_and_isr_received")
+                         & F.col("leader_epoch").isNotNull())
+            .select(*PART, F.coalesce("broker", "broker_id").alias("broker"), "leader_epoch", "ts"))
+
+
+def lags(events, min_lag_ms: int):
+    """Per (partition, broker) that stayed behind longer than min_lag_ms: the lag window and its epochs."""
+    given = controller_epochs(events).alias("g")
+    taken = broker_epochs(events).alias("t")
+    alive = events.groupBy("cluster", F.col("broker_id").alias("broker")).agg(F.max("ts").alias("as_of"))
+    taken_at = (given.join(taken, [F.col(f"g.{k}") == F.col(f"t.{k}") for k in KEY]
+                           + [F.col("t.leader_epoch") >= F.col("g.leader_epoch")], "left")
+                .groupBy(*[F.col(f"g.{k}") for k in KEY], "g.leader_epoch", "g.ts", "g.source")
+                .agg(F.min("t.ts").alias("taken_ts")))
+    lag_end = F.coalesce("taken_ts", "as_of")
+    behind = (taken_at.join(alive, ["cluster", "broker"])
+              .withColumn("lag_end", lag_end)
+              .where(F.unix_millis("lag_end") - F.unix_millis("ts") > min_lag_ms))
+    per = (behind.groupBy(*KEY)
+           .agg(F.min("ts").alias("first_behind_ts"), F.max("lag_end").alias("lag_end"),
+                F.max_by("taken_ts", "ts").alias("caught_up_ts"),
+                F.array_sort(F.collect_set("leader_epoch")).alias("epochs_not_taken")))
+    # the broker's last epoch before it fell behind, and when the controller first went past it
+    stuck = (per.join(broker_epochs(events), KEY)
+             .where(F.col("ts") <= F.col("first_behind_ts"))
+             .groupBy(*KEY).agg(F.max("leader_epoch").alias("stuck_epoch")))
+    per = per.join(stuck, KEY, "left")
+    timeline = controller_epochs(events).select(*PART, F.col("leader_epoch").alias("c_epoch"), F.col("ts").alias("c_ts"))
+    began = (per.join(timeline, PART)
+             .where((F.col("c_ts") <= F.col("lag_end"))
+                    & (F.col("c_epoch") > F.coalesce("stuck_epoch", F.lit(-1))))
+             .groupBy(*KEY)
+             .agg(F.min(F.when(F.col("c_ts") <= F.col("first_behind_ts"), F.col("c_ts"))).alias("lag_start"),
+                  F.min("c_epoch").alias("controller_min_epoch"), F.max("c_epoch").alias("controller_max_epoch")))
+    return per.join(began, KEY)
+
+
+def detect(facts, thresholds):
+    from fleethealth.gold.detectors import finding
+
+    min_lag_ms = thresholds[f"{KIND}.min_lag_ms"]
+    ev = facts.kafka_events
+    df = lags(ev, min_lag_ms)
+    nlp = (ev.where((F.col("event_type") == "not_leader_for_partition") & F.col("peer_broker").isNotNull())
+           .select("cluster", "topic", "partition", F.col("peer_broker").alias("broker"), F.col("ts").alias("nl_ts")))
+    errors = (df.select(*KEY, "lag_start", "lag_end").join(nlp, KEY)
+              .where(F.col("nl_ts").between(F.col("lag_start"), F.col("lag_end")))
+              .groupBy(*KEY).agg(F.count(F.lit(1)).alias("not_leader_errors")))
+    df = df.join(errors, KEY, "left")
+    tp = F.concat_ws("-", "topic", "partition")
+    lag_min = (F.unix_millis("lag_end") - F.unix_millis("lag_start")) / 60_000
+    evidence = F.concat_ws(
+        "; ",
+        F.format_string("broker %d stayed at LeaderEpoch %s of %s while the controller moved it to LeaderEpoch %d..%d",
+                        F.col("broker"), F.coalesce(F.col("stuck_epoch").cast("string"), F.lit("(none in the hour)")),
+                        tp, F.col("controller_min_epoch"), F.col("controller_max_epoch")),
+        F.format_string("epochs given to broker %d and not taken within %d ms: %s", F.col("broker"), F.lit(min_lag_ms),
+                        F.array_join(F.col("epochs_not_taken"), ", ")),
+        F.format_string("behind for %.1f minutes (%s - %s%s)", lag_min, F.date_format("lag_start", TS_FMT),
+                        F.date_format("lag_end", TS_FMT),
+                        F.when(F.col("caught_up_ts").isNull(), F.lit(", not caught up in the hour"))
+                        .otherwise(F.lit(", caught up"))),
+        F.when(F.col("not_leader_errors") > 0,
+               F.format_string("%d NotLeaderForPartition errors from peers fetching %s from broker %d",
+                               F.col("not_leader_errors"), tp, F.col("broker"))))
+    return finding(df, KIND, thresholds[f"{KIND}.severity"],
+                   entity=F.format_string("%s-%d@broker-%d", F.col("topic"), F.col("partition"), F.col("broker")),
+                   first_seen=F.col("lag_start"), last_seen=F.col("lag_end"),
+                   evidence=evidence, hour=facts.hour_col)

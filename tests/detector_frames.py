@@ -1,0 +1,55 @@
+"""Small silver-shaped frames for detector unit tests (explicit schemas, only the columns detectors read)."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from pyspark.sql.types import (ArrayType, DoubleType, IntegerType, LongType, MapType, StringType, StructField,
+                               StructType, TimestampType)
+
+from fleethealth.gold.facts import Facts
+
+HOUR = datetime(2026, 11, 21, 6)
+EVENT_FIELDS = [("cluster", StringType()), ("broker_id", IntegerType()), ("ts", TimestampType()),
+                ("event_type", StringType()), ("broker", IntegerType()), ("peer_broker", IntegerType()),
+                ("topic", StringType()), ("partition", IntegerType()), ("leader", IntegerType()),
+                ("leader_epoch", IntegerType()), ("transition", StringType()),
+                ("added_brokers", ArrayType(IntegerType())), ("deleted_brokers", ArrayType(IntegerType())),
+                ("message", StringType()), ("detail", StringType())]
+EVENTS = StructType([StructField(n, t) for n, t in EVENT_FIELDS])
+JMX = StructType([StructField("cluster", StringType()), StructField("broker_id", IntegerType()),
+                  StructField("ts", TimestampType()), StructField("domain", StringType()),
+                  StructField("props", MapType(StringType(), StringType())), StructField("attribute", StringType()),
+                  StructField("value", DoubleType())])
+
+
+def at(minute: int, second: float = 0) -> datetime:
+    return HOUR.replace(minute=minute, second=int(second), microsecond=int(round((second % 1) * 1e6)))
+
+
+def event(broker_id: int, ts: datetime, event_type: str, cluster: str = "c1", **fields) -> tuple:
+    row = {"cluster": cluster, "broker_id": broker_id, "ts": ts, "event_type": event_type, **fields}
+    unknown = set(row) - {n for n, _ in EVENT_FIELDS}
+    assert not unknown, unknown
+    return tuple(row.get(n) for n, _ in EVENT_FIELDS)
+
+
+def events(spark, rows):
+    return spark.createDataFrame(rows, EVENTS)
+
+
+def jmx_sample(broker_id: int, ts: datetime, mbean, value: float, cluster: str = "c1") -> tuple:
+    return (cluster, broker_id, ts, mbean.domain, dict(mbean.keys), mbean.attribute, float(value))
+
+
+def jmx(spark, rows):
+    return spark.createDataFrame(rows, JMX)
+
+
+def facts(spark, kafka_events=None, jmx_samples=None) -> Facts:
+    return Facts(hour=HOUR, hosts=None, kafka_events=kafka_events if kafka_events is not None else events(spark, []),
+                 jmx=jmx_samples if jmx_samples is not None else jmx(spark, []), threads=None, partition_sizes=None,
+                 reconciliation=None, zk_events=None, deadlocks=None)
+
+
+def findings(df) -> list[dict]:
+    return sorted((r.asDict() for r in df.collect()), key=lambda r: (r["entity"], r["first_seen"]))
