@@ -26,7 +26,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import DAG, Asset, Param, task
 from airflow.timetables.interval import CronDataIntervalTimetable
 
-from fleethealth import config
+from fleethealth import config, lake
 from fleethealth.spark_conf import spark_conf
 
 LAKEHOUSE = str(config.lakehouse_dir())
@@ -37,8 +37,6 @@ PULL_RETRIES = int(os.environ.get("FLEETHEALTH_PULL_RETRIES", "3"))
 PULL_RETRY_DELAY = timedelta(seconds=float(os.environ.get("FLEETHEALTH_PULL_RETRY_DELAY_S", "30")))
 
 HOUR = "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
-GOLD_TABLES = ("consumer_offsets_partitions", "log_cleaner_status", "broker_health_hourly", "group_coordinators",
-               "incident_findings", "incidents")
 
 
 def spark_job(task_id: str, *args: str, application: str | None = None, **kwargs) -> SparkSubmitOperator:
@@ -106,5 +104,5 @@ with DAG(
     validate_bronze = spark_job("validate_bronze", "--layer", "bronze", application="validate")
     validate_silver = spark_job("validate_silver", "--layer", "silver", application="validate")
     validate_gold = spark_job("validate_gold", "--layer", "gold", *inventory, application="validate",
-                              outlets=[Asset(f"fleethealth.gold.{t}") for t in GOLD_TABLES])
+                              outlets=[Asset(f"fleethealth.{q}") for q in lake.layer_tables("gold")])
     hour >> pulled >> bronze >> validate_bronze >> silver >> validate_silver >> gold >> validate_gold

@@ -36,7 +36,7 @@ def test_every_event_type_is_documented_in_the_header(source):
 @pytest.mark.parametrize("source", SOURCES)
 def test_every_event_type_occurs_in_the_golden_corpus(source):
     seen = {r["event_type"] for p in (GOLDEN / source).glob("*-expected.json")
-            for r in json.loads(p.read_text())["records"]}
+            for table, rows in json.loads(p.read_text()).items() if table.endswith("_events") for r in rows}
     types = {r.event_type for r in rules.load_rules(source)}
     assert types - seen == set(), "event types no golden sample exercises"
     assert "other" in seen
