@@ -1,7 +1,19 @@
-"""End to end: the hourly DAG run through Airflow (`airflow dags test`: real task runs, mapped pulls,
-SparkSubmitOperator on spark_default, Delta, the GX gates) for one hour of a simulated fleet."""
+"""End to end, the one Airflow run of the suite (`airflow dags test`: real task runs, pulls mapped per
+host, SparkSubmitOperator on spark_default, Delta, the GX gates) for one hour of a fleet of three
+clusters:
+
+- `healthy` and `pm3-dead-cleaner`, simulated (local transport): post-mortem 3 found, nothing on healthy;
+- `loop`, pulled over SFTP from a real sshd on 127.0.0.1 and live Jolokia from a real ZooKeeper JVM,
+  with one broker whose port is closed: that host's pull task alone fails (after its retry), every
+  other host lands, gold marks the dead host-hour `data_missing`; re-running the hour once the host is
+  back (its pull, then the same gated jobs in-process, to keep CI time down) fills it in.
+
+The hour is the current one (the real ZooKeeper writes its log now), given as `--conf hour`; the
+derivation of the hour from a cron data interval is tested in test_dag.py.
+"""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,53 +21,125 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+import yaml
 
-from fleethealth import config, lake
+from fleethealth import config, jobs, lake, pull
+from fleethealth.hours import floor_hour
+from fleethealth.inventory import load_inventory
 from fleethealth.simulate import simulate
+from realservers import Sshd, ZooKeeper, free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+UTC = timezone.utc
+SIMULATED = ["healthy", "pm3-dead-cleaner"]
 
-HOUR = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
+
+def loop_cluster(root: Path, zk: ZooKeeper, hour: datetime) -> dict:
+    """The real-servers cluster: zk-1 (real ZooKeeper, live Jolokia), kafka-1 (files over SFTP, live
+    Jolokia of the same JVM), kafka-9 (its SSH connection points at a closed port)."""
+    kafka = root / "remote" / "kafka" / f"server.log.{hour:%Y-%m-%d-%H}"
+    kafka.parent.mkdir(parents=True)
+    kafka.write_text("".join(f"[{hour:%Y-%m-%d %H}:{m:02d}:00,000] INFO [KafkaServer id=1] started "
+                             "(kafka.server.KafkaServer)\n" for m in range(0, 60, 10)))
+    broker = {"role": "kafka", "kafka_version": "3.9.1", "jolokia_url": zk.jolokia_url,
+              "paths": {"kafka": str(kafka.parent)}}
+    return {"name": "loop", "timezone": "UTC", "transport": "sftp", "ssh_conn_id": "fleet_ssh", "hosts": [
+        {"host": "zk-1", "role": "zookeeper", "zk_myid": 1, "jolokia_url": zk.jolokia_url,
+         "paths": {"zookeeper": str(zk.log_file.parent)}},
+        {"host": "kafka-1", "broker_id": 1, **broker},
+        {"host": "kafka-9", "broker_id": 9, "ssh_conn_id": "fleet_dead", **broker},
+    ]}
 
 
 @pytest.fixture(scope="module")
-def dag_run(tmp_path_factory):
+def runs(tmp_path_factory, spark):
     root = tmp_path_factory.mktemp("e2e")
-    inventory = simulate(root, ["healthy", "pm3-dead-cleaner"], HOUR, HOUR + timedelta(hours=1))
-    lakehouse = root / "lakehouse"
-    env = dict(os.environ, **{config.ENV_INVENTORY: str(inventory), config.ENV_LAKEHOUSE: str(lakehouse),
-                              "FLEETHEALTH_DATA_DOCS": "1"})
-    airflow = str(Path(sys.executable).with_name("airflow"))
-    # logical date 11:00 -> data interval [10:00, 11:00): the hour processed
-    proc = subprocess.run([airflow, "dags", "test", config.DAG_ID, (HOUR + timedelta(hours=1)).isoformat()],
-                          env=env, capture_output=True, text=True, timeout=1200)
-    log = proc.stdout + proc.stderr
-    (root / "dags-test.log").write_text(log)
-    return {"rc": proc.returncode, "log": log, "lakehouse": str(lakehouse)}
+    sshd = Sshd(root / "sshd")
+    zk = None
+    try:
+        zk = ZooKeeper(root / "zk", root / "remote" / "zk-1" / "zookeeper")
+        hour = floor_hour(datetime.fromtimestamp(zk.log_file.stat().st_mtime, UTC))
+        simulated = simulate(root / "sim", SIMULATED, hour, hour + timedelta(hours=1))
+        doc = yaml.safe_load(simulated.read_text())
+        doc["clusters"].append(loop_cluster(root, zk, hour))
+        inventory = root / "inventory.yaml"
+        inventory.write_text(yaml.safe_dump(doc))
+        lakehouse = root / "lakehouse"
+        env = dict(os.environ, **{config.ENV_INVENTORY: str(inventory), config.ENV_LAKEHOUSE: str(lakehouse),
+                                  "FLEETHEALTH_DATA_DOCS": "1",
+                                  "AIRFLOW_CONN_FLEET_SSH": sshd.connection(),
+                                  "AIRFLOW_CONN_FLEET_DEAD": sshd.connection(port=free_port()),
+                                  "FLEETHEALTH_PULL_RETRIES": "1", "FLEETHEALTH_PULL_RETRY_DELAY_S": "1"})
+        airflow = str(Path(sys.executable).with_name("airflow"))
+        proc = subprocess.run([airflow, "dags", "test", config.DAG_ID, datetime.now(UTC).isoformat(),
+                               "--conf", json.dumps({"hour": hour.isoformat()})],
+                              env=env, capture_output=True, text=True, timeout=1500)
+        log = proc.stdout + proc.stderr
+        (root / "dags-test.log").write_text(log)
+        landed_first = sorted({(r.cluster, r.host, r.source) for r in pull.read_manifests(hour, lakehouse)})
+        incidents_first = incidents(spark, str(lakehouse))
+        # the host is back: re-run the hour (its pull, then the gated bronze -> silver -> gold)
+        os.environ["AIRFLOW_CONN_FLEET_DEAD"] = sshd.connection()
+        try:
+            pull.pull_host(load_inventory(inventory).host("kafka-9"), "UTC", hour, lakehouse)
+        finally:
+            del os.environ["AIRFLOW_CONN_FLEET_DEAD"]
+        jobs.run_hour(spark, hour, str(inventory), lakehouse)
+        yield {"hour": hour, "lakehouse": str(lakehouse), "log": log, "rc": proc.returncode,
+               "landed_first": landed_first, "incidents_first": incidents_first}
+    finally:
+        if zk:
+            zk.stop()
+        sshd.stop()
 
 
-def test_dag_run_succeeds_with_six_spark_jobs(dag_run):
-    assert dag_run["rc"] == 0, dag_run["log"][-4000:]
-    assert "state=success" in dag_run["log"]
-    assert "data_interval_start=2026-11-20 10:00:00+00:00" in dag_run["log"]
-    # one JVM per Spark step: bronze, silver, gold and their gates
-    assert dag_run["log"].count("Spark-Submit cmd") == 6
-    assert "reconciled: bronze = silver + quarantine" in dag_run["log"]
+def incidents(spark, lakehouse: str) -> set[tuple[str, str, str]]:
+    return {(r.cluster, r.kind, r.entity) for r in lake.read(spark, "gold.incidents", lakehouse).collect()}
+
+
+def test_the_run_has_six_spark_jobs_and_three_gates(runs):
+    log = runs["log"]
+    # only the dead host's pull task failed: the run itself is failed, every other task succeeded
+    assert "kafka-9: cannot connect to " in log, log[-4000:]
+    assert log.count("Spark-Submit cmd") == 6, log[-4000:]       # bronze, silver, gold and their gates
+    assert "reconciled: bronze = silver + quarantine" in log
+    hour = runs["hour"].isoformat()
     for layer in ("bronze", "silver", "gold"):
-        assert f"validate_{layer} 2026-11-20T10:00:00+00:00: " in dag_run["log"]
-        assert f"0 failed (0 critical); published {layer}." in dag_run["log"]
-    docs = Path(dag_run["lakehouse"]) / "quality" / "data_docs" / "index.html"
-    assert f"Data Docs: {docs}" in dag_run["log"]
+        assert f"validate_{layer} {hour}: " in log
+        assert f"0 failed (0 critical); published {layer}." in log
+    docs = Path(runs["lakehouse"]) / "quality" / "data_docs" / "index.html"
+    assert f"Data Docs: {docs}" in log and docs.is_file()
 
 
-def test_dag_run_finds_the_post_mortem_and_nothing_on_healthy(spark, dag_run):
-    rows = lake.read(spark, "gold.incidents", dag_run["lakehouse"]).collect()
+def test_only_the_dead_hosts_pull_fails_and_the_rest_land(runs):
+    log = runs["log"]
+    assert log.count("kafka-9: cannot connect to ") >= 2, log[-4000:]         # first try and its retry
+    assert "kafka-1: cannot connect" not in log and "zk-1: cannot connect" not in log
+    loop = [(h, s) for c, h, s in runs["landed_first"] if c == "loop"]
+    assert loop == [("kafka-1", "jmx"), ("kafka-1", "kafka"), ("zk-1", "jmx"), ("zk-1", "zookeeper")]
+    assert {c for c, _, _ in runs["landed_first"]} == {"loop", *SIMULATED}
+
+
+def test_post_mortem_3_found_and_nothing_on_healthy(runs):
     # Kafka 1.1.0 (pm3) is in the affected range of catalogued cleaner bugs; 2.8.2 (healthy) is in none
-    assert {(r.cluster, r.kind, r.entity) for r in rows} == {
+    assert {i for i in runs["incidents_first"] if i[0] != "loop"} == {
         ("pm3-dead-cleaner", "log_cleaner_dead", "broker-2"),
         ("pm3-dead-cleaner", "offsets_partition_bloat", "__consumer_offsets-38@broker-2"),
         *{("pm3-dead-cleaner", "known_bug_exposure", f"broker-{b}") for b in (1, 2, 3)},
     }
-    hours = {r.hour for r in lake.read(spark, "bronze.records", dag_run["lakehouse"]).select("hour").distinct().collect()}
-    assert hours == {HOUR.replace(tzinfo=None)}
-    assert (Path(dag_run["lakehouse"]) / "quality" / "data_docs" / "index.html").is_file()
+
+
+def test_gold_marks_the_dead_host_hour_data_missing_then_the_rerun_fills_it(spark, runs):
+    assert {i for i in runs["incidents_first"] if i[1] == "data_missing"} == {
+        ("loop", "data_missing", "kafka-9:kafka"), ("loop", "data_missing", "kafka-9:jmx")}
+    assert not [i for i in incidents(spark, runs["lakehouse"]) if i[1] == "data_missing"]
+    hosts = lake.read(spark, "bronze.records", runs["lakehouse"]).groupBy("host", "source").count().collect()
+    assert {(r.host, r.source) for r in hosts} >= {("kafka-9", "kafka"), ("kafka-9", "jmx")}
+    hours = {r.hour for r in lake.read(spark, "bronze.records", runs["lakehouse"]).select("hour").distinct().collect()}
+    assert hours == {runs["hour"].replace(tzinfo=None)}
+
+
+def test_live_jolokia_values_are_in_silver(spark, runs):
+    samples = lake.read(spark, "silver.jmx_samples", runs["lakehouse"]).where("domain = 'java.lang'").collect()
+    by_host = {(r.host, r.attribute) for r in samples if r.value and r.value > 0}
+    assert {("zk-1", "OpenFileDescriptorCount"), ("kafka-1", "MaxFileDescriptorCount")} <= by_host
