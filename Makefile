@@ -1,7 +1,7 @@
 # fleethealth: one-machine set-up, demo, tests and benchmarks.
 #   make setup   Java 17, Maven, .venv, Delta jars (pom.xml), Airflow DB (idempotent, fast 2nd run)
 #   make demo    set-up, then the end-to-end demo
-#   make test    set-up, then pytest (PYTEST_ARGS="-k foo" to narrow)
+#   make test    set-up, then pytest in 2 worker processes (PYTEST_ARGS="-k foo" to narrow, PYTEST_WORKERS=0 for one process)
 #   make bench   set-up, then the benchmarks in bench/
 #   make clean   remove generated data (lakehouse/, demo/, airflow/logs, spark-warehouse/)
 SHELL := /bin/bash
@@ -10,6 +10,8 @@ SHELL := /bin/bash
 
 PYTHON := .venv/bin/python
 PYTEST_ARGS ?=
+# test files are spread over workers whole (module fixtures stay in one process; one JVM each)
+PYTEST_WORKERS ?= 2
 ARGS ?=
 
 .PHONY: help setup demo test bench clean
@@ -24,7 +26,7 @@ demo: setup
 	. scripts/env.sh && $(PYTHON) -m fleethealth.demo $(ARGS)
 
 test: setup
-	. scripts/env.sh && $(PYTHON) -m pytest -q tests $(PYTEST_ARGS)
+	. scripts/env.sh && $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests $(PYTEST_ARGS)
 
 bench: setup
 	. scripts/env.sh && \

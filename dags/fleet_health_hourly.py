@@ -45,7 +45,7 @@ def spark_job(task_id: str, *args: str, application: str | None = None, **kwargs
         application=str(config.spark_dir() / f"{application or task_id}.py"),
         conn_id=config.SPARK_CONN_ID,
         name=f"fleethealth-{task_id}",
-        conf=spark_conf(LAKEHOUSE),
+        conf=spark_conf(LAKEHOUSE, short_lived=True),
         application_args=["--hour", HOUR, "--lakehouse", "{{ params.lakehouse }}", *args],
         **kwargs,
     )

@@ -33,7 +33,7 @@ with DAG(
         application=str(config.spark_dir() / "maintenance.py"),
         conn_id=config.SPARK_CONN_ID,
         name="fleethealth-maintenance",
-        conf=spark_conf(LAKEHOUSE),
+        conf=spark_conf(LAKEHOUSE, short_lived=True),
         application_args=["--lakehouse", "{{ params.lakehouse }}",
                           "--retain-hours", "{{ params.retain_hours }}"],
     )

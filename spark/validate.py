@@ -6,7 +6,7 @@ non-zero naming it, and the published tables stay as they were.
 """
 import sys
 
-from fleethealth import jobargs, jobs
+from fleethealth import jobargs, jobs, quality
 from fleethealth.quality import QualityGateError
 from fleethealth.session import build_session
 
@@ -16,6 +16,7 @@ def main(argv=None) -> int:
     p.add_argument("--layer", required=True, choices=jobs.LAYERS)
     p.add_argument("--inventory", default=None, help="fleet inventory YAML (gold: completeness)")
     args = p.parse_args(argv)
+    quality.preload()  # overlaps the GX import with the JVM start
     spark = build_session(f"fleethealth-validate-{args.layer}", args.lakehouse)
     docs = jobs.data_docs_dir(args.lakehouse)
     try:

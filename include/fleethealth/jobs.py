@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -38,12 +37,22 @@ LAYERS = ("bronze", "silver", "gold")
 COMPLETENESS = "gold.completeness"
 
 
-def _concurrently(fn, items) -> None:
+def _concurrently(fn, items) -> list:
     """Run fn(item) for several tables at once: Spark runs jobs of several threads concurrently, and
     most of a small write is driver-side work (planning, Delta commit) that overlaps well."""
     with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
-        for future in [pool.submit(fn, item) for item in items]:
-            future.result()
+        return [future.result() for future in [pool.submit(fn, item) for item in items]]
+
+
+def materialize(df: DataFrame) -> DataFrame:
+    """Compute `df` once and cut its lineage. The optimizer of every plan that scans a Delta table
+    runs Delta's file pruning again (about a second per plan, far more on a cold JVM); the layer
+    functions plan the same hour dozens of times, so they start from the materialized hour."""
+    return df.localCheckpoint(eager=True)
+
+
+def materialize_all(frames: dict) -> dict:
+    return dict(zip(frames, _concurrently(materialize, frames.values())))
 
 
 def stage_all(tables: dict, hour: datetime, lakehouse=None) -> None:
@@ -63,20 +72,23 @@ def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehou
     """Published bronze.records of `hour` -> staged silver tables, quarantine, reconciliation.
     Returns the reconciliation rows."""
     inventory = load_inventory(inventory_path)
-    records = lake.read(spark, "bronze.records", lakehouse, hour).persist(StorageLevel.MEMORY_AND_DISK)
+    records = materialize(lake.read(spark, "bronze.records", lakehouse, hour))
     try:
-        stage_all(silver.build(spark, records, inventory), hour, lakehouse)
-        return stage_reconciliation(spark, hour, lakehouse, records)
+        tables = materialize_all(silver.build(spark, records, inventory))
+        stage_all(tables, hour, lakehouse)
+        return stage_reconciliation(spark, hour, lakehouse, records, tables)
     finally:
         spark.catalog.clearCache()
 
 
-def stage_reconciliation(spark: SparkSession, hour: datetime, lakehouse=None, records=None) -> list[dict]:
-    """silver.reconciliation of the staged silver tables against the published bronze hour."""
+def stage_reconciliation(spark: SparkSession, hour: datetime, lakehouse=None, records=None,
+                         tables: dict | None = None) -> list[dict]:
+    """silver.reconciliation of the silver tables (`tables`, as staged; default: read from staging)
+    against the published bronze hour."""
     if records is None:
         records = lake.read(spark, "bronze.records", lakehouse, hour)
-    staged = {name: lake.read_staged(spark, name, hour, lakehouse)
-              for name in lake.layer_tables("silver") if name != "silver.reconciliation"}
+    staged = tables or {name: lake.read_staged(spark, name, hour, lakehouse)
+                        for name in lake.layer_tables("silver") if name != "silver.reconciliation"}
     recon = silver.reconciliation(records, staged, staged["silver.quarantine"])
     lake.stage(recon, "silver.reconciliation", hour, lakehouse)
     rows = (lake.read_staged(spark, "silver.reconciliation", hour, lakehouse)
@@ -91,19 +103,17 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
     limits = thresholds_mod.load(thresholds_path)
     inventory = load_inventory(inventory_path)
 
-    def hour_of(name):
-        return lake.read(spark, name, lakehouse, hour)
-
+    inputs = materialize_all({name: lake.read(spark, f"silver.{name}", lakehouse, hour) for name in (
+        "kafka_events", "jmx_samples", "threads", "partition_sizes", "reconciliation", "zk_events", "deadlocks")})
     facts = gold_facts.Facts(
         hour=hour, hosts=silver.hosts_frame(spark, inventory),
-        kafka_events=hour_of("silver.kafka_events"), jmx=hour_of("silver.jmx_samples"),
-        threads=hour_of("silver.threads"), partition_sizes=hour_of("silver.partition_sizes"),
-        reconciliation=hour_of("silver.reconciliation"), zk_events=hour_of("silver.zk_events"),
-        deadlocks=hour_of("silver.deadlocks"))
-    facts.offsets_partitions = gold_facts.offsets_partitions(facts).persist()
-    facts.cleaner_status = gold_facts.cleaner_status(facts, limits["log_cleaner_dead.stale_ms"]).persist()
-    facts.broker_health = gold_facts.broker_health(facts).persist()
-    findings = detect_all(facts, limits).persist()
+        kafka_events=inputs["kafka_events"], jmx=inputs["jmx_samples"], threads=inputs["threads"],
+        partition_sizes=inputs["partition_sizes"], reconciliation=inputs["reconciliation"],
+        zk_events=inputs["zk_events"], deadlocks=inputs["deadlocks"])
+    facts.offsets_partitions = materialize(gold_facts.offsets_partitions(facts))
+    facts.cleaner_status = materialize(gold_facts.cleaner_status(facts, limits["log_cleaner_dead.stale_ms"]))
+    facts.broker_health = materialize(gold_facts.broker_health(facts))
+    findings = materialize(detect_all(facts, limits))
     outputs = {
         "gold.consumer_offsets_partitions": facts.offsets_partitions,
         "gold.log_cleaner_status": facts.cleaner_status,
@@ -113,17 +123,13 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
         "gold.incident_findings": findings,
     }
     stage_all(outputs, hour, lakehouse)
-    staged = lake.read_staged(spark, "gold.incident_findings", hour, lakehouse)
+    all_findings = findings
     if lake.exists(spark, "gold.incident_findings", lakehouse):
         others = lake.read(spark, "gold.incident_findings", lakehouse).where(
             ~F.expr(lake.hour_predicate(hour)))
-        staged_all = others.unionByName(staged)
-    else:
-        staged_all = staged
-    lake.stage(gold_incidents.merge(staged_all), "gold.incidents", hour, lakehouse)
-    for df in outputs.values():
-        df.unpersist()
-    return staged.count()
+        all_findings = others.unionByName(findings)
+    lake.stage(gold_incidents.merge(all_findings), "gold.incidents", hour, lakehouse)
+    return findings.count()
 
 
 # ------------------------------------------------------------------------------------- the gate

@@ -41,6 +41,7 @@ import copy
 import json
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -51,6 +52,7 @@ from fleethealth.config import expectations_dir
 SEVERITIES = ("critical", "warning", "info")
 DEFAULT_SEVERITY = "critical"
 SAMPLE_SIZE = 5  # offending values kept per expectation
+VALIDATION_THREADS = 4
 RESULT_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": SAMPLE_SIZE}
 # Spark metrics are slow per expectation, and collecting the unexpected values costs about as much
 # again: first run the whole suite BOOLEAN_ONLY, then re-run only the failed expectations with
@@ -280,6 +282,16 @@ def _gx(data_docs_dir: Path | None = None) -> _Gx:
         return _contexts[key]
 
 
+def preload() -> threading.Thread:
+    """Import GX (seconds) in a background thread, e.g. while a job's Spark session starts."""
+    def load():
+        os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+        import great_expectations  # noqa: F401
+    thread = threading.Thread(target=load, name="gx-preload", daemon=True)
+    thread.start()
+    return thread
+
+
 def _gx_suite(suite: dict, source: str):
     from great_expectations.core.expectation_suite import ExpectationSuite
 
@@ -314,8 +326,11 @@ def validate_tables(frames: dict, *, hour: datetime | None = None,
     and rebuild the Data Docs pages and index once for all of them."""
     results: list[ExpectationResult] = []
     stored = []
-    for table, df in frames.items():
-        found, suite_dict, outcome = _validate_one(df, table, hour, data_docs_dir is not None)
+    keep = data_docs_dir is not None
+    # tables concurrently: each expectation is a small Spark job, and the driver overlaps them well
+    with ThreadPoolExecutor(max_workers=VALIDATION_THREADS) as pool:
+        outcomes = list(pool.map(lambda item: _validate_one(item[1], item[0], hour, keep), frames.items()))
+    for table, (found, suite_dict, outcome) in zip(frames, outcomes):
         if data_docs_dir is not None:
             stored.append(_store(_gx(data_docs_dir), suite_dict, table, hour, outcome))
         for i, exp in enumerate(suite_dict["expectations"]):
