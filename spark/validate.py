@@ -7,7 +7,6 @@ non-zero naming it, and the published tables stay as they were.
 import sys
 
 from fleethealth import jobargs, jobs, quality
-from fleethealth.quality import QualityGateError
 from fleethealth.session import build_session
 
 
@@ -23,7 +22,7 @@ def main(argv=None) -> int:
         report = jobs.audit_publish(spark, args.layer, args.hour, args.lakehouse, args.inventory)
         print(report.summary())
         return 0
-    except QualityGateError as exc:
+    except quality.QualityGateError as exc:
         print(f"validate_{args.layer} {args.hour.isoformat()}: nothing published\n{exc}", file=sys.stderr)
         return 1
     finally:

@@ -4,7 +4,7 @@ No pyspark import here: the DAG file reads it at parse time.
 """
 from __future__ import annotations
 
-from fleethealth import config
+from fleethealth import cds, config
 
 
 def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
@@ -17,8 +17,6 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
     at its quick first tier and Spark SQL off whole-stage code generation: such a JVM ends before
     compiling (C2, Janino) would pay back (-20 % per job on an hour of a small fleet).
     """
-    from fleethealth import cds
-
     java_options = [f"-Dlog4j.configurationFile=file:{config.PROJECT_ROOT / 'include' / 'fleethealth' / 'log4j2.properties'}"]
     if class_sharing:
         java_options.append(cds.java_options())
