@@ -255,7 +255,7 @@ def test_warning_failure_is_recorded_but_does_not_raise(spark):
 
 
 def _offsets_df(spark, rows):
-    from pyspark.sql.types import (BooleanType, IntegerType, LongType, StringType, StructField,
+    from pyspark.sql.types import (ArrayType, BooleanType, IntegerType, LongType, StringType, StructField,
                                    StructType, TimestampType)
 
     schema = StructType([
@@ -272,6 +272,7 @@ def _offsets_df(spark, rows):
         StructField("first_ts", TimestampType(), True),
         StructField("last_ts", TimestampType(), True),
         StructField("size_source", StringType(), True),
+        StructField("groups", ArrayType(StringType()), True),
     ])
     return _df(spark, rows, schema)
 
@@ -281,7 +282,7 @@ def _offsets_row(**over):
            "size_bytes": 500 * 1024**3, "max_size_bytes": 500 * 1024**3, "growth_bytes": None,
            "compaction_logged": False, "compaction_seen": False, "samples": 12,
            "first_ts": HOUR + timedelta(minutes=1), "last_ts": HOUR + timedelta(minutes=59),
-           "size_source": "jmx"}
+           "size_source": "jmx", "groups": ["consumer-group"]}
     row.update(over)
     return row
 

@@ -23,10 +23,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from fleethealth import bronze, lake, pull, quality, silver, thresholds as thresholds_mod
-from fleethealth.gold import coordinators as gold_coordinators
+from fleethealth.gold import fact_tables
 from fleethealth.gold import facts as gold_facts
 from fleethealth.gold import incidents as gold_incidents
-from fleethealth.gold.detectors import DETECTORS, broker_deadlock, detect_all
+from fleethealth.gold.detectors import DETECTORS, detect_all
 from fleethealth.inventory import load_inventory
 
 log = logging.getLogger("fleethealth.jobs")
@@ -96,33 +96,48 @@ def stage_reconciliation(spark: SparkSession, hour: datetime, lakehouse=None, re
     return [r.asDict() for r in rows]
 
 
+GOLD_INPUTS = ("kafka_events", "jmx_samples", "threads", "partition_sizes", "reconciliation", "zk_events",
+               "deadlocks")
+
+
+def hour_facts(hour: datetime, hosts: DataFrame, silver_tables: dict) -> gold_facts.Facts:
+    """The Facts of one hour from its silver tables (`silver_tables`: GOLD_INPUTS name -> frame)."""
+    t = silver_tables
+    return gold_facts.Facts(
+        hour=hour, hosts=hosts, kafka_events=t["kafka_events"], jmx=t["jmx_samples"], threads=t["threads"],
+        partition_sizes=t["partition_sizes"], reconciliation=t["reconciliation"], zk_events=t["zk_events"],
+        deadlocks=t["deadlocks"])
+
+
+def gold_tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
+    """Every hourly gold table of one hour (all but gold.incidents), each computed once: the facts
+    first, then the detectors that read them."""
+    independent = materialize_all({
+        "offsets": gold_facts.offsets_partitions(facts),
+        "cleaner": gold_facts.cleaner_status(facts, limits["log_cleaner_dead.stale_ms"]),
+        **{name: facts.table(name, limits) for name in fact_tables.BUILDERS}})
+    facts.offsets_partitions, facts.cleaner_status = independent.pop("offsets"), independent.pop("cleaner")
+    facts.derived.update(independent)
+    facts.broker_health = materialize(gold_facts.broker_health(facts))  # joins the two above
+    return {
+        "gold.consumer_offsets_partitions": facts.offsets_partitions,
+        "gold.log_cleaner_status": facts.cleaner_status,
+        "gold.broker_health_hourly": facts.broker_health,
+        **facts.derived,
+        "gold.incident_findings": materialize(detect_all(facts, limits)),
+    }
+
+
 def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,
              thresholds_path: str | None = None) -> int:
     """Published silver of `hour` -> staged gold facts and findings, and gold.incidents rebuilt from
     the published findings of the other hours plus this hour's. Returns the findings count."""
     limits = thresholds_mod.load(thresholds_path)
     inventory = load_inventory(inventory_path)
-
-    inputs = materialize_all({name: lake.read(spark, f"silver.{name}", lakehouse, hour) for name in (
-        "kafka_events", "jmx_samples", "threads", "partition_sizes", "reconciliation", "zk_events", "deadlocks")})
-    facts = gold_facts.Facts(
-        hour=hour, hosts=silver.hosts_frame(spark, inventory),
-        kafka_events=inputs["kafka_events"], jmx=inputs["jmx_samples"], threads=inputs["threads"],
-        partition_sizes=inputs["partition_sizes"], reconciliation=inputs["reconciliation"],
-        zk_events=inputs["zk_events"], deadlocks=inputs["deadlocks"])
-    facts.offsets_partitions = materialize(gold_facts.offsets_partitions(facts))
-    facts.cleaner_status = materialize(gold_facts.cleaner_status(facts, limits["log_cleaner_dead.stale_ms"]))
-    facts.broker_health = materialize(gold_facts.broker_health(facts))
-    findings = materialize(detect_all(facts, limits))
-    outputs = {
-        "gold.consumer_offsets_partitions": facts.offsets_partitions,
-        "gold.log_cleaner_status": facts.cleaner_status,
-        "gold.broker_health_hourly": facts.broker_health,
-        "gold.group_coordinators": gold_coordinators.group_coordinators(facts.kafka_events, facts.hosts, facts.hour_col),
-        "gold.deadlocks": broker_deadlock.deadlock_facts(facts),
-        "gold.incident_findings": findings,
-    }
+    inputs = materialize_all({name: lake.read(spark, f"silver.{name}", lakehouse, hour) for name in GOLD_INPUTS})
+    outputs = gold_tables(hour_facts(hour, silver.hosts_frame(spark, inventory), inputs), limits)
     stage_all(outputs, hour, lakehouse)
+    findings = outputs["gold.incident_findings"]
     all_findings = findings
     if lake.exists(spark, "gold.incident_findings", lakehouse):
         others = lake.read(spark, "gold.incident_findings", lakehouse).where(

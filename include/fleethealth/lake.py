@@ -49,6 +49,12 @@ TABLES = {t.qualified: t for t in (
     Table("gold", "broker_health_hourly", doc="one row per host-hour: which sources arrived, record counts"),
     Table("gold", "group_coordinators", doc="consumer group -> __consumer_offsets partition -> coordinator broker, per hour"),
     Table("gold", "deadlocks", doc="Java-level deadlock cycles per broker-hour: threads, lock classes, dumps, known bugs"),
+    Table("gold", "isr_churn", doc="ISR shrinks and expands per partition and reporting broker-hour, ISR sizes"),
+    Table("gold", "zk_sessions", doc="broker ZooKeeper sessions per broker-hour: expiries, timeouts, re-registrations, JMX"),
+    Table("gold", "zk_quorum", doc="ZooKeeper server quorum per server-hour: state, elections, follower disconnects"),
+    Table("gold", "leader_elections", doc="leader-change windows per trigger (broker loss, Offline): partitions, offsets partitions, groups moved"),
+    Table("gold", "metadata_divergence", doc="per partition and broker: epochs given by the controller and not taken, the lag window"),
+    Table("gold", "request_saturation", doc="request queue and handler/network idle per broker-hour, saturated samples"),
     Table("gold", "incident_findings", doc="what each detector found in each hour"),
     Table("gold", "incidents", hourly=False, doc="incidents: consecutive hourly findings merged"),
     Table("gold", "quality_results", doc="Great Expectations results: table, hour, expectation, success"),
@@ -94,8 +100,10 @@ def write_hour(df, qualified: str, hour: datetime, lakehouse=None, where: str | 
     t = table(qualified)
     assert t.hourly, qualified
     predicate = hour_predicate(hour) + (f" AND ({where})" if where else "")
+    # mergeSchema: a table written by an earlier version gains the columns added since
     (df.write.format("delta").mode("overwrite")
        .option("replaceWhere", predicate)
+       .option("mergeSchema", "true")
        .partitionBy("hour")
        .save(t.path(lakehouse)))
 

@@ -44,6 +44,26 @@ def coordinator_partition(group: Column, partitions: Column | int = 50) -> Colum
     return (kafka_abs(java_string_hashcode(group)) % parts).cast("int")
 
 
+def groups_by_partition(kafka_events: DataFrame, hosts: DataFrame | None) -> DataFrame:
+    """(cluster, partition, groups): the consumer groups any line of the hour names (`group` field),
+    sorted, per __consumer_offsets partition that coordinates them (`coordinator_partition`, the
+    cluster's offsets.topic.num.partitions from the inventory, 50 when unknown or `hosts` is None).
+    Only groups the logs name: a quiet group is not listed."""
+    if "group" not in kafka_events.columns:   # test frames carry only the columns they need
+        return kafka_events.sparkSession.createDataFrame([], "cluster string, `partition` int, groups array<string>")
+    named = kafka_events.where(F.col("group").isNotNull()).select("cluster", "group").distinct()
+    if hosts is None:
+        named = named.withColumn("offsets_topic_partitions", F.lit(None).cast("int"))
+    else:
+        parts = hosts.groupBy("cluster").agg(F.max("offsets_topic_partitions").alias("offsets_topic_partitions"))
+        named = named.join(F.broadcast(parts), "cluster", "left")
+    return (named.withColumn("partition", coordinator_partition(F.col("group"),
+                                                                F.coalesce("offsets_topic_partitions", F.lit(50))))
+            .groupBy("cluster", "partition")
+            .agg(F.array_sort(F.collect_set(F.col("group").cast("string"))).alias("groups"))
+            .select(F.col("cluster").cast("string"), F.col("partition").cast("int"), "groups"))
+
+
 def offsets_leaders(kafka_events: DataFrame) -> DataFrame:
     """(cluster, partition, leader, ts): a broker became leader (coordinator) of an offsets partition.
 

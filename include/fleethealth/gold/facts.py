@@ -1,7 +1,7 @@
 """Hourly health facts from silver (DataFrame -> DataFrame; no paths, no I/O)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from pyspark.sql import DataFrame, Window
@@ -28,6 +28,16 @@ class Facts:
     offsets_partitions: DataFrame | None = None
     cleaner_status: DataFrame | None = None
     broker_health: DataFrame | None = None
+    derived: dict = field(default_factory=dict)  # gold fact tables of fact_tables.BUILDERS, by name
+
+    def table(self, name: str, thresholds: dict) -> DataFrame:
+        """A gold fact table of this hour (see fleethealth.gold.fact_tables), built once: run_gold
+        materializes each before the detectors run; a detector unit test gets it built on demand."""
+        if name not in self.derived:
+            from fleethealth.gold.fact_tables import BUILDERS
+
+            self.derived[name] = BUILDERS[name](self, thresholds)
+        return self.derived[name]
 
     @property
     def hour_col(self):
@@ -42,7 +52,9 @@ def offsets_size_samples(jmx: DataFrame) -> DataFrame:
 
 
 def offsets_partitions(facts: Facts) -> DataFrame:
-    """gold.consumer_offsets_partitions: size, growth in the hour and compaction seen per broker-partition."""
+    """gold.consumer_offsets_partitions: size, growth in the hour and compaction seen per broker-partition,
+    and `groups`: the consumer groups the partition coordinates, as far as the hour's logs name them
+    (coordinators.groups_by_partition; empty when none)."""
     samples = offsets_size_samples(facts.jmx).withColumn("src", F.lit("jmx"))
     snaps = (facts.partition_sizes.where((F.col("topic") == OFFSETS_TOPIC) & ~F.col("is_future"))
              .select("cluster", "broker_id", "partition", F.col("captured_at").alias("ts"), "size_bytes")
@@ -63,14 +75,19 @@ def offsets_partitions(facts: Facts) -> DataFrame:
                 F.count(F.lit(1)).cast("int").alias("samples"),
                 F.max(F.col("delta") < 0).alias("shrank"),
                 F.first("src").alias("size_source")))
-    out = agg.join(cleaned, ["cluster", "broker_id", "partition"], "left")
+    from fleethealth.gold.coordinators import groups_by_partition
+
+    groups = groups_by_partition(facts.kafka_events, facts.hosts)
+    out = (agg.join(cleaned, ["cluster", "broker_id", "partition"], "left")
+           .join(groups, ["cluster", "partition"], "left"))
     return out.select(
         "cluster", "broker_id", "partition", facts.hour_col.alias("hour"), "size_bytes", "max_size_bytes",
         (F.col("size_bytes") - F.col("first_size_bytes")).alias("growth_bytes"),
         (F.coalesce(F.col("cleanings"), F.lit(0)) > 0).alias("compaction_logged"),
         (F.coalesce(F.col("shrank"), F.lit(False)) | (F.coalesce(F.col("cleanings"), F.lit(0)) > 0))
         .alias("compaction_seen"),
-        "samples", "first_ts", "last_ts", "size_source")
+        "samples", "first_ts", "last_ts", "size_source",
+        F.coalesce(F.col("groups"), F.array().cast("array<string>")).alias("groups"))
 
 
 def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:

@@ -68,7 +68,7 @@ def deadlock_facts(facts) -> DataFrame:
 def detect(facts, thresholds):
     from fleethealth.gold.detectors import finding
 
-    cyc = deadlock_facts(facts)
+    cyc = facts.table("gold.deadlocks", thresholds)
     wait_text = F.array_join(F.transform("waits", lambda w: F.format_string(
         "%s waits for a %s held by %s", w["thread_name"], w["waiting_lock_class"], w["held_by"])), ", ")
     bug_text = F.when(F.size("known_bugs") > 0, F.format_string(

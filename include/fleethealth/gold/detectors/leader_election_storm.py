@@ -14,11 +14,14 @@ back to it is recovery, not the storm; pm5's periodic ones move a partition or t
 A storm when the distinct partitions reach `leader_election_storm.min_partitions`; evidence counts the
 `__consumer_offsets` partitions among them (coordinator moves: their consumer groups rebalance).
 One finding per (cluster, broker, hour); first_seen is the first trigger of a storm window. A window
-crossing the hour end only counts the changes of its own hour.
+crossing the hour end only counts the changes of its own hour. The windows, storms or not, are the
+fact table gold.leader_elections (`leader_elections`); `detect` keeps its storm rows.
 """
 from __future__ import annotations
 
 from pyspark.sql import functions as F
+
+from fleethealth.gold.coordinators import groups_by_partition
 
 KIND = "leader_election_storm"
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -65,28 +68,64 @@ def triggers(kafka_events, window_ms: int):
     return callbacks.unionByName(offline)
 
 
-def detect(facts, thresholds):
-    from fleethealth.gold.detectors import finding
+def leader_elections(facts, thresholds):
+    """gold.leader_elections: one row per leader-change window of the hour, below the storm threshold too.
 
+    Key: (cluster, trigger_ts, trigger, controller, lost_broker) - a `triggers()` row: a controller's
+    "Broker failure callback for N" (lost_broker N), or a partition Online -> Offline without a callback
+    before it in the window (lost_broker NULL); a callback whose window moved nothing has partitions 0.
+    Columns: partitions (distinct topic-partitions whose leader changed in [trigger_ts, trigger_ts +
+    window_ms), not to the lost broker), offsets_partitions and offsets_partition_list (the
+    __consumer_offsets ones among them), groups (the consumer groups those offsets partitions coordinate:
+    their coordinator moved, they rebalance), signals (which `leader_changes` signals were seen), offline
+    (Online->Offline lines), epochs ('starts at Leader Epoch' lines as leader), last_change_ts,
+    window_ms (`leader_election_storm.window_ms`), storm (partitions >= `leader_election_storm.min_partitions`).
+    Limits: from 2.6 state changes are TRACE-only, so partitions rest on the new leaders' epoch lines and
+    the controller's become-leader requests; a window crossing the hour end counts only this hour's
+    changes; groups are only those the hour's logs name (`coordinators.groups_by_partition`).
+    """
     window_ms = thresholds[f"{KIND}.window_ms"]
     min_partitions = thresholds[f"{KIND}.min_partitions"]
     window = F.make_dt_interval(secs=F.lit(window_ms / 1000.0))
-    changes = leader_changes(facts.kafka_events).alias("l")
+    groups = groups_by_partition(facts.kafka_events, facts.hosts).alias("g")
+    changes = leader_changes(facts.kafka_events).alias("c")
+    changes = (changes.join(groups, (F.col("c.topic") == OFFSETS_TOPIC) & (F.col("c.cluster") == F.col("g.cluster"))
+                            & (F.col("c.partition") == F.col("g.partition")), "left")
+               .select("c.*", F.col("g.groups").alias("groups")).alias("l"))
     trig = triggers(facts.kafka_events, window_ms).alias("t")
     inside = ((F.col("l.cluster") == F.col("t.cluster")) & (F.col("l.ts") >= F.col("t.trigger_ts"))
               & (F.col("l.ts") < F.col("t.trigger_ts") + window)
               & (F.col("t.lost_broker").isNull() | F.col("l.new_leader").isNull()
                  | (F.col("l.new_leader") != F.col("t.lost_broker"))))
-    part = F.format_string("%s-%d", F.col("l.topic"), F.col("l.partition"))
-    windows = (trig.join(changes, inside, "inner")
-               .groupBy(F.col("t.cluster").alias("cluster"), "trigger_ts", "lost_broker", "controller", "trigger")
+    # NULL for a trigger without changes (format_string would give "null-null")
+    part = F.when(F.col("l.signal").isNotNull(), F.format_string("%s-%d", F.col("l.topic"), F.col("l.partition")))
+    offsets = F.col("l.topic") == OFFSETS_TOPIC
+    windows = (trig.join(changes, inside, "left")
+               .groupBy(F.col("t.cluster").alias("cluster"), "trigger_ts", "trigger", "controller", "lost_broker")
                .agg(F.count_distinct(part).alias("partitions"),
-                    F.count_distinct(F.when(F.col("l.topic") == OFFSETS_TOPIC, part)).alias("offsets_partitions"),
-                    F.max("l.ts").alias("last_change_ts"),
+                    F.count_distinct(F.when(offsets, part)).alias("offsets_partitions"),
+                    F.array_sort(F.collect_set(F.when(offsets, F.col("l.partition")))).alias("offsets_partition_list"),
+                    F.array_sort(F.array_distinct(F.flatten(F.collect_list("l.groups")))).alias("groups"),
                     F.array_sort(F.collect_set(F.col("l.signal"))).alias("signals"),
                     F.count(F.when(F.col("l.signal") == "Online->Offline", 1)).alias("offline"),
-                    F.count(F.when(F.col("l.signal") == "starts at Leader Epoch", 1)).alias("epochs"))
-               .where(F.col("partitions") >= min_partitions)
+                    F.count(F.when(F.col("l.signal") == "starts at Leader Epoch", 1)).alias("epochs"),
+                    F.max("l.ts").alias("last_change_ts")))
+    return windows.select(
+        F.col("cluster").cast("string"), facts.hour_col.alias("hour"), F.col("trigger_ts").cast("timestamp"),
+        F.col("trigger").cast("string"), F.col("controller").cast("int"), F.col("lost_broker").cast("int"),
+        F.col("partitions").cast("int"), F.col("offsets_partitions").cast("int"),
+        F.col("offsets_partition_list").cast("array<int>"), F.col("groups").cast("array<string>"),
+        F.col("signals").cast("array<string>"), F.col("offline").cast("int"), F.col("epochs").cast("int"),
+        F.col("last_change_ts").cast("timestamp"), F.lit(window_ms).cast("long").alias("window_ms"),
+        (F.col("partitions") >= min_partitions).alias("storm"))
+
+
+def detect(facts, thresholds):
+    from fleethealth.gold.detectors import finding
+
+    window_ms = thresholds[f"{KIND}.window_ms"]
+    min_partitions = thresholds[f"{KIND}.min_partitions"]
+    windows = (facts.table("gold.leader_elections", thresholds).where(F.col("storm"))
                .withColumn("storm_broker", F.coalesce("lost_broker", "controller")))
     per_broker = windows.groupBy("cluster", "storm_broker").agg(
         F.min("trigger_ts").alias("first_seen"), F.max("last_change_ts").alias("last_seen"),
@@ -111,3 +150,4 @@ def detect(facts, thresholds):
                    entity=F.format_string("broker-%d", F.col("storm_broker")),
                    first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
                    evidence=evidence, hour=facts.hour_col)
+

@@ -14,6 +14,7 @@ the controller's epoch of the partition first passed the broker's last epoch (th
 last_seen when it caught up or its last line of the hour. Peers' NotLeaderForPartition errors for the
 partition from that broker are counted in the evidence.
 Limit: detectors read one hour of silver, so a lag is measured within the hour it began in.
+The lag windows are the fact table gold.metadata_divergence (`divergence`); `detect` formats them.
 """
 from __future__ import annotations
 
@@ -80,9 +81,21 @@ def lags(events, min_lag_ms: int):
     return per.join(began, KEY)
 
 
-def detect(facts, thresholds):
-    from fleethealth.gold.detectors import finding
+def divergence(facts, thresholds):
+    """gold.metadata_divergence: one row per (cluster, topic, partition, broker, hour) whose broker stayed
+    behind an epoch the controller gave it for longer than `metadata_divergence.min_lag_ms`.
 
+    Columns (`lags`): stuck_epoch (the broker's last epoch taken before it fell behind; NULL when none in
+    the hour), controller_min_epoch / controller_max_epoch (the controller's epochs of the partition past
+    stuck_epoch up to lag_end), epochs_not_taken (epochs given to the broker and not taken, nor a later
+    one, within min_lag_ms), lag_start (the controller first went past stuck_epoch), lag_end (caught up,
+    or the broker's last line of the hour), caught_up_ts (NULL: not caught up in the hour), lag_ms, and
+    not_leader_errors (peers' NotLeaderForPartition errors fetching the partition from that broker
+    between lag_start and lag_end).
+    Limits: the controller's LeaderAndIsr lines are TRACE before 2.6 (then only new leaders' state changes
+    and 0.10 `leader_elected` tell); a become-follower only counts for a broker that logs received
+    requests; a broker with no line in the hour is not judged; a lag is measured within its hour.
+    """
     min_lag_ms = thresholds[f"{KIND}.min_lag_ms"]
     ev = facts.kafka_events
     df = lags(ev, min_lag_ms)
@@ -92,8 +105,23 @@ def detect(facts, thresholds):
               .where(F.col("nl_ts").between(F.col("lag_start"), F.col("lag_end")))
               .groupBy(*KEY).agg(F.count(F.lit(1)).alias("not_leader_errors")))
     df = df.join(errors, KEY, "left")
+    return df.select(
+        F.col("cluster").cast("string"), F.col("topic").cast("string"), F.col("partition").cast("int"),
+        F.col("broker").cast("int"), facts.hour_col.alias("hour"), F.col("stuck_epoch").cast("int"),
+        F.col("controller_min_epoch").cast("int"), F.col("controller_max_epoch").cast("int"),
+        F.col("epochs_not_taken").cast("array<int>"), F.col("lag_start").cast("timestamp"),
+        F.col("lag_end").cast("timestamp"), F.col("caught_up_ts").cast("timestamp"),
+        (F.unix_millis("lag_end") - F.unix_millis("lag_start")).cast("long").alias("lag_ms"),
+        F.coalesce("not_leader_errors", F.lit(0)).cast("int").alias("not_leader_errors"))
+
+
+def detect(facts, thresholds):
+    from fleethealth.gold.detectors import finding
+
+    min_lag_ms = thresholds[f"{KIND}.min_lag_ms"]
+    df = facts.table("gold.metadata_divergence", thresholds)
     tp = F.concat_ws("-", "topic", "partition")
-    lag_min = (F.unix_millis("lag_end") - F.unix_millis("lag_start")) / 60_000
+    lag_min = F.col("lag_ms") / 60_000
     evidence = F.concat_ws(
         "; ",
         F.format_string("broker %d stayed at LeaderEpoch %s of %s while the controller moved it to LeaderEpoch %d..%d",
@@ -112,3 +140,4 @@ def detect(facts, thresholds):
                    entity=F.format_string("%s-%d@broker-%d", F.col("topic"), F.col("partition"), F.col("broker")),
                    first_seen=F.col("lag_start"), last_seen=F.col("lag_end"),
                    evidence=evidence, hour=facts.hour_col)
+

@@ -4,7 +4,8 @@ without compaction.
 Signals: JMX kafka.log:type=Log,name=Size (or log-dir snapshots) above
 `offsets_partition_bloat.max_size_bytes`, or hourly growth above
 `offsets_partition_bloat.max_growth_bytes_per_hour` with no compaction seen (no cleaner summary
-for the partition, no shrink). first_seen: the first sample above the size threshold.
+for the partition, no shrink). first_seen: the first sample above the size threshold. The evidence
+names the consumer groups the partition coordinates, where the hour's logs name them.
 """
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ def detect(facts, thresholds):
                                         F.lit(max_size / GIB), F.col("size_source"))),
         F.when(growing, F.format_string("grew %.2f GiB this hour > %.2f GiB without compaction",
                                         F.col("growth_bytes") / GIB, F.lit(max_growth / GIB))),
-        F.when(~F.col("compaction_seen"), F.lit("no compaction seen this hour")))
+        F.when(~F.col("compaction_seen"), F.lit("no compaction seen this hour")),
+        F.when(F.size("groups") > 0, F.format_string("groups coordinated by this partition: %s",
+                                                      F.array_join("groups", ", "))))
     return finding(hits, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.format_string("__consumer_offsets-%d@broker-%d", F.col("partition"), F.col("broker_id")),
                    first_seen=F.coalesce(F.col("first_over_ts"), F.col("first_ts")),

@@ -10,6 +10,8 @@ Signals (silver.jmx_samples of the hour; MBeans in fleethealth.mbeans):
 - kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent below
   `request_queue_saturation.min_network_idle`.
 Any of them makes a sample saturated; first_seen is the first saturated sample, last_seen the last.
+The per broker-hour samples are the fact table gold.request_saturation (saturation below); detect()
+keeps its brokers with a saturated sample and formats them.
 """
 from __future__ import annotations
 
@@ -31,9 +33,23 @@ def queued_max_requests(events):
             .groupBy(*KEY).agg(F.max_by("qmr", "ts").alias("queued_max_requests")))
 
 
-def detect(facts, thresholds):
-    from fleethealth.gold.detectors import finding
+def saturation(facts, thresholds):
+    """gold.request_saturation: one row per (cluster, broker_id, hour) of a broker with any sample of
+    RequestQueueSize, RequestHandlerAvgIdlePercent (OneMinuteRate) or NetworkProcessorAvgIdlePercent.
 
+    Columns: cluster, broker_id, hour, samples (distinct sample times of the three MBeans),
+    saturated_samples (sample times at which any of them is saturated, see the module doc), max_queue
+    (largest RequestQueueSize), queue_limit (queued.max.requests: the broker's last KafkaConfig block of
+    the hour, else `request_queue_saturation.queued_max_requests`), limit_from_config (true when from
+    KafkaConfig), min_handler_idle, min_network_idle (smallest idle share, 0..1), first_saturated_ts /
+    last_saturated_ts (NULL when no sample is saturated). max_queue / min_*_idle are NULL when that MBean
+    has no sample. Samples without a broker_id (a host missing from the inventory) are left out.
+
+    Limits: gauges sampled at scrape times only (a burst between two scrapes is missed; the handler
+    idle is a one-minute rate); KafkaConfig is logged at start-up, so the broker's own
+    queued.max.requests is known only in an hour it restarted; saturated_samples depends on the
+    thresholds the table was built with.
+    """
     ratio = thresholds[f"{KIND}.queue_full_ratio"]
     min_handler = thresholds[f"{KIND}.min_handler_idle"]
     min_network = thresholds[f"{KIND}.min_network_idle"]
@@ -41,41 +57,55 @@ def detect(facts, thresholds):
     qmr = queued_max_requests(facts.kafka_events)
     limit = F.coalesce(F.col("queued_max_requests"), F.lit(thresholds[f"{KIND}.queued_max_requests"]))
     queue = (jmx.where(mbeans.REQUEST_QUEUE_SIZE.matches()).join(qmr, KEY, "left")
-             .select(*KEY, "ts", F.col("value").alias("queue"), limit.alias("limit"),
-                     F.col("queued_max_requests").isNotNull().alias("limit_from_config"),
-                     (F.col("value") >= F.lit(ratio) * limit).alias("sat")))
+             .select(*KEY, "ts", F.col("value").alias("queue"), (F.col("value") >= F.lit(ratio) * limit).alias("sat")))
     handler = (jmx.where(mbeans.REQUEST_HANDLER_IDLE.matches())
                .select(*KEY, "ts", F.col("value").alias("handler_idle"), (F.col("value") < min_handler).alias("sat")))
     network = (jmx.where(mbeans.NETWORK_PROCESSOR_IDLE.matches())
                .select(*KEY, "ts", F.col("value").alias("network_idle"), (F.col("value") < min_network).alias("sat")))
-    cols = ["queue", "limit", "limit_from_config", "handler_idle", "network_idle"]
+    cols = ["queue", "handler_idle", "network_idle"]
     samples = None
     for df in (queue, handler, network):
         df = df.select(*KEY, "ts", "sat", *[F.col(c) if c in df.columns else F.lit(None).alias(c) for c in cols])
         samples = df if samples is None else samples.unionByName(df)
-    sat = samples.where(F.col("sat"))
-    per = (sat.groupBy(*KEY)
-           .agg(F.min("ts").alias("first_seen"), F.max("ts").alias("last_seen"),
-                F.count_distinct("ts").alias("saturated_samples"),
-                F.max("queue").alias("max_queue"), F.max("limit").alias("limit"),
-                F.max("limit_from_config").alias("limit_from_config"),
-                F.min("handler_idle").alias("min_handler_idle"), F.min("network_idle").alias("min_network_idle"))
-           .join(samples.groupBy(*KEY).agg(F.count_distinct("ts").alias("samples")), KEY))
+    sat_ts = F.when(F.col("sat"), F.col("ts"))
+    per = (samples.where(F.col("cluster").isNotNull() & F.col("broker_id").isNotNull()).groupBy(*KEY)
+           .agg(F.count_distinct("ts").alias("samples"), F.count_distinct(sat_ts).alias("saturated_samples"),
+                F.max("queue").alias("max_queue"), F.min("handler_idle").alias("min_handler_idle"),
+                F.min("network_idle").alias("min_network_idle"),
+                F.min(sat_ts).alias("first_saturated_ts"), F.max(sat_ts).alias("last_saturated_ts"))
+           .join(qmr, KEY, "left"))
+    return per.select(
+        F.col("cluster").cast("string"), F.col("broker_id").cast("int"), facts.hour_col.alias("hour"),
+        F.col("samples").cast("int"), F.col("saturated_samples").cast("int"), F.col("max_queue").cast("double"),
+        limit.cast("int").alias("queue_limit"), F.col("queued_max_requests").isNotNull().alias("limit_from_config"),
+        F.col("min_handler_idle").cast("double"), F.col("min_network_idle").cast("double"),
+        F.col("first_saturated_ts").cast("timestamp"), F.col("last_saturated_ts").cast("timestamp"))
+
+
+def detect(facts, thresholds):
+    from fleethealth.gold.detectors import finding
+
+    ratio = thresholds[f"{KIND}.queue_full_ratio"]
+    min_handler = thresholds[f"{KIND}.min_handler_idle"]
+    min_network = thresholds[f"{KIND}.min_network_idle"]
+    per = facts.table("gold.request_saturation", thresholds).where(F.col("saturated_samples") > 0)
+    # the extreme of an MBean over all samples is saturated exactly when one of its samples is, and is
+    # then the extreme over the saturated samples
     src = F.when(F.col("limit_from_config"), F.lit("KafkaConfig")).otherwise(F.lit("default"))
     evidence = F.concat_ws(
         "; ",
-        F.when(F.col("max_queue").isNotNull(),
+        F.when(F.col("max_queue") >= F.lit(ratio) * F.col("queue_limit"),
                F.format_string("RequestQueueSize up to %.0f >= %.2f x queued.max.requests=%d (%s)", F.col("max_queue"),
-                               F.lit(ratio), F.col("limit").cast("int"), src)),
-        F.when(F.col("min_handler_idle").isNotNull(),
+                               F.lit(ratio), F.col("queue_limit"), src)),
+        F.when(F.col("min_handler_idle") < min_handler,
                F.format_string("RequestHandlerAvgIdlePercent down to %.3f < %.3f", F.col("min_handler_idle"),
                                F.lit(min_handler))),
-        F.when(F.col("min_network_idle").isNotNull(),
+        F.when(F.col("min_network_idle") < min_network,
                F.format_string("NetworkProcessorAvgIdlePercent down to %.3f < %.3f", F.col("min_network_idle"),
                                F.lit(min_network))),
         F.format_string("%d of %d samples saturated, %s - %s", F.col("saturated_samples"), F.col("samples"),
-                        F.date_format("first_seen", TS_FMT), F.date_format("last_seen", TS_FMT)))
+                        F.date_format("first_saturated_ts", TS_FMT), F.date_format("last_saturated_ts", TS_FMT)))
     return finding(per, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.concat(F.lit("broker-"), F.col("broker_id")),
-                   first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
+                   first_seen=F.col("first_saturated_ts"), last_seen=F.col("last_saturated_ts"),
                    evidence=evidence, hour=facts.hour_col)

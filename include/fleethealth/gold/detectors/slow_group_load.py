@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from fleethealth.gold.coordinators import OFFSETS_TOPIC, coordinator_partition
+from fleethealth.gold.coordinators import OFFSETS_TOPIC, groups_by_partition
 
 KIND = "slow_group_load"
 
@@ -26,12 +26,7 @@ def detect(facts, thresholds):
             .groupBy("cluster", "broker_id", "partition")
             .agg(F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"),
                  F.max("duration_ms").alias("duration_ms"), F.count(F.lit(1)).alias("loads")))
-    parts = facts.hosts.groupBy("cluster").agg(F.max("offsets_topic_partitions").alias("offsets_topic_partitions"))
-    groups = (ev.where(F.col("group").isNotNull()).select("cluster", "group").distinct()
-              .join(F.broadcast(parts), "cluster", "left")
-              .withColumn("partition", coordinator_partition(F.col("group"),
-                                                             F.coalesce("offsets_topic_partitions", F.lit(50))))
-              .groupBy("cluster", "partition").agg(F.array_sort(F.collect_set("group")).alias("groups")))
+    groups = groups_by_partition(ev, facts.hosts)
     hits = slow.join(groups, ["cluster", "partition"], "left")
     evidence = F.concat_ws("; ",
         F.format_string("'Finished loading offsets and group metadata from %s-%d in %d milliseconds' > %d ms",
