@@ -131,7 +131,7 @@ def reconciliation(bronze: DataFrame, silver_tables: dict[str, DataFrame], quara
     failed MBean inside a bulk JMX read whose other MBeans made silver rows). `unaccounted` must
     be 0: the silver quality gate fails the run otherwise.
     """
-    group = ["cluster", "host", "source"]
+    group = ["cluster", "host", "source", "hour"]  # a build may cover several hours (the rows keep theirs)
     counted = []
     for source, name in SILVER_OF_SOURCE.items():
         df = silver_tables[name].where(F.col("source") == source)
@@ -142,8 +142,8 @@ def reconciliation(bronze: DataFrame, silver_tables: dict[str, DataFrame], quara
         counted.append(df.groupBy(*group).agg(agg.cast("long").alias("silver_records")))
     s = reduce(DataFrame.unionByName, counted)
     q = quarantine.groupBy(*group).agg(F.sum("line_count").cast("long").alias("quarantined_records"))
-    b = bronze.groupBy(*group, "hour").agg(F.count(F.lit(1)).cast("long").alias("bronze_records"))
+    b = bronze.groupBy(*group).agg(F.count(F.lit(1)).cast("long").alias("bronze_records"))
     out = b.join(s, group, "left").join(q, group, "left").fillna(0, ["silver_records", "quarantined_records"])
-    return out.select(*group, "hour", "bronze_records", "silver_records", "quarantined_records",
+    return out.select(*group, "bronze_records", "silver_records", "quarantined_records",
                       (F.col("bronze_records") - F.col("silver_records") - F.col("quarantined_records"))
                       .alias("unaccounted"))

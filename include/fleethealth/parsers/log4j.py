@@ -53,7 +53,7 @@ def assemble(lines: DataFrame, fmt: LogFormat) -> tuple[DataFrame, DataFrame]:
     records: lineage + line_number (of the first line), line_count, text (lines joined by \\n).
     orphans: bronze lines before the first record start of their file.
     """
-    w = Window.partitionBy("file").orderBy("line_number").rowsBetween(Window.unboundedPreceding, 0)
+    w = Window.partitionBy("hour", "file").orderBy("line_number").rowsBetween(Window.unboundedPreceding, 0)
     marked = lines.withColumn(
         "record_line",
         F.last(F.when(F.col("record").rlike(fmt.start), F.col("line_number")), ignorenulls=True).over(w))
