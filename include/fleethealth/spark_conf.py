@@ -21,7 +21,9 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
     if class_sharing:
         java_options.append(cds.java_options())
     if short_lived:
-        java_options.append("-XX:TieredStopAtLevel=1")
+        # C1 alone gets a 48 MB code cache: a gold job's plans fill it, and a full code cache kills
+        # the JVM ("Out of space in CodeCache for adapters")
+        java_options += ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=256m"]
     classpath = f"{config.jars_dir()}/*"
     conf = {
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",

@@ -150,4 +150,3 @@ def detect(facts, thresholds):
                    entity=F.format_string("broker-%d", F.col("storm_broker")),
                    first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
                    evidence=evidence, hour=facts.hour_col)
-

@@ -140,4 +140,3 @@ def detect(facts, thresholds):
                    entity=F.format_string("%s-%d@broker-%d", F.col("topic"), F.col("partition"), F.col("broker")),
                    first_seen=F.col("lag_start"), last_seen=F.col("lag_end"),
                    evidence=evidence, hour=facts.hour_col)
-
