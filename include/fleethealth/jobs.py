@@ -112,6 +112,7 @@ def hour_facts(hour: datetime, hosts: DataFrame, silver_tables: dict) -> gold_fa
 def gold_tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
     """Every hourly gold table of one hour (all but gold.incidents), each computed once: the facts
     first, then the detectors that read them."""
+    facts.offsets_groups = materialize(facts.offsets_groups)  # read by three of the frames below
     independent = materialize_all({
         "offsets": gold_facts.offsets_partitions(facts),
         "cleaner": gold_facts.cleaner_status(facts, limits["log_cleaner_dead.stale_ms"]),

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from fleethealth import mbeans
+from fleethealth.gold.coordinators import groups_by_partition
 
 OFFSETS_TOPIC = "__consumer_offsets"
 CLEANER_THREAD = "kafka-log-cleaner-thread-%"
@@ -39,6 +41,12 @@ class Facts:
             self.derived[name] = BUILDERS[name](self, thresholds)
         return self.derived[name]
 
+    @cached_property
+    def offsets_groups(self) -> DataFrame:
+        """(cluster, partition, groups): the consumer groups each __consumer_offsets partition
+        coordinates, as far as the hour's logs name them (read by several facts and detectors)."""
+        return groups_by_partition(self.kafka_events, self.hosts)
+
     @property
     def hour_col(self):
         return F.lit(self.hour).cast("timestamp")
@@ -54,7 +62,7 @@ def offsets_size_samples(jmx: DataFrame) -> DataFrame:
 def offsets_partitions(facts: Facts) -> DataFrame:
     """gold.consumer_offsets_partitions: size, growth in the hour and compaction seen per broker-partition,
     and `groups`: the consumer groups the partition coordinates, as far as the hour's logs name them
-    (coordinators.groups_by_partition; empty when none)."""
+    (Facts.offsets_groups; empty when none)."""
     samples = offsets_size_samples(facts.jmx).withColumn("src", F.lit("jmx"))
     snaps = (facts.partition_sizes.where((F.col("topic") == OFFSETS_TOPIC) & ~F.col("is_future"))
              .select("cluster", "broker_id", "partition", F.col("captured_at").alias("ts"), "size_bytes")
@@ -75,11 +83,8 @@ def offsets_partitions(facts: Facts) -> DataFrame:
                 F.count(F.lit(1)).cast("int").alias("samples"),
                 F.max(F.col("delta") < 0).alias("shrank"),
                 F.first("src").alias("size_source")))
-    from fleethealth.gold.coordinators import groups_by_partition
-
-    groups = groups_by_partition(facts.kafka_events, facts.hosts)
     out = (agg.join(cleaned, ["cluster", "broker_id", "partition"], "left")
-           .join(groups, ["cluster", "partition"], "left"))
+           .join(facts.offsets_groups, ["cluster", "partition"], "left"))
     return out.select(
         "cluster", "broker_id", "partition", facts.hour_col.alias("hour"), "size_bytes", "max_size_bytes",
         (F.col("size_bytes") - F.col("first_size_bytes")).alias("growth_bytes"),

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from fleethealth.gold.coordinators import groups_by_partition
-
 KIND = "leader_election_storm"
 OFFSETS_TOPIC = "__consumer_offsets"
 HMS = "HH:mm:ss.SSS'Z'"
@@ -82,12 +80,12 @@ def leader_elections(facts, thresholds):
     window_ms (`leader_election_storm.window_ms`), storm (partitions >= `leader_election_storm.min_partitions`).
     Limits: from 2.6 state changes are TRACE-only, so partitions rest on the new leaders' epoch lines and
     the controller's become-leader requests; a window crossing the hour end counts only this hour's
-    changes; groups are only those the hour's logs name (`coordinators.groups_by_partition`).
+    changes; groups are only those the hour's logs name (`Facts.offsets_groups`).
     """
     window_ms = thresholds[f"{KIND}.window_ms"]
     min_partitions = thresholds[f"{KIND}.min_partitions"]
     window = F.make_dt_interval(secs=F.lit(window_ms / 1000.0))
-    groups = groups_by_partition(facts.kafka_events, facts.hosts).alias("g")
+    groups = facts.offsets_groups.alias("g")
     changes = leader_changes(facts.kafka_events).alias("c")
     changes = (changes.join(groups, (F.col("c.topic") == OFFSETS_TOPIC) & (F.col("c.cluster") == F.col("g.cluster"))
                             & (F.col("c.partition") == F.col("g.partition")), "left")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from fleethealth.gold.coordinators import OFFSETS_TOPIC, groups_by_partition
+from fleethealth.gold.coordinators import OFFSETS_TOPIC
 
 KIND = "slow_group_load"
 
@@ -26,7 +26,7 @@ def detect(facts, thresholds):
             .groupBy("cluster", "broker_id", "partition")
             .agg(F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"),
                  F.max("duration_ms").alias("duration_ms"), F.count(F.lit(1)).alias("loads")))
-    groups = groups_by_partition(ev, facts.hosts)
+    groups = facts.offsets_groups
     hits = slow.join(groups, ["cluster", "partition"], "left")
     evidence = F.concat_ws("; ",
         F.format_string("'Finished loading offsets and group metadata from %s-%d in %d milliseconds' > %d ms",
