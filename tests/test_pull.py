@@ -160,16 +160,16 @@ def test_other_hours_land_in_their_own_folder(fleet):
     assert read_manifests(HOUR, lake) == []
 
 
-def test_file_over_cap_raises_naming_host_and_file(fleet, monkeypatch):
+def test_file_over_cap_is_rejected_and_the_others_land(fleet, monkeypatch):
     lake = fleet / "lake"
     monkeypatch.setattr(pull, "MAX_FILE_BYTES", 45)   # server.log (51 B) over, jolokia (39 B) under
     inv = load_inventory(fleet / "inventory.yaml")
-    with pytest.raises(PullError) as err:
-        pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake)
-    message = str(err.value)
-    assert message.startswith("b-kafka-1: ")
-    assert "/b-kafka-1/kafka/server.log.2026-11-20-11 is 51 bytes" in message
-    assert read_manifests(HOUR, lake) == []
+    landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake)
+    assert {(x.file.rsplit("/", 1)[1], x.status, x.reason) for x in landed} == {
+        ("server.log.2026-11-20-11", "rejected", "51 bytes, over the cap of 45"),
+        ("jolokia.jsonl.2026-11-20-11", "read", "")}
+    assert read_manifests(HOUR, lake) == landed
+    assert not (lake / "landing" / "2026-11-20T10" / "berlin" / "b-kafka-1" / "kafka").exists()
 
 
 def test_sftp_host_without_its_connection_fails_naming_host_and_connection(fleet):
@@ -264,12 +264,12 @@ def test_a_failed_live_read_still_lands_the_files_and_fails_the_pull(fleet):
         ("jmx", "jolokia.jsonl.2026-11-20-11"), ("kafka", "server.log.2026-11-20-11")]
 
 
-def test_an_empty_file_lands_nothing_and_hides_nothing(fleet):
+def test_an_empty_file_is_listed_empty_and_hides_nothing(fleet):
     lake = fleet / "lake"
     inv, hosts = local_hosts(fleet)
     put(fleet / "fleet" / "berlin" / "b-kafka-1" / "kafka" / "controller.log", b"", INSIDE)
     first = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake)
-    assert "controller.log" not in [Path(r.file).name for r in first]
+    assert [(r.size, r.status) for r in first if Path(r.file).name == "controller.log"] == [(0, "read")]
     later = datetime(2026, 11, 20, 11, tzinfo=UTC)
     landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", later, lake)
     assert [(Path(r.file).name, r.offset) for r in landed] == [("server.log.2026-11-20-12", 0)]

@@ -1,4 +1,6 @@
-"""Bronze: one row per raw record of the landed files of an hour, with lineage; nothing parsed away.
+"""Bronze: one row per raw record of the landed files of an hour, with lineage; nothing parsed away
+(bronze.records), and one row per file listed for the hour (bronze.files: read or rejected, why,
+and how many records it gave), the ledger that says which input never became records.
 
 Records are lines, except thread dumps (one record per file), pretty-printed JSON documents in
 JMX exports and Prometheus scrapes (`*.prom`, jmx_exporter text exposition) in JMX exports (one
@@ -31,7 +33,21 @@ SCHEMA = T.StructType([
     T.StructField("hour", T.TimestampType(), False),
 ])
 
+FILES_SCHEMA = T.StructType([
+    T.StructField("cluster", T.StringType(), False),
+    T.StructField("host", T.StringType(), False),
+    T.StructField("source", T.StringType(), False),
+    T.StructField("file", T.StringType(), False),
+    T.StructField("size", T.LongType(), False),
+    T.StructField("file_sha256", T.StringType(), True),
+    T.StructField("status", T.StringType(), False),
+    T.StructField("reason", T.StringType(), True),
+    T.StructField("records", T.LongType(), False),
+    T.StructField("hour", T.TimestampType(), False),
+])
+
 _MANIFEST_SCHEMA = T.StructType([
+    T.StructField("path", T.StringType(), False),
     T.StructField("file", T.StringType(), False),
     T.StructField("cluster", T.StringType(), False),
     T.StructField("host", T.StringType(), False),
@@ -60,16 +76,17 @@ def split_records(text: Column, source: Column, file: Column | None = None) -> C
 
 
 def records(spark: SparkSession, landed: list[Landed], landing_dir: Path, hour: datetime) -> DataFrame:
-    """Bronze rows of the landed files of `hour`."""
-    if not landed:
+    """Bronze rows of the landed files of `hour` (rejected files have none)."""
+    readable = [x for x in landed if x.status == "read"]
+    if not readable:
         return spark.createDataFrame([], SCHEMA)
     manifest = spark.createDataFrame(
-        [(x.file, x.cluster, x.host, x.source, x.sha256) for x in landed], _MANIFEST_SCHEMA)
-    raw = (spark.read.text([str(landing_dir / x.file) for x in landed], wholetext=True)
+        [(x.read_path, x.file, x.cluster, x.host, x.source, x.sha256) for x in readable], _MANIFEST_SCHEMA)
+    raw = (spark.read.text([str(landing_dir / x.read_path) for x in readable], wholetext=True)
            .select("value", F.col("_metadata.file_path").alias("file_path")))
-    # file_path is a URI; its tail below the hour folder is the manifest's relative file name.
-    raw = raw.withColumn("file", F.url_decode(F.regexp_extract("file_path", r"/landing/[^/]+/(.+)$", 1)))
-    joined = raw.join(F.broadcast(manifest), "file", "left")
+    # file_path is a URI; its last four segments are the landed path <cluster>/<host>/<source>/<name>
+    raw = raw.withColumn("path", F.url_decode(F.regexp_extract("file_path", r"([^/]+/[^/]+/[^/]+/[^/]+)$", 1)))
+    joined = raw.join(F.broadcast(manifest), "path", "left")
     exploded = joined.select(
         "cluster", "host", "source", "file", "file_sha256",
         F.posexplode(split_records(F.col("value"), F.col("source"), F.col("file"))).alias("pos", "record"))
@@ -77,3 +94,13 @@ def records(spark: SparkSession, landed: list[Landed], landing_dir: Path, hour: 
         "cluster", "host", "source", "file", "file_sha256",
         (F.col("pos") + 1).cast("int").alias("line_number"), "record",
         F.lit(hour).cast("timestamp").alias("hour"))
+
+
+def files(spark: SparkSession, landed: list[Landed], records_df: DataFrame, hour: datetime) -> DataFrame:
+    """bronze.files of `hour`: every file listed for it, read or rejected, with its record count."""
+    rows = [(x.cluster, x.host, x.source, x.file, x.size, x.sha256 or None, x.status, x.reason or None, 0, hour)
+            for x in landed]
+    listed = spark.createDataFrame(rows, FILES_SCHEMA).drop("records")
+    counts = records_df.groupBy("file").agg(F.count(F.lit(1)).alias("records"))
+    out = listed.join(counts, "file", "left").withColumn("records", F.coalesce("records", F.lit(0)).cast("long"))
+    return out.select(*FILES_SCHEMA.fieldNames())

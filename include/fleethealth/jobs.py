@@ -61,11 +61,13 @@ def stage_all(tables: dict, hour: datetime, lakehouse=None) -> None:
 
 # ------------------------------------------------------------------------------------ the layers
 def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> int:
-    """Landing files of `hour` -> staged bronze.records. Returns the record count."""
+    """Landing files of `hour` -> staged bronze.records and bronze.files. Returns the record count."""
     landed = pull.read_manifests(hour, lakehouse)
     df = bronze.records(spark, landed, pull.landing_hour_dir(hour, lakehouse), hour)
     lake.stage(df, "bronze.records", hour, lakehouse)
-    return lake.read_staged(spark, "bronze.records", hour, lakehouse).count()
+    staged = lake.read_staged(spark, "bronze.records", hour, lakehouse)
+    lake.stage(bronze.files(spark, landed, staged, hour), "bronze.files", hour, lakehouse)
+    return staged.count()
 
 
 def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None) -> list[dict]:
@@ -73,23 +75,31 @@ def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehou
     Returns the reconciliation rows."""
     inventory = load_inventory(inventory_path)
     records = materialize(lake.read(spark, "bronze.records", lakehouse, hour))
+    files = bronze_files(spark, hour, lakehouse)
     try:
-        tables = materialize_all(silver.build(spark, records, inventory))
+        tables = materialize_all(silver.build(spark, records, inventory, files))
         stage_all(tables, hour, lakehouse)
-        return stage_reconciliation(spark, hour, lakehouse, records, tables)
+        return stage_reconciliation(spark, hour, lakehouse, records, tables, files)
     finally:
         spark.catalog.clearCache()
 
 
+def bronze_files(spark: SparkSession, hour: datetime, lakehouse=None) -> DataFrame:
+    """The published bronze.files of `hour` (empty for a lakehouse written before it existed)."""
+    return lake.read_or_empty(spark, "bronze.files", bronze.FILES_SCHEMA, lakehouse, hour)
+
+
 def stage_reconciliation(spark: SparkSession, hour: datetime, lakehouse=None, records=None,
-                         tables: dict | None = None) -> list[dict]:
+                         tables: dict | None = None, files=None) -> list[dict]:
     """silver.reconciliation of the silver tables (`tables`, as staged; default: read from staging)
-    against the published bronze hour."""
+    against the published bronze hour and its files."""
     if records is None:
         records = lake.read(spark, "bronze.records", lakehouse, hour)
+    if files is None:
+        files = bronze_files(spark, hour, lakehouse)
     staged = tables or {name: lake.read_staged(spark, name, hour, lakehouse)
                         for name in lake.layer_tables("silver") if name != "silver.reconciliation"}
-    recon = silver.reconciliation(records, staged, staged["silver.quarantine"])
+    recon = silver.reconciliation(records, staged, staged["silver.quarantine"], files)
     lake.stage(recon, "silver.reconciliation", hour, lakehouse)
     rows = (lake.read_staged(spark, "silver.reconciliation", hour, lakehouse)
             .orderBy("cluster", "host", "source").collect())

@@ -36,6 +36,7 @@ class Table:
 
 TABLES = {t.qualified: t for t in (
     Table("bronze", "records", doc="one row per raw record (line, JSON document or dump) with lineage"),
+    Table("bronze", "files", doc="one row per file listed for the hour: read or rejected, why, records it gave"),
     Table("silver", "kafka_events", doc="Kafka broker log4j records, typed, UTC"),
     Table("silver", "zk_events", doc="ZooKeeper server log records, typed, UTC"),
     Table("silver", "jmx_samples", doc="JMX samples in long form: ObjectName + attribute -> value"),

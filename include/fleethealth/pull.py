@@ -30,8 +30,10 @@ import json
 import logging
 import os
 import posixpath
+import re
 import shutil
 import time
+import zlib
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -39,7 +41,7 @@ from pathlib import Path
 from fleethealth import config
 from fleethealth.hours import HOUR, file_span, hour_label, in_hour
 from fleethealth.inventory import SOURCES, Host, Inventory
-from fleethealth.transports import TransportError, open_transport
+from fleethealth.transports import FileError, TransportError, open_transport
 from fleethealth.transports import jolokia
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,13 @@ class Landed:
     pulled_at: float
     remote: str = ""   # path on the host ("" for a live read)
     offset: int = 0    # first byte of the remote file in this landed file (> 0: a live file's new lines)
+    path: str = ""     # what bronze reads, relative to the hour's landing folder ("" when rejected)
+    status: str = "read"   # read | rejected (nothing of it could be read)
+    reason: str = ""   # why it was rejected, or what part of a read file was lost (a truncated .gz)
+
+    @property
+    def read_path(self) -> str:
+        return self.path or self.file   # manifests written before `path` existed: the name as is
 
 
 @dataclass
@@ -103,6 +112,65 @@ def _sha256(path: Path) -> str:
 def _safe_name(name: str) -> bool:
     return (name not in ("", ".", "..") and not name.startswith(".")
             and "/" not in name and "\\" not in name and "\0" not in name)
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def landed_name(name: str) -> str:
+    """The name a remote file is stored under in landing. Names are data, not patterns: Spark's
+    reader would glob `[`, `{`, `*`, fail on `:` and URL-decode `+`, so any other name is replaced by
+    a plain one (unique per name, keeping a `.gz` suffix); the manifest keeps the real name."""
+    if _PLAIN_NAME.fullmatch(name):
+        return name
+    suffix = ".gz" if name.endswith(".gz") else ""
+    plain = re.sub(r"[^A-Za-z0-9._-]+", "_", name[: len(name) - len(suffix)]).strip("._-")[:100]
+    return f"{plain or 'file'}~{hashlib.sha256(name.encode()).hexdigest()[:10]}{suffix}"
+
+
+def gzip_damage(path: Path) -> tuple[str, Path | None]:
+    """('', None) for a sound .gz; else why it is damaged and a plain file holding every complete
+    line that decompressed (None when not one did). A .gz copied while being written ends early."""
+    problem = _inflate(path, None)
+    if not problem:
+        return "", None
+    recovered = path.with_name(path.name[:-3] + ".recovered")
+    with recovered.open("wb") as dst:
+        _inflate(path, dst)
+    lines = _count_lines(recovered)
+    if lines == 0:
+        recovered.unlink()
+        return f"damaged gzip ({problem}): nothing decompressed", None
+    return (f"damaged gzip ({problem}): kept the {lines} complete lines that decompressed "
+            f"({recovered.stat().st_size} bytes), lost the rest"), recovered
+
+
+def _inflate(path: Path, dst) -> str:
+    """Decompress every gzip member of `path`, writing complete lines to `dst` (if given); returns
+    what is wrong with the file, or ''."""
+    inflater, tail = zlib.decompressobj(16 + zlib.MAX_WBITS), b""
+    with path.open("rb") as src:
+        try:
+            while chunk := src.read(1 << 20):
+                while chunk:
+                    out = inflater.decompress(chunk)
+                    if dst is not None:
+                        out, cut = tail + out, (tail + out).rfind(b"\n") + 1
+                        dst.write(out[:cut])
+                        tail = out[cut:]
+                    chunk = b""
+                    if inflater.eof and inflater.unused_data.strip(b"\0"):   # the next member
+                        chunk, inflater = inflater.unused_data, zlib.decompressobj(16 + zlib.MAX_WBITS)
+        except zlib.error as exc:
+            return f"not readable as gzip: {exc}"
+    if not inflater.eof:
+        return "truncated: it ends before the gzip end-of-stream marker"
+    return ""
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as fh:
+        return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
 
 
 def _inside(folder: Path, path: Path) -> Path:
@@ -180,10 +248,18 @@ def pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse=None,
     landed: list[Landed] = []
     pulled_at = time.time()
 
-    def add(source: str, target: Path, remote: str, mtime: float, offset: int) -> None:
-        landed.append(Landed(host.cluster, host.host, source,
-                             f"{host.cluster}/{host.host}/{source}/{target.name}",
-                             target.stat().st_size, _sha256(target), mtime, pulled_at, remote, offset))
+    def add(source: str, target: Path, remote: str, mtime: float, offset: int, name: str | None = None,
+            read: Path | None = None, reason: str = "") -> None:
+        """A landed file (`read`: the file bronze reads instead, e.g. the lines of a damaged .gz)."""
+        rel = f"{host.cluster}/{host.host}/{source}"
+        landed.append(Landed(host.cluster, host.host, source, f"{rel}/{name or target.name}",
+                             target.stat().st_size, _sha256(target), mtime, pulled_at, remote, offset,
+                             path=f"{rel}/{(read or target).name}", reason=reason))
+
+    def reject(source: str, rf, remote: str, reason: str) -> None:
+        log.warning("%s: %s rejected: %s", host.host, remote, reason)
+        landed.append(Landed(host.cluster, host.host, source, f"{host.cluster}/{host.host}/{source}/{rf.name}",
+                             rf.size, "", rf.mtime, pulled_at, remote, status="rejected", reason=reason))
 
     try:
         with open_transport(host) as transport:
@@ -199,22 +275,41 @@ def pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse=None,
                         continue
                     remote = posixpath.join(folder, rf.name)
                     if rf.size > MAX_FILE_BYTES:
-                        raise PullError(f"{host.host}: {remote} is {rf.size} bytes, over the cap of "
-                                        f"{MAX_FILE_BYTES}")
-                    head = transport.head(folder, rf.name, IDENTITY_BYTES)
-                    known = _identify(seen, head)
-                    if not selected and (known is None or not any(r["hour"] == label for r in known.ranges)):
+                        if selected:
+                            reject(source, rf, remote, f"{rf.size} bytes, over the cap of {MAX_FILE_BYTES}")
                         continue
-                    start, end = _byte_range(known, rf.size, label)
-                    stop = rf.size if end is None else end
-                    if start >= stop:
-                        log.info("%s: %s unchanged since it was last pulled", host.host, remote)
+                    target = _inside(tmp, tmp / source / landed_name(rf.name))
+                    try:
+                        head = transport.head(folder, rf.name, IDENTITY_BYTES)
+                        known = _identify(seen, head)
+                        if not selected and (known is None or not any(r["hour"] == label for r in known.ranges)):
+                            continue
+                        start, end = _byte_range(known, rf.size, label)
+                        stop = rf.size if end is None else end
+                        if start >= stop and not (known is None and rf.size == 0):  # an empty file is listed too
+                            log.info("%s: %s unchanged since it was last pulled", host.host, remote)
+                            continue
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        copied = transport.fetch(folder, rf.name, target, start, stop)
+                    except FileError as exc:
+                        target.unlink(missing_ok=True)
+                        if selected:
+                            reject(source, rf, remote, str(exc))
                         continue
-                    target = _inside(tmp, tmp / source / rf.name)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    transport.fetch(folder, rf.name, target, start, stop)
+                    reason, read = "", None
+                    if start + copied < stop:
+                        reason = f"shrank from {rf.size} to {start + copied} bytes while it was read"
+                        stop = start + copied
+                    if rf.name.endswith(".gz"):
+                        damage, read = gzip_damage(target)
+                        if damage:  # landed as found; not recorded in the state, so a re-pull takes it again
+                            if read is None:
+                                reject(source, rf, remote, damage)
+                            else:
+                                add(source, target, remote, rf.mtime, start, rf.name, read, damage)
+                            continue
                     # a live or size-rolled text file may still grow (compressed ones are final)
-                    if end is None and span[0] == span[1] and not rf.name.endswith(".gz"):
+                    elif end is None and span[0] == span[1]:
                         stop = start + _cut_after_last_newline(target)
                     if known is None:
                         known = Seen(hashlib.sha256(head).hexdigest(), len(head), remote)
@@ -222,7 +317,7 @@ def pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse=None,
                     known.remote, known.last_pulled = remote, pulled_at
                     known.ranges = [r for r in known.ranges if r["hour"] != label or r["start"] != start]
                     known.ranges.append({"hour": label, "start": start, "end": stop})
-                    add(source, target, remote, rf.mtime, start)
+                    add(source, target, remote, rf.mtime, start, rf.name, reason=reason)
         live_error = None
         if host.jolokia_url:
             try:

@@ -15,6 +15,7 @@ from fleethealth.bronze import is_prometheus
 from fleethealth.parsers import jolokia, log4j, logdirs, prometheus, threaddump
 
 MAX_QUARANTINED_RECORD_CHARS = 4000
+MAX_FILE_PROBLEMS = 5   # per host, source and hour in silver.reconciliation (all are in silver.quarantine)
 
 HOSTS_SCHEMA = T.StructType([
     T.StructField("cluster", T.StringType(), False),
@@ -71,8 +72,19 @@ def _log_events(bronze: DataFrame, hosts: DataFrame, fmt: log4j.LogFormat) -> tu
     return events.select(*lead, *rest), _quarantine(quarantine)
 
 
-def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory) -> dict[str, DataFrame]:
-    """The silver tables of one hour of bronze (DataFrames, not yet written)."""
+def file_quarantine(files: DataFrame) -> DataFrame:
+    """A quarantine row (line 0, standing for no bronze record) for each file listed for the hour that
+    was rejected, or read only in part (a damaged .gz: its lines that decompressed are in bronze)."""
+    return _quarantine(files.where((F.col("status") != "read") | F.col("reason").isNotNull()).select(
+        "cluster", "host", "source", "file", F.lit(0).alias("line_number"), F.lit(0).alias("line_count"),
+        F.lit("").alias("record"), F.concat(F.lit("file "), F.col("status"), F.lit(": "), F.col("reason"))
+        .alias("reason"), "hour"))
+
+
+def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory,
+          files: DataFrame | None = None) -> dict[str, DataFrame]:
+    """The silver tables of one hour of bronze (DataFrames, not yet written); `files` (bronze.files)
+    adds a quarantine row for each rejected or damaged file."""
     hosts = hosts_frame(spark, inventory)
     tz = hosts.select("cluster", "host", "timezone", "broker_id")
     kafka, q_kafka = _log_events(bronze, hosts, log4j.KAFKA)
@@ -101,6 +113,8 @@ def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory) -> dict[
     quarantine = q_kafka.unionByName(q_zk)
     for q in (q_jmx, q_prom, q_dumps, q_cycles, q_logdirs):
         quarantine = quarantine.unionByName(_quarantine(q))
+    if files is not None:
+        quarantine = quarantine.unionByName(file_quarantine(files))
     return {
         "silver.kafka_events": kafka,
         "silver.zk_events": zk,
@@ -123,13 +137,16 @@ SILVER_OF_SOURCE = {
 }
 LINE_SOURCES = ("kafka", "zookeeper")
 
-def reconciliation(bronze: DataFrame, silver_tables: dict[str, DataFrame], quarantine: DataFrame) -> DataFrame:
-    """Per cluster, host, source and hour: bronze records = silver records + quarantined records.
+def reconciliation(bronze: DataFrame, silver_tables: dict[str, DataFrame], quarantine: DataFrame,
+                   files: DataFrame | None = None) -> DataFrame:
+    """Per cluster, host, source and hour: bronze records = silver records + quarantined records,
+    and the files behind them: files listed = read + rejected (`files`: bronze.files).
 
     Log sources count lines (a silver event covers `line_count` lines); the others count records
-    (distinct file + line). Quarantine rows carry how many bronze records they stand for (0 for a
-    failed MBean inside a bulk JMX read whose other MBeans made silver rows). `unaccounted` must
-    be 0: the silver quality gate fails the run otherwise.
+    (distinct file + line). Quarantine rows carry how many bronze records they stand for: 0 for a
+    failed MBean inside a bulk JMX read whose other MBeans made silver rows, and for a rejected or
+    damaged file; `quarantine_rows` counts every row, so the ledger and silver.quarantine agree.
+    `unaccounted` must be 0: the silver quality gate fails the run otherwise.
     """
     group = ["cluster", "host", "source", "hour"]  # a build may cover several hours (the rows keep theirs)
     counted = []
@@ -141,9 +158,28 @@ def reconciliation(bronze: DataFrame, silver_tables: dict[str, DataFrame], quara
             agg = F.count_distinct("file", "line_number")
         counted.append(df.groupBy(*group).agg(agg.cast("long").alias("silver_records")))
     s = reduce(DataFrame.unionByName, counted)
-    q = quarantine.groupBy(*group).agg(F.sum("line_count").cast("long").alias("quarantined_records"))
+    q = quarantine.groupBy(*group).agg(F.sum("line_count").cast("long").alias("quarantined_records"),
+                                       F.count(F.lit(1)).cast("long").alias("quarantine_rows"))
     b = bronze.groupBy(*group).agg(F.count(F.lit(1)).cast("long").alias("bronze_records"))
-    out = b.join(s, group, "left").join(q, group, "left").fillna(0, ["silver_records", "quarantined_records"])
-    return out.select(*group, "bronze_records", "silver_records", "quarantined_records",
+    parts = [b, s, q]
+    if files is not None:
+        is_read = (F.col("status") == "read").cast("long")
+        problem = F.when((F.col("status") != "read") | F.col("reason").isNotNull(), F.concat(
+            F.regexp_extract("file", r"([^/]*)$", 1), F.lit(" ("), F.col("status"), F.lit("): "), F.col("reason")))
+        parts.append(files.groupBy(*group).agg(
+            F.count(F.lit(1)).cast("long").alias("files_listed"),
+            F.sum(is_read).cast("long").alias("files_read"),
+            F.sum(1 - is_read).cast("long").alias("files_rejected"),
+            F.slice(F.array_sort(F.collect_list(problem)), 1, MAX_FILE_PROBLEMS).alias("file_problems")))
+    keys = reduce(DataFrame.unionByName, [p.select(*group) for p in parts]).distinct()
+    out = reduce(lambda acc, p: acc.join(p, group, "left"), parts, keys)
+    for c in ("files_listed", "files_read", "files_rejected"):
+        if c not in out.columns:
+            out = out.withColumn(c, F.lit(None).cast("long"))
+    out = out.withColumn("file_problems", F.coalesce(*([F.col("file_problems")] if files is not None else []),
+                                                     F.array().cast("array<string>")))
+    counts = ["bronze_records", "silver_records", "quarantined_records", "quarantine_rows"]
+    out = out.fillna(0, counts + (["files_listed", "files_read", "files_rejected"] if files is not None else []))
+    return out.select(*group, *counts,
                       (F.col("bronze_records") - F.col("silver_records") - F.col("quarantined_records"))
-                      .alias("unaccounted"))
+                      .alias("unaccounted"), "files_listed", "files_read", "files_rejected", "file_problems")

@@ -166,13 +166,25 @@ def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
         evidence.alias("evidence"))
 
 
+_FILE_LEDGER = ("quarantine_rows", "files_listed", "files_rejected")
+
+
 def broker_health(facts: Facts) -> DataFrame:
     """gold.broker_health_hourly: one row per inventory host-hour, which sources arrived and counts."""
-    rec = (facts.reconciliation.groupBy("cluster", "host")
+    r = facts.reconciliation
+    for c in _FILE_LEDGER:   # silver written before the file ledger existed
+        if c not in r.columns:
+            r = r.withColumn(c, F.lit(None).cast("long"))
+    if "file_problems" not in r.columns:
+        r = r.withColumn("file_problems", F.array().cast("array<string>"))
+    rec = (r.groupBy("cluster", "host")
            .agg(F.collect_set(F.when(F.col("bronze_records") > 0, F.col("source"))).alias("arrived"),
                 F.sum("bronze_records").alias("bronze_records"),
                 F.sum("silver_records").alias("silver_records"),
-                F.sum("quarantined_records").alias("quarantined_records")))
+                F.sum("quarantined_records").alias("quarantined_records"),
+                *[F.sum(c).alias(c) for c in _FILE_LEDGER],
+                F.flatten(F.collect_list(F.transform("file_problems", lambda p: F.concat_ws(
+                    ": ", F.col("source"), p)))).alias("file_problems")))
     df = facts.hosts.join(rec, ["cluster", "host"], "left")
     arrived = F.array_sort(F.coalesce(F.col("arrived"), F.array().cast("array<string>")))
     out = df.select(
@@ -180,7 +192,8 @@ def broker_health(facts: Facts) -> DataFrame:
         F.array_sort("expect").alias("sources_expected"), arrived.alias("sources_arrived"),
         F.array_sort(F.array_except("expect", arrived)).alias("sources_missing"),
         *[F.coalesce(c, F.lit(0)).cast("long").alias(c)
-          for c in ("bronze_records", "silver_records", "quarantined_records")])
+          for c in ("bronze_records", "silver_records", "quarantined_records", *_FILE_LEDGER)],
+        F.array_sort(F.coalesce("file_problems", F.array().cast("array<string>"))).alias("file_problems"))
     if facts.cleaner_status is not None:
         out = out.join(facts.cleaner_status.select("cluster", "host", F.col("status").alias("log_cleaner")),
                        ["cluster", "host"], "left")

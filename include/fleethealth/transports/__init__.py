@@ -14,7 +14,12 @@ from typing import Iterator, Protocol
 
 
 class TransportError(RuntimeError):
-    """A host could not be read: unreachable, refused, timed out, a file over the size cap..."""
+    """A host could not be read: unreachable, refused, timed out..."""
+
+
+class FileError(TransportError):
+    """One file could not be read (vanished, unreadable, no longer a regular file): the host's other
+    files still land, and this one is recorded as rejected with the message as its reason."""
 
 
 @dataclass(frozen=True)
@@ -31,8 +36,9 @@ class Transport(Protocol):
     def head(self, folder: str, name: str, n: int) -> bytes:
         """The first `n` bytes of `folder/name` (its identity, see fleethealth.pull)."""
 
-    def fetch(self, folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> None:
-        """Copy bytes [start, end) of `folder/name` into the new file `target`."""
+    def fetch(self, folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> int:
+        """Copy bytes [start, end) of `folder/name` into the new file `target`; returns the bytes
+        copied. Raises FileError when this file cannot be read, TransportError when the host fails."""
 
 
 class NoFiles:
@@ -65,15 +71,17 @@ def open_transport(host) -> Iterator[Transport]:
         raise TransportError(f"{host.host}: unknown transport {host.transport!r}")
 
 
-def copy_range(src, dst, start: int, end: int | None, what: str) -> None:
-    """Copy [start, end) from the open binary stream `src` (already at `start`) to `dst`."""
+def copy_range(src, dst, start: int, end: int | None) -> int:
+    """Copy [start, end) from the open binary stream `src` (already at `start`) to `dst`; returns the
+    bytes copied (fewer than asked when the file shrank while being read: the caller says so)."""
+    copied = 0
     left = None if end is None else end - start
     while left is None or left > 0:
         block = src.read(1 << 20 if left is None else min(1 << 20, left))
         if not block:
             break
         dst.write(block)
+        copied += len(block)
         if left is not None:
             left -= len(block)
-    if left:
-        raise TransportError(f"{what}: shrank while being read ({left} bytes short)")
+    return copied

@@ -5,7 +5,7 @@ import os
 import stat
 from pathlib import Path
 
-from fleethealth.transports import RemoteFile, TransportError, copy_range
+from fleethealth.transports import FileError, RemoteFile, copy_range
 
 
 class LocalTransport:
@@ -16,8 +16,8 @@ class LocalTransport:
         with _open(Path(folder) / name) as src:
             return src.read(n)
 
-    def fetch(self, folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> None:
-        fetch(folder, name, target, start, end)
+    def fetch(self, folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> int:
+        return fetch(folder, name, target, start, end)
 
 
 def list_files(folder: str) -> list[RemoteFile]:
@@ -39,13 +39,14 @@ def _open(source: Path):
     try:
         return os.fdopen(os.open(source, os.O_RDONLY | os.O_NOFOLLOW), "rb")
     except OSError as exc:
-        raise TransportError(f"{source}: cannot open: {exc.strerror}") from None
+        raise FileError(f"{source}: cannot open: {exc.strerror}") from None
 
 
-def fetch(folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> None:
+def fetch(folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> int:
     source = Path(folder) / name
     with _open(source) as src, target.open("xb") as dst:
         src.seek(start)
-        copy_range(src, dst, start, end, str(source))
-    st = os.stat(source, follow_symlinks=False)
+        copied = copy_range(src, dst, start, end)
+        st = os.fstat(src.fileno())
     os.utime(target, (st.st_atime, st.st_mtime))
+    return copied

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from fleethealth.transports import RemoteFile, TransportError, copy_range
+from fleethealth.transports import FileError, RemoteFile, TransportError, copy_range
 
 CONNECT_TIMEOUT_S = 10        # TCP connect, SSH banner, authentication (unless the connection says)
 IO_TIMEOUT_S = 60             # any single SFTP request
@@ -96,16 +96,22 @@ class SftpTransport:
             with self.sftp.open(path, "rb") as src:
                 return src.read(n)
         except (OSError, socket.timeout) as exc:
-            raise TransportError(f"{self.where}: cannot read {path}: {exc}") from None
+            raise self._error(path, exc) from None
 
-    def fetch(self, folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> None:
+    def fetch(self, folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> int:
         path = posixpath.join(folder, name)
         try:
             if not stat.S_ISREG(self.sftp.lstat(path).st_mode):
-                raise TransportError(f"{self.where}: {path} is no longer a regular file")
+                raise FileError(f"{self.where}: {path} is no longer a regular file")
             with self.sftp.open(path, "rb") as src, target.open("xb") as dst:
                 src.seek(start)
                 src.prefetch(end)
-                copy_range(src, dst, start, end, f"{self.where}: {path}")
+                return copy_range(src, dst, start, end)
         except (OSError, socket.timeout) as exc:
-            raise TransportError(f"{self.where}: cannot read {path}: {exc}") from None
+            raise self._error(path, exc) from None
+
+    def _error(self, path: str, exc: Exception) -> TransportError:
+        """A missing or forbidden file is this file's problem; anything else (a dropped connection,
+        a timeout) is the host's."""
+        kind = FileError if isinstance(exc, (FileNotFoundError, PermissionError)) else TransportError
+        return kind(f"{self.where}: cannot read {path}: {exc}")

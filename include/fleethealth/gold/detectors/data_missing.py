@@ -1,7 +1,8 @@
 """data_missing: a source expected for a host-hour did not arrive. No data is never "healthy".
 
 Signal: gold.broker_health_hourly sources_missing (inventory `expect`, default: kafka + jmx for a
-broker, zookeeper for a ZooKeeper server). The finding spans the whole hour.
+broker, zookeeper for a ZooKeeper server). The finding spans the whole hour; its evidence names the
+files of that source that were listed but could not be read, and why (file_problems).
 """
 from __future__ import annotations
 
@@ -13,12 +14,18 @@ KIND = "data_missing"
 def detect(facts, thresholds):
     from fleethealth.gold.detectors import finding
 
-    missing = facts.broker_health.select("*", F.explode("sources_missing").alias("missing_source"))
+    health = facts.broker_health
+    if "file_problems" not in health.columns:
+        health = health.withColumn("file_problems", F.array().cast("array<string>"))
+    missing = health.select("*", F.explode("sources_missing").alias("missing_source"))
+    # why: the files of that source that were listed but could not be read ("<source>: <file> ...")
+    why = F.transform(F.filter("file_problems", lambda p: p.startswith(F.concat(F.col("missing_source"), F.lit(": ")))),
+                      lambda p: F.substring(p, F.length("missing_source") + 3, 1 << 20))
     end = F.col("hour") + F.expr("INTERVAL 3599 SECONDS")
+    evidence = F.format_string("no %s records from %s for this hour (expected: %s)",
+                               F.col("missing_source"), F.col("host"), F.array_join("sources_expected", ", "))
+    evidence = F.when(F.size(why) > 0, F.concat(evidence, F.lit("; files that could not be read: "),
+                                                F.array_join(why, "; "))).otherwise(evidence)
     return finding(missing, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.concat_ws(":", "host", "missing_source"),
-                   first_seen=F.col("hour"), last_seen=end,
-                   evidence=F.format_string("no %s records from %s for this hour (expected: %s)",
-                                            F.col("missing_source"), F.col("host"),
-                                            F.array_join("sources_expected", ", ")),
-                   hour=F.col("hour"))
+                   first_seen=F.col("hour"), last_seen=end, evidence=evidence, hour=F.col("hour"))
