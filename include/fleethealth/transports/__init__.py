@@ -1,4 +1,4 @@
-"""Pull transports: list a host's source folder (name, size, mtime) and copy one file into landing.
+"""Pull transports: list a host's source folder (name, size, mtime, inode) and copy one file into landing.
 
 `open_transport(host)` gives the transport of an inventory host as a context manager:
 `local` (a directory tree) or `sftp` (an Airflow SSH connection). `http` hosts have no files: their
@@ -27,6 +27,7 @@ class RemoteFile:
     name: str
     size: int
     mtime: float
+    inode: int | None = None   # None where the transport cannot tell (SFTP)
 
 
 class Transport(Protocol):

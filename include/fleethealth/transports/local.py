@@ -30,7 +30,7 @@ def list_files(folder: str) -> list[RemoteFile]:
         st = entry.lstat()
         if not stat.S_ISREG(st.st_mode):
             continue
-        out.append(RemoteFile(entry.name, st.st_size, st.st_mtime))
+        out.append(RemoteFile(entry.name, st.st_size, st.st_mtime, st.st_ino))
     return out
 
 

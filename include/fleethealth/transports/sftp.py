@@ -87,6 +87,7 @@ class SftpTransport:
         except (OSError, socket.timeout) as exc:
             raise TransportError(f"{self.where}: cannot list {folder}: {exc}") from None
         # listdir_attr gives lstat attributes: symlinks are S_IFLNK and skipped with folders.
+        # SFTP (v3) has no inode: RemoteFile.inode stays None.
         return sorted((RemoteFile(e.filename, e.st_size, float(e.st_mtime)) for e in entries
                        if e.st_mode is not None and stat.S_ISREG(e.st_mode)), key=lambda f: f.name)
 
