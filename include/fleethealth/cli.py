@@ -34,7 +34,8 @@ def cmd_simulate(args) -> int:
     from fleethealth.simulate import simulate
 
     inventory = simulate(Path(args.out), args.scenario, parse_hour(args.start), parse_hour(args.end),
-                         brokers=args.brokers, seed=args.seed, bytes_per_broker_hour=args.bytes_per_broker_hour)
+                         brokers=args.brokers, seed=args.seed, bytes_per_broker_hour=args.bytes_per_broker_hour,
+                         layout=args.layout)
     print(f"fleet written under {Path(args.out).resolve()}; inventory: {inventory}")
     return 0
 
@@ -180,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--brokers", type=int, default=3)
     s.add_argument("--seed", type=int, default=7)
     s.add_argument("--bytes-per-broker-hour", type=int, default=200_000)
+    s.add_argument("--layout", choices=("hourly", "archive"), default="hourly",
+                   help="hourly: one file per hour (default); archive: as copied off the hosts after an incident "
+                        "(live and .gz Kafka logs, size-rolled ZooKeeper logs, one truncated .gz, mtimes = now)")
     s.set_defaults(func=cmd_simulate)
 
     s = sub.add_parser("pull", help="land the fleet's files of each hour of a window")

@@ -4,7 +4,9 @@
     inventory = simulate(Path("out"), "all", start, end)   # start/end: tz-aware, hour-aligned UTC
 
 Writes `<out>/fleet/<cluster>/<host>/{kafka,zookeeper,jmx,threaddumps,logdirs}/`, `<out>/inventory.yaml`
-and `<out>/expected_incidents.json`. Deterministic for a given seed.
+and `<out>/expected_incidents.json`. Deterministic for a given seed. `layout="archive"` re-arranges the
+same records as found on hosts copied right after an incident (live and gzip'd Kafka logs, size-rolled
+ZooKeeper logs, one truncated `.gz`, fresh mtimes; see `archive.py`) and writes `<out>/archive-notes.json`.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from . import jolokia, logdirs, threaddumps
+from . import archive, jolokia, logdirs, threaddumps
 from .clock import LocalClock, check_window, utc_hours
 from .fleet import Cluster, Host, coordinator_partition, java_string_hashcode, write_inventory
 from .kafka_logs import BrokerLogs
@@ -22,8 +24,9 @@ from .scenarios import CATALOGUE
 from .zookeeper_logs import ZkLog
 
 SCENARIOS: tuple[str, ...] = tuple(CATALOGUE)
+LAYOUTS: tuple[str, ...] = ("hourly", "archive")
 
-__all__ = ["SCENARIOS", "simulate", "coordinator_partition", "java_string_hashcode", "Cluster", "Host"]
+__all__ = ["SCENARIOS", "LAYOUTS", "simulate", "coordinator_partition", "java_string_hashcode", "Cluster", "Host"]
 
 
 def _resolve(scenarios: list[str] | str) -> list[str]:
@@ -36,9 +39,11 @@ def _resolve(scenarios: list[str] | str) -> list[str]:
 
 
 def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: datetime, *, brokers: int = 3,
-             seed: int = 7, bytes_per_broker_hour: int = 200_000) -> Path:
+             seed: int = 7, bytes_per_broker_hour: int = 200_000, layout: str = "hourly") -> Path:
     """Write a fleet for [start, end) (UTC, hour-aligned, tz-aware) under `out`; return the inventory path."""
     names = _resolve(scenarios)
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
     if brokers < 1:
         raise ValueError(f"brokers must be >= 1, got {brokers}")
     start_ms, end_ms = check_window(start, end)
@@ -56,6 +61,10 @@ def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: dateti
         clusters.append(cluster)
         expected.extend(sc.expected(state, start_ms, end_ms))
     out.mkdir(parents=True, exist_ok=True)
+    if layout == "archive":
+        archive.rearrange(out, root, clusters)
+    else:
+        (out / archive.NOTES).unlink(missing_ok=True)   # no stale notes from an earlier archive run
     (out / "expected_incidents.json").write_text(json.dumps(expected, indent=2) + "\n")
     return write_inventory(out / "inventory.yaml", clusters, root)
 
