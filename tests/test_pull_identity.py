@@ -141,39 +141,41 @@ def test_snapshots_with_identical_heads_each_land_whole_in_their_hour(fleet, mod
     assert again[eleven.name].sha256 == second[eleven.name].sha256
 
 
-# -- rotation: zookeeper.log -> zookeeper.log.1 while a new zookeeper.log starts -------------------------
+# -- rotation: jolokia.jsonl -> jolokia.jsonl.1 while a new jolokia.jsonl starts ---------------------------
+# (a JSON-lines JMX export rolled by size; live and size-rolled logs are placed by their lines' own
+# timestamps instead, fleethealth.linecut)
 
 @pytest.mark.parametrize("new_file", ["other-head-bigger", "same-head-smaller"])
 def test_rotation_lands_the_rotated_files_new_bytes_and_the_new_file_whole(fleet, mode, heads, new_file):
-    folder = fleet.zk1 / "zookeeper"
+    folder = fleet.zk1 / "jmx"
     old = lines("old", 30)                                          # > IDENTITY_BYTES
-    live = put(folder / "zookeeper.log", old, at(H10, 30))
+    live = put(folder / "jolokia.jsonl", old, at(H10, 30))
     first = run(fleet, "zk1", H10)
-    assert first["zookeeper.log"].size == len(old)
+    assert first["jolokia.jsonl"].size == len(old)
 
     tail = lines("old", 5, 30)
     append(live, tail, at(H11, 10))
-    live.rename(folder / "zookeeper.log.1")                         # the size roll
+    live.rename(folder / "jolokia.jsonl.1")                         # the size roll
     if new_file == "other-head-bigger":     # bigger than what was landed of the old one: only its head tells
         fresh = lines("new", 60)
     else:                                   # the same first KiB (say a banner), but smaller than the old one
         fresh = old[:pull.IDENTITY_BYTES + 10] + b"\n"
-    put(folder / "zookeeper.log", fresh, at(H11, 20))
+    put(folder / "jolokia.jsonl", fresh, at(H11, 20))
     heads.clear()
     second = run(fleet, "zk1", H11)
 
-    assert sorted(second) == ["zookeeper.log", "zookeeper.log.1"]
-    rotated, new = second["zookeeper.log.1"], second["zookeeper.log"]
+    assert sorted(second) == ["jolokia.jsonl", "jolokia.jsonl.1"]
+    rotated, new = second["jolokia.jsonl.1"], second["jolokia.jsonl"]
     assert (rotated.offset, landed_bytes(fleet, H11, rotated)) == (len(old), tail)
     assert (new.offset, landed_bytes(fleet, H11, new)) == (0, fresh)
     assert len(heads) == 2                                          # one per selected file
-    assert sorted(s["name"] for s in state(fleet, "zk1")) == ["zookeeper.log", "zookeeper.log.1"]
+    assert sorted(s["name"] for s in state(fleet, "zk1")) == ["jolokia.jsonl", "jolokia.jsonl.1"]
 
     more = lines("new", 3, 60)
-    append(folder / "zookeeper.log", more, at(H12, 5))
+    append(folder / "jolokia.jsonl", more, at(H12, 5))
     third = run(fleet, "zk1", H12)
-    assert [(n, r.offset) for n, r in third.items()] == [("zookeeper.log", len(fresh))]
-    assert landed_bytes(fleet, H12, third["zookeeper.log"]) == more
+    assert [(n, r.offset) for n, r in third.items()] == [("jolokia.jsonl", len(fresh))]
+    assert landed_bytes(fleet, H12, third["jolokia.jsonl"]) == more
     again = run(fleet, "zk1", H11)                                  # re-pull: the same ranges again
     assert {n: (r.offset, r.sha256) for n, r in again.items()} == {
         n: (r.offset, r.sha256) for n, r in second.items()}
@@ -183,22 +185,22 @@ def test_rotation_lands_the_rotated_files_new_bytes_and_the_new_file_whole(fleet
 
 @pytest.mark.parametrize("renamed", [False, True])
 def test_a_state_file_of_the_old_format_loads_and_keeps_identities(fleet, mode, renamed):
-    folder = fleet.k1 / "kafka"
+    folder = fleet.k1 / "jmx"
     first_bytes = lines("ctl", 20)
-    live = put(folder / "controller.log", first_bytes, at(H10, 30))
+    live = put(folder / "jolokia.jsonl", first_bytes, at(H10, 30))
     run(fleet, "k1", H10)
     path = pull.state_path(fleet.inv.host("k1"), fleet.lake)
     old_rows = [{k: row[k] for k in ("head", "head_len", "remote", "ranges", "last_pulled")}
                 for row in json.loads(path.read_text())]
     path.write_text(json.dumps(old_rows, indent=1))
-    assert pull._load_state(path)[0].name == "controller.log"
+    assert pull._load_state(path)[0].name == "jolokia.jsonl"
 
     more = lines("ctl", 4, 20)
     append(live, more, at(H11, 30))
     if renamed:
-        live.rename(folder / "controller.log.1")
+        live.rename(folder / "jolokia.jsonl.1")
     second = run(fleet, "k1", H11)
-    name = "controller.log.1" if renamed else "controller.log"
+    name = "jolokia.jsonl.1" if renamed else "jolokia.jsonl"
     assert [(n, r.offset) for n, r in second.items()] == [(name, len(first_bytes))]
     assert landed_bytes(fleet, H11, second[name]) == more
     [row] = state(fleet, "k1")
@@ -209,9 +211,9 @@ def test_a_state_file_of_the_old_format_loads_and_keeps_identities(fleet, mode, 
 # -- truncated and rewritten -----------------------------------------------------------------------------
 
 def test_a_file_truncated_and_rewritten_with_the_same_head_but_smaller_lands_whole(fleet, mode):
-    folder = fleet.k1 / "kafka"
+    folder = fleet.k1 / "jmx"
     before = lines("ctl", 40)
-    live = put(folder / "controller.log", before, at(H10, 30))
+    live = put(folder / "jolokia.jsonl", before, at(H10, 30))
     run(fleet, "k1", H10)
 
     rewritten = before[:2000] + b"\n"                               # same head, smaller than landed
@@ -221,14 +223,14 @@ def test_a_file_truncated_and_rewritten_with_the_same_head_but_smaller_lands_who
         fh.write(rewritten)
     os.utime(live, (at(H11, 30),) * 2)
     second = run(fleet, "k1", H11)
-    assert (second["controller.log"].offset, landed_bytes(fleet, H11, second["controller.log"])) == (0, rewritten)
+    assert (second["jolokia.jsonl"].offset, landed_bytes(fleet, H11, second["jolokia.jsonl"])) == (0, rewritten)
 
     more = lines("ctl", 30, 40)                                     # now longer than the first version
     append(live, more, at(H12, 30))
     assert live.stat().st_size > len(before)
     third = run(fleet, "k1", H12)
-    assert third["controller.log"].offset == len(rewritten)         # continues from the new file
-    assert landed_bytes(fleet, H12, third["controller.log"]) == more
+    assert third["jolokia.jsonl"].offset == len(rewritten)         # continues from the new file
+    assert landed_bytes(fleet, H12, third["jolokia.jsonl"]) == more
 
 
 # -- cost: linear in the number of files -----------------------------------------------------------------
@@ -241,7 +243,7 @@ def _pull_n_files(tmp_path: Path, monkeypatch, n: int) -> dict[str, int]:
     tmp_path.mkdir()
     (tmp_path / "inventory.yaml").write_text(INVENTORY.format(root=tmp_path / "fleet"))
     inv = load_inventory(tmp_path / "inventory.yaml")
-    folder = tmp_path / "fleet" / "c" / "k1" / "kafka"
+    folder = tmp_path / "fleet" / "c" / "k1" / "jmx"
     folder.mkdir(parents=True)
     banner = b"#" * 1100 + b"\n"
     for i in range(n):

@@ -59,7 +59,7 @@ def cmd_run(args) -> int:
     """Each hour: pull, then bronze, silver, gold, each staged, validated and published by its gate
     (the DAG's steps in one Spark session). A failed critical expectation fails that hour (its
     layer and everything above it unpublished) and the command exits 1 naming the expectation."""
-    from fleethealth import jobs, lake, pull, report
+    from fleethealth import jobs, lake, locks, pull, report
     from fleethealth.quality import QualityGateError
 
     inventory = load_inventory(args.inventory)
@@ -71,14 +71,16 @@ def cmd_run(args) -> int:
     for hour in hours:
         t0 = time.monotonic()
         try:
-            try:
-                landed = pull.pull_hour(inventory, hour, args.lakehouse)
-            except pull.HostsFailed as exc:   # the others landed: gold marks these host-hours data_missing
-                print(f"{hour.isoformat()}: pull failed for {len(exc.errors)} host(s):\n  "
-                      + "\n  ".join(exc.errors), file=sys.stderr)
-                landed = exc.landed
-                failed.append(hour)
-            out = jobs.run_hour(spark, hour, args.inventory, args.lakehouse, args.thresholds, echo=print)
+            # one run of an hour at a time: the DAG's jobs of this hour wait, or this run waits
+            with locks.hour_lock(hour, args.lakehouse, "fleethealth run"):
+                try:
+                    landed = pull.pull_hour(inventory, hour, args.lakehouse)
+                except pull.HostsFailed as exc:   # the others landed: gold marks these host-hours data_missing
+                    print(f"{hour.isoformat()}: pull failed for {len(exc.errors)} host(s):\n  "
+                          + "\n  ".join(exc.errors), file=sys.stderr)
+                    landed = exc.landed
+                    failed.append(hour)
+                out = jobs.run_hour(spark, hour, args.inventory, args.lakehouse, args.thresholds, echo=print)
         except QualityGateError as exc:
             if hour not in failed:
                 failed.append(hour)

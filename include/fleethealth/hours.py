@@ -72,6 +72,12 @@ _STAMP = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})T(\d{2})[-:]?(\d{2})(?:[-:]?(\d{2
 NAME_STAMP = _STAMP.pattern
 
 
+def time_in_name(name: str) -> bool:
+    """Whether a file's name says its time (hourly-rolled log, snapshot): else it is live,
+    size-rolled or daily-rolled, and only its lines' own timestamps tell their hours."""
+    return bool(_ROLLED.search(name) or _STAMP.search(name))
+
+
 def file_span(name: str, mtime: float, tz: str) -> tuple[datetime, datetime]:
     """The UTC time span a fleet file covers, from its name or else its mtime.
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from fleethealth import bronze, lake, pull, quality, silver, thresholds as thresholds_mod
+from fleethealth import bronze, lake, locks, pull, quality, silver, thresholds as thresholds_mod
 from fleethealth.gold import fact_tables
 from fleethealth.gold import facts as gold_facts
 from fleethealth.gold import incidents as gold_incidents
@@ -60,6 +60,7 @@ def stage_all(tables: dict, hour: datetime, lakehouse=None) -> None:
 
 
 # ------------------------------------------------------------------------------------ the layers
+@locks.holding_hour("bronze job")
 def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> int:
     """Landing files of `hour` -> staged bronze.records and bronze.files. Returns the record count."""
     landed = pull.read_manifests(hour, lakehouse)
@@ -70,6 +71,7 @@ def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> int:
     return staged.count()
 
 
+@locks.holding_hour("silver job")
 def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None) -> list[dict]:
     """Published bronze.records of `hour` -> staged silver tables, quarantine, reconciliation.
     Returns the reconciliation rows."""
@@ -139,6 +141,7 @@ def gold_tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
     }
 
 
+@locks.holding_hour("gold job")
 def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,
              thresholds_path: str | None = None) -> int:
     """Published silver of `hour` -> staged gold facts and findings, and gold.incidents rebuilt from
@@ -209,6 +212,7 @@ def completeness(hosts: DataFrame, health: DataFrame, findings: DataFrame) -> Da
                       F.when(~ok, F.col("_entity")).alias("unreported"))
 
 
+@locks.holding_hour("validate_{layer}")
 def audit_publish(spark: SparkSession, layer: str, hour: datetime, lakehouse=None,
                   inventory_path: str | None = None) -> GateReport:
     """The quality gate of `layer` for `hour`: validate the staged tables (and the layer's audits),

@@ -5,11 +5,21 @@ Landing layout: <lakehouse>/landing/<YYYY-MM-DDTHH>/<cluster>/<host>/<source>/<f
 are fetched into `<host>.partial` and renamed over `<host>` at the end: a host-hour folder is
 replaced as a whole, never half-written, and a failed pull leaves the previous one in place.
 
-Which files: those that cover the hour (`hours.file_span`): hourly-rolled `*.log.YYYY-MM-DD-HH` of
-that hour; size-rolled and live files whose mtime falls in it. Transports: `local`, `sftp`
-(`fleethealth.transports`); hosts with a `jolokia_url` (and `http` hosts) also get a live Jolokia
-read of their MBeans while the hour is recent (<= LIVE_WINDOW after its end; a backfill keeps the
-reads landed before).
+Which files and bytes:
+  - Kafka and ZooKeeper logs whose name carries no time (live, size-rolled, daily-rolled, .gz or
+    not): every such file last written at or after the hour's start, and of it only the byte range
+    of the hour's records by their own timestamps (`fleethealth.linecut`; a .gz is decompressed
+    first). A line lands in the hour it belongs to, whatever the file's name or mtime, and in no
+    other: no state is needed for these.
+  - Everything else by `hours.file_span`: hourly-rolled `*.log.YYYY-MM-DD-HH` of that hour,
+    snapshots by the time in their name, other files whose mtime falls in the hour -- incrementally,
+    by the state below.
+Each file listed for the hour is in the manifest, read or rejected (vanished, swapped for a symlink,
+unreadable, over the cap) with the reason, and a damaged .gz lands with the complete lines that
+decompressed (`gzip_damage`): one file never fails a host. Landed names are plain (`landed_name`);
+the manifest keeps each file's real name. Transports: `local`, `sftp` (`fleethealth.transports`);
+hosts with a `jolokia_url` (and `http` hosts) also get a live Jolokia read of their MBeans while the
+hour is recent (<= LIVE_WINDOW after its end; a backfill keeps the reads landed before).
 
 Only what is new is pulled. Per host, a state file (<lakehouse>/landing/_state/<cluster>/<host>.json)
 records each file it landed (`Seen`): path, name, inode (None over SFTP), size and mtime when last
@@ -28,9 +38,10 @@ and rewritten), is a new file. A file seen before lands only its bytes after the
 that hour's ranges, also from a live file that changed (or was renamed by its size roll) since.
 
 Why pulling the same lines twice never duplicates rows downstream: (1) a byte of a file is landed
-for one hour only (the ranges above); (2) re-pulling an hour replaces its host folders as a whole;
-(3) bronze/silver/gold rewrite an hour with Delta replaceWhere, so a re-run replaces, never appends.
-A live file is cut after its last newline, so a line being written is landed whole the next time.
+for one hour only (its lines' hour, or the ranges above); (2) re-pulling an hour replaces its host
+folders as a whole; (3) bronze/silver/gold rewrite an hour with Delta replaceWhere, so a re-run
+replaces, never appends. A live file of the other sources is cut after its last newline, so a line
+being written is landed whole the next time.
 """
 from __future__ import annotations
 
@@ -49,16 +60,19 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from fleethealth import config
-from fleethealth.hours import _ROLLED, _STAMP, HOUR, file_span, hour_label, in_hour
+from fleethealth import linecut, locks
+from fleethealth.hours import HOUR, file_span, hour_label, in_hour, time_in_name
 from fleethealth.inventory import SOURCES, Host, Inventory
 from fleethealth.transports import FileError, RemoteFile, Transport, TransportError, open_transport
 from fleethealth.transports import jolokia
+from fleethealth.transports.local import LocalTransport
 
 log = logging.getLogger(__name__)
 
 MANIFEST = "_manifest.json"
 STATE = "_state"
 MAX_FILE_BYTES = 2 * 1024**3
+LOG_SOURCES = ("kafka", "zookeeper")   # line-timestamped logs: placed in hours by their lines (linecut)
 IDENTITY_BYTES = 1024
 LIVE_WINDOW = timedelta(hours=1)      # live Jolokia reads are taken for an hour until this after its end
 STATE_KEEP = timedelta(days=14)       # forget files last landed longer ago than this
@@ -183,7 +197,25 @@ def _inflate(path: Path, dst) -> str:
             return f"not readable as gzip: {exc}"
     if not inflater.eof:
         return "truncated: it ends before the gzip end-of-stream marker"
+    if dst is not None:
+        dst.write(tail)   # a sound file's last line needs no newline
     return ""
+
+
+def _gunzip(transport, folder: str, name: str, target: Path) -> tuple[str, Path | None]:
+    """Fetch the .gz `folder/name` beside `target` and decompress it: (what is damaged or '', the plain
+    file with every complete line that decompressed, or None when not one did)."""
+    whole = target.with_name(target.name + ".fetched")
+    try:
+        transport.fetch(folder, name, whole)
+        reason, plain = gzip_damage(whole)
+        if not reason:
+            plain = whole.with_name(whole.name + ".plain")
+            with plain.open("wb") as dst:
+                _inflate(whole, dst)
+        return reason, plain
+    finally:
+        whole.unlink(missing_ok=True)
 
 
 def _count_lines(path: Path) -> int:
@@ -222,7 +254,7 @@ def _hexdigest(data: bytes) -> str:
 def _may_be_renamed(name: str) -> bool:
     """Live and size-rolled files are renamed by their logger; a time in the name (hourly-rolled log,
     snapshot) means a file written once under that name."""
-    return not (_ROLLED.search(name) or _STAMP.search(name))
+    return not time_in_name(name)
 
 
 def _shorter_names(name: str) -> list[str]:
@@ -355,7 +387,16 @@ def _cut_after_last_newline(path: Path) -> int:
 
 def pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse=None,
               now: datetime | None = None) -> list[Landed]:
-    """Land what is new on `host` for `hour`; returns what landed (also in the host's manifest)."""
+    """Land what is new on `host` for `hour`; returns what landed (also in the host's manifest).
+    One pull of a host-hour at a time (its lock): two would share the `.partial` folder."""
+    try:
+        with locks.hour_lock(hour, lakehouse, f"pull of {host.host}", part=f"{host.cluster}.{host.host}"):
+            return _pull_host(host, timezone_name, hour, lakehouse, now)
+    except locks.HourBusy as exc:
+        raise PullError(f"{host.host}: {exc}") from None
+
+
+def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: datetime | None) -> list[Landed]:
     now = now or datetime.now(timezone.utc)
     label = hour_label(hour)
     base = landing_hour_dir(hour, lakehouse)
@@ -382,6 +423,44 @@ def pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse=None,
         landed.append(Landed(host.cluster, host.host, source, f"{host.cluster}/{host.host}/{source}/{rf.name}",
                              rf.size, "", rf.mtime, pulled_at, remote, status="rejected", reason=reason))
 
+    def by_content(transport, source: str, folder: str, rf) -> None:
+        """Land the lines of `hour` of a log file whose name does not say its time (linecut)."""
+        remote = posixpath.join(folder, rf.name)
+        if rf.size > MAX_FILE_BYTES:
+            reject(source, rf, remote, f"{rf.size} bytes, over the cap of {MAX_FILE_BYTES}")
+            return
+        target = _inside(tmp, tmp / source / landed_name(rf.name))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        reason, plain = "", None
+        try:
+            if rf.name.endswith(".gz"):     # no seeking in a compressed file: decompress it here first
+                reason, plain = _gunzip(transport, folder, rf.name, target)
+                if plain is None:
+                    reject(source, rf, remote, reason)
+                    return
+                target = target.with_name(target.name + ".lines")
+                transport, folder, name, size = LocalTransport(), str(plain.parent), plain.name, plain.stat().st_size
+            else:
+                name, size = rf.name, rf.size
+            span = linecut.hour_range(lambda offset, n: transport.read(folder, name, offset, n), size,
+                                      hour, timezone_name)
+            if span is None:   # not one timestamped line: the hour of its mtime (silver quarantines them)
+                span = (0, size if hour.timestamp() <= rf.mtime < (hour + HOUR).timestamp() else 0)
+            start, end = span
+            if start < end:
+                copied = transport.fetch(folder, name, target, start, end)
+                if start + copied < end:
+                    reason = f"shrank from {size} to {start + copied} bytes while it was read"
+        except FileError as exc:
+            target.unlink(missing_ok=True)
+            reject(source, rf, remote, str(exc))
+            return
+        finally:
+            if plain is not None:
+                plain.unlink(missing_ok=True)
+        if start < end:
+            add(source, target, remote, rf.mtime, start, rf.name, reason=reason)
+
     try:
         with open_transport(host) as transport:
             seen_index = SeenIndex(seen, transport)
@@ -389,6 +468,12 @@ def pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse=None,
                 folder = host.source_dir(source)
                 for rf in seen_index.list_files(folder):
                     if not _safe_name(rf.name):
+                        continue
+                    if source in LOG_SOURCES and not time_in_name(rf.name):
+                        # live, size- or daily-rolled: its lines of the hour, by their own timestamps;
+                        # a file last written before the hour began cannot hold it
+                        if rf.mtime >= hour.timestamp():
+                            by_content(transport, source, folder, rf)
                         continue
                     span = file_span(rf.name, rf.mtime, timezone_name)
                     selected = in_hour(span, hour)

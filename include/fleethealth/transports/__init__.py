@@ -37,6 +37,10 @@ class Transport(Protocol):
     def head(self, folder: str, name: str, n: int) -> bytes:
         """The first `n` bytes of `folder/name` (its identity, see fleethealth.pull)."""
 
+    def read(self, folder: str, name: str, offset: int, n: int) -> bytes:
+        """Up to `n` bytes of `folder/name` from `offset` (where an hour's lines start, see
+        fleethealth.linecut)."""
+
     def fetch(self, folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> int:
         """Copy bytes [start, end) of `folder/name` into the new file `target`; returns the bytes
         copied. Raises FileError when this file cannot be read, TransportError when the host fails."""
@@ -49,6 +53,9 @@ class NoFiles:
         return []
 
     def head(self, folder, name, n) -> bytes:
+        raise TransportError(f"{folder}/{name}: an http host has no files")
+
+    def read(self, folder, name, offset, n) -> bytes:
         raise TransportError(f"{folder}/{name}: an http host has no files")
 
     def fetch(self, folder, name, target, start=0, end=None) -> None:

@@ -13,7 +13,11 @@ class LocalTransport:
         return list_files(folder)
 
     def head(self, folder: str, name: str, n: int) -> bytes:
+        return self.read(folder, name, 0, n)
+
+    def read(self, folder: str, name: str, offset: int, n: int) -> bytes:
         with _open(Path(folder) / name) as src:
+            src.seek(offset)
             return src.read(n)
 
     def fetch(self, folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> int:

@@ -92,9 +92,13 @@ class SftpTransport:
                        if e.st_mode is not None and stat.S_ISREG(e.st_mode)), key=lambda f: f.name)
 
     def head(self, folder: str, name: str, n: int) -> bytes:
+        return self.read(folder, name, 0, n)
+
+    def read(self, folder: str, name: str, offset: int, n: int) -> bytes:
         path = posixpath.join(folder, name)
         try:
             with self.sftp.open(path, "rb") as src:
+                src.seek(offset)
                 return src.read(n)
         except (OSError, socket.timeout) as exc:
             raise self._error(path, exc) from None
