@@ -4,6 +4,7 @@ Servers: tests/realservers.py (started here, stopped at the end of the module)."
 from __future__ import annotations
 
 import os
+import re
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -165,11 +166,15 @@ def test_unverified_host_keys_are_refused(fleet, monkeypatch, extra, message):
         pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
 
 
-def test_file_over_the_size_cap_is_refused(fleet, monkeypatch):
+def test_file_over_the_size_cap_is_rejected_and_the_others_land(fleet, monkeypatch):
     monkeypatch.setattr(pull, "MAX_FILE_BYTES", 100)
     put(fleet["kafka"] / "server.log.2026-11-20-10", kafka_lines(PAST, 3), at(PAST, 61))
-    with pytest.raises(PullError, match=r"^kafka-1: .*/server.log.2026-11-20-10 is 2\d\d bytes, over the cap"):
-        pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+    put(fleet["kafka"] / "controller.log.2026-11-20-10", kafka_lines(PAST, 1)[:90], at(PAST, 61))
+    landed = pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+    got = {Path(r.file).name: (r.status, r.reason) for r in landed}
+    assert got["controller.log.2026-11-20-10"] == ("read", "")
+    status, reason = got["server.log.2026-11-20-10"]
+    assert status == "rejected" and re.fullmatch(r"2\d\d bytes, over the cap of 100", reason)
 
 
 def test_live_jolokia_and_real_zookeeper_log_reach_silver(fleet, spark):
