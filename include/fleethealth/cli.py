@@ -51,7 +51,11 @@ def cmd_pull(args) -> int:
         except pull.HostsFailed as exc:   # one line per failed host; the others landed
             print(f"{hour.isoformat()}: " + f"\n{hour.isoformat()}: ".join(exc.errors), file=sys.stderr)
             landed, rc = exc.landed, 1
-        print(f"{hour.isoformat()}: {len(landed)} files landed")
+        rejected = [x for x in landed if x.status == "rejected"]
+        print(f"{hour.isoformat()}: {len(landed) - len(rejected)} files landed"
+              + (f", {len(rejected)} rejected:" if rejected else ""))
+        for x in rejected:
+            print(f"  {x.file}: {x.reason}")
     return rc
 
 

@@ -9,7 +9,9 @@ lines whatever the file's name or mtime. Continuation lines (stack traces, clean
 timestamp and stay with the record before them; lines before a file's first record go with it.
 
 Timestamps are compared as the text the log writes (`2026-11-20 10:00:00`, local to the cluster;
-`[...]`-wrapped for log4j, bare for ZooKeeper): an hour's ends are given in the same form.
+`[...]`-wrapped for log4j, bare for ZooKeeper): an hour's ends are given in the same form. Where a
+cluster's clock falls back (the repeated local hour of a DST change) local text is not in time order;
+the lines of both repeated hours then land in the later one.
 """
 from __future__ import annotations
 
