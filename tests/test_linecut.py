@@ -76,7 +76,7 @@ def _landed_lines(inventory, hours, lakehouse) -> Counter:
     lines: Counter = Counter()
     for hour in hours:
         for x in pull.pull_hour(inventory, hour, lakehouse):
-            if x.source in pull.LOG_SOURCES and x.status == "read":
+            if x.source in pull.TIMESTAMPED_SOURCES and x.status == "read":
                 data = (pull.landing_hour_dir(hour, lakehouse) / x.read_path).read_bytes()
                 data = gzip.decompress(data) if x.read_path.endswith(".gz") else data
                 lines.update((hour, x.cluster, x.host, x.source, line) for line in data.splitlines())
@@ -135,3 +135,23 @@ def test_files_without_a_time_in_their_name_are_placed_by_their_lines(tmp_path):
                              "zookeeper.log.1": zk(9, 59, "c") + b"continuation of c\n",
                              "zookeeper-daily.log.2026-11-20": zk(9, 5, "f")}
     assert hour_lines(10) == {"zookeeper.log.1": zk(10, 0, "d"), "zookeeper.log": zk(10, 30, "e")}
+
+
+def test_thread_dumps_without_a_time_in_their_name_go_by_their_capture_line(tmp_path):
+    (tmp_path / "inventory.yaml").write_text(
+        "clusters:\n  - name: c\n    timezone: Europe/Berlin\n    root: fleet\n    hosts:\n"
+        "      - {host: k1, role: kafka, broker_id: 1, kafka_version: 3.6.1}\n")
+    inventory = load_inventory(tmp_path / "inventory.yaml")
+    folder = tmp_path / "fleet" / "c" / "k1" / "threaddumps"
+    folder.mkdir(parents=True)
+    dump = ("{at}\nFull thread dump OpenJDK 64-Bit Server VM (17.0.9+9 mixed mode):\n\n"
+            '"main" #1 prio=5 os_prio=0 tid=0x1 nid=0x2 runnable\n   java.lang.Thread.State: RUNNABLE\n\n')
+    first, second = dump.format(at="2026-11-20 11:30:00"), dump.format(at="2026-11-20 12:10:00")  # local: +01:00
+    (folder / "dumps.txt").write_text(first + second)                  # appended by `jstack >> dumps.txt`
+    now = datetime(2026, 11, 25, tzinfo=UTC).timestamp()
+    os.utime(folder / "dumps.txt", (now, now))
+    for hour, expected in ((10, first), (11, second), (12, None)):
+        at = datetime(2026, 11, 20, hour, tzinfo=UTC)
+        landed = [x for x in pull.pull_hour(inventory, at, tmp_path / "lake") if x.source == "threaddumps"]
+        got = [(pull.landing_hour_dir(at, tmp_path / "lake") / x.read_path).read_text() for x in landed]
+        assert got == ([expected] if expected else []), hour

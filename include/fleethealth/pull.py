@@ -6,9 +6,9 @@ are fetched into `<host>.partial` and renamed over `<host>` at the end: a host-h
 replaced as a whole, never half-written, and a failed pull leaves the previous one in place.
 
 Which files and bytes:
-  - Kafka and ZooKeeper logs whose name carries no time (live, size-rolled, daily-rolled, .gz or
-    not): every such file last written at or after the hour's start, and of it only the byte range
-    of the hour's records by their own timestamps (`fleethealth.linecut`; a .gz is decompressed
+  - Kafka and ZooKeeper logs and thread dumps whose name carries no time (live, size-rolled,
+    daily-rolled, .gz or not; `jstack >> dumps.txt`): every such file last written at or after the
+    hour's start, and of it only the byte range of the hour's records by their own timestamps (`fleethealth.linecut`; a .gz is decompressed
     first). A line lands in the hour it belongs to, whatever the file's name or mtime, and in no
     other: no state is needed for these.
   - Everything else by `hours.file_span`: hourly-rolled `*.log.YYYY-MM-DD-HH` of that hour,
@@ -72,7 +72,9 @@ log = logging.getLogger(__name__)
 MANIFEST = "_manifest.json"
 STATE = "_state"
 MAX_FILE_BYTES = 2 * 1024**3
-LOG_SOURCES = ("kafka", "zookeeper")   # line-timestamped logs: placed in hours by their lines (linecut)
+# sources whose records start with their time (log lines; a thread dump's capture-time line): a file
+# without a time in its name is placed in hours by its records (linecut)
+TIMESTAMPED_SOURCES = ("kafka", "zookeeper", "threaddumps")
 IDENTITY_BYTES = 1024
 LIVE_WINDOW = timedelta(hours=1)      # live Jolokia reads are taken for an hour until this after its end
 STATE_KEEP = timedelta(days=14)       # forget files last landed longer ago than this
@@ -469,7 +471,7 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
                 for rf in seen_index.list_files(folder):
                     if not _safe_name(rf.name):
                         continue
-                    if source in LOG_SOURCES and not time_in_name(rf.name):
+                    if source in TIMESTAMPED_SOURCES and not time_in_name(rf.name):
                         # live, size- or daily-rolled: its lines of the hour, by their own timestamps;
                         # a file last written before the hour began cannot hold it
                         if rf.mtime >= hour.timestamp():
