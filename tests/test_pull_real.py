@@ -98,15 +98,18 @@ def test_sftp_lands_exactly_the_hours_files_byte_for_byte(fleet, tmp_path):
     assert read_manifests(PAST, fleet["lake"]) == landed
 
 
-def test_only_new_lines_are_pulled_and_repulls_land_the_same_bytes(fleet):
-    """A live file pulled in three hours (appended, then renamed by the size roll): each byte lands once."""
+def test_a_live_file_over_sftp_lands_each_hours_lines_in_that_hour(fleet):
+    """A live file pulled in three hours (appended, then renamed by the size roll): each hour lands its
+    own lines, found by their timestamps over SFTP; a line still being written is landed as it is,
+    said so, and whole by a re-pull of its hour."""
     inv, lake, kafka = fleet["inv"], fleet["lake"], fleet["kafka"]
     host = inv.host("kafka-1")
     h0, h1, h2 = PAST, PAST + timedelta(hours=1), PAST + timedelta(hours=2)
     live = put(kafka / "controller.log", kafka_lines(h0, 4), at(h0, 30))
     first = pull_host(host, "UTC", h0, lake)
+    partial = b"[2026-11-20 11:59:59,000] INFO being writ"
     with live.open("ab") as fh:
-        fh.write(kafka_lines(h1, 2, 4) + b"[2026-11-20 11:59:59,000] INFO being writ")   # a line half-written
+        fh.write(kafka_lines(h1, 2, 4) + partial)                                       # a line half-written
     os.utime(live, (at(h1, 30), at(h1, 30)))
     second = pull_host(host, "UTC", h1, lake)
     with live.open("ab") as fh:
@@ -115,19 +118,24 @@ def test_only_new_lines_are_pulled_and_repulls_land_the_same_bytes(fleet):
     os.utime(kafka / "controller.log.1", (at(h2, 10), at(h2, 10)))
     third = pull_host(host, "UTC", h2, lake)
 
-    whole = (kafka / "controller.log.1").read_bytes()
-    got = [(pull.landing_hour_dir(h, lake) / r.file).read_bytes() for h, [r] in ((h0, first), (h1, second),
-                                                                                  (h2, third))]
-    assert b"".join(got) == whole                                      # every byte once, in order
-    assert [r.offset for r in (*first, *second, *third)] == [0, len(got[0]), len(got[0]) + len(got[1])]
-    assert got[1].endswith(b"line 5 (kafka.server.KafkaServer)\n")    # cut after the last whole line
-    assert got[2].startswith(b"[2026-11-20 11:59:59,000] INFO being written (kafka.controller)\n")
-    assert Path(third[0].file).name == "controller.log.1"
+    def landed(hour, rows):
+        [row] = rows
+        return (pull.landing_hour_dir(hour, lake) / row.read_path).read_bytes()
 
-    again = pull_host(host, "UTC", h1, lake)                           # re-pull: the same range again
-    assert [(r.offset, r.sha256) for r in again] == [(r.offset, r.sha256) for r in second]
+    assert landed(h0, first) == kafka_lines(h0, 4)
+    assert landed(h1, second) == kafka_lines(h1, 2, 4) + partial
+    assert second[0].reason == "its last line was still being written (no newline at the end)"
+    assert landed(h2, third) == kafka_lines(h2, 1, 6) and Path(third[0].file).name == "controller.log.1"
+
+    again = pull_host(host, "UTC", h1, lake)                           # re-pull: the hour's lines, now whole
+    assert landed(h1, again) == kafka_lines(h1, 2, 4) + partial + b"ten (kafka.controller)\n"
+    assert again[0].reason == ""
+    whole = (kafka / "controller.log.1").read_bytes()
+    assert landed(h0, first) + landed(h1, again) + landed(h2, third) == whole   # every byte once, in order
+    assert [r.offset for r in (*first, *again, *third)] == [0, len(kafka_lines(h0, 4)),
+                                                            len(whole) - len(kafka_lines(h2, 1, 6))]
     assert pull_host(host, "UTC", h2, lake)[0].sha256 == third[0].sha256
-    os.utime(kafka / "controller.log.1", (at(h2 + timedelta(hours=1), 5),) * 2)        # touched, no new bytes
+    os.utime(kafka / "controller.log.1", (at(h2 + timedelta(hours=1), 5),) * 2)        # touched, no new lines
     assert pull_host(host, "UTC", h2 + timedelta(hours=1), lake) == []
 
 

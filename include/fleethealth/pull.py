@@ -220,6 +220,12 @@ def _gunzip(transport, folder: str, name: str, target: Path) -> tuple[str, Path 
         whole.unlink(missing_ok=True)
 
 
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) == b"\n"
+
+
 def _count_lines(path: Path) -> int:
     with path.open("rb") as fh:
         return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
@@ -453,6 +459,8 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
                 copied = transport.fetch(folder, name, target, start, end)
                 if start + copied < end:
                     reason = f"shrank from {size} to {start + copied} bytes while it was read"
+                elif end == size and not reason and not _ends_with_newline(target):
+                    reason = "its last line was still being written (no newline at the end)"
         except FileError as exc:
             target.unlink(missing_ok=True)
             reject(source, rf, remote, str(exc))
