@@ -41,7 +41,7 @@ def _staging(root: Path, layer: str) -> bool:
 
 # where to kill: a condition on the lakehouse that holds while that step is under way
 POINTS = {
-    "pull": lambda root: any((root / "landing").glob(f"{HOUR:%Y-%m-%dT%H}/*/*.partial")),
+    "pull": lambda root: (root / "landing" / f"{HOUR:%Y-%m-%dT%H}").is_dir(),   # landing under way or just done
     "bronze-staging": lambda root: _staging(root, "bronze"),
     "silver-staging": lambda root: _staging(root, "silver"),
     "silver-publish": lambda root: _staging(root, "silver") and _published(root, "silver"),
@@ -65,11 +65,18 @@ def run_in_process(spark, fleet: dict, root: Path) -> None:
     spark.catalog.clearCache()
 
 
-def start_run(fleet: dict, root: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [FLEETHEALTH, "run", "--inventory", fleet["inventory_path"], "--from", HOUR.isoformat(),
-         "--to", (HOUR + timedelta(hours=1)).isoformat(), "--lakehouse", str(root)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+def start_run(fleet: dict, root: Path, name: str = "run") -> subprocess.Popen:
+    """`fleethealth run` of the hour in its own process group; its output goes to <root>.<name>.log."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with root.with_name(f"{root.name}.{name}.log").open("w") as out:   # a file: a pipe left unread would fill
+        return subprocess.Popen(
+            [FLEETHEALTH, "run", "--inventory", fleet["inventory_path"], "--from", HOUR.isoformat(),
+             "--to", (HOUR + timedelta(hours=1)).isoformat(), "--lakehouse", str(root)],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def output(root: Path, name: str = "run") -> str:
+    return root.with_name(f"{root.name}.{name}.log").read_text()[-3000:]
 
 
 def kill_at(proc: subprocess.Popen, root: Path, point: str, timeout_s: float = 600) -> None:
@@ -77,7 +84,7 @@ def kill_at(proc: subprocess.Popen, root: Path, point: str, timeout_s: float = 6
     deadline = time.monotonic() + timeout_s
     while not POINTS[point](root):
         if proc.poll() is not None:
-            pytest.fail(f"the run ended before {point}:\n{proc.stdout.read()[-3000:]}")
+            pytest.fail(f"the run ended before {point}:\n{output(root)}")
         if time.monotonic() > deadline:
             os.killpg(proc.pid, signal.SIGKILL)
             pytest.fail(f"{point} not reached in {timeout_s} s")
@@ -120,7 +127,7 @@ def test_killed_then_rerun_equals_an_uninterrupted_run(spark, fleet, point):
 @pytest.mark.faults
 def test_two_runs_of_one_hour_at_once_leave_the_tables_of_one(spark, fleet):
     root = fleet["root"] / "concurrent"
-    first, second = start_run(fleet, root), start_run(fleet, root)
-    outputs = [proc.communicate(timeout=1800)[0] for proc in (first, second)]
-    assert [first.returncode, second.returncode] == [0, 0], outputs
+    first, second = start_run(fleet, root, "first"), start_run(fleet, root, "second")
+    codes = [proc.wait(timeout=1800) for proc in (first, second)]
+    assert codes == [0, 0], [output(root, "first"), output(root, "second")]
     assert tables(spark, root) == fleet["expected"]
