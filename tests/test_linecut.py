@@ -65,6 +65,41 @@ def test_hour_range_equals_a_full_read(monkeypatch, window):
                 assert sum(reads) < len(data) / 4
 
 
+def _jsonl(rnd: random.Random, n: int) -> tuple[bytes, list[tuple[int, int]]]:
+    """A JSON-lines Jolokia export (bulk reads; some lines carry no timestamp) and its records."""
+    out, records, pos, t = [], [], 0, H8
+    for _ in range(n):
+        t += timedelta(seconds=rnd.choice([1, 30, 600, 2000]))
+        if rnd.random() < 0.2:
+            line = b"garbage, no timestamp\n"
+        else:
+            stamp = int(t.timestamp()) * (1000 if rnd.random() < 0.1 else 1)    # some exporters: ms
+            values = b", ".join(b'{"value": %d, "timestamp": %d, "status": 200}' % (i, stamp)
+                                for i in range(rnd.randint(1, 40)))
+            line = b"[" + values + b"]\n"
+            records.append((pos, int(t.timestamp())))
+        out.append(line)
+        pos += len(line)
+    return b"".join(out), records
+
+
+@pytest.mark.parametrize("window", [256, linecut.WINDOW])
+def test_json_lines_hour_range_equals_a_full_read(monkeypatch, window):
+    monkeypatch.setattr(linecut, "WINDOW", window)
+    rnd = random.Random(11)
+    for trial in range(60):
+        data, records = _jsonl(rnd, n=rnd.choice([0, 1, 5, 50, 2000]))
+        read = lambda offset, n: data[offset:offset + n]                  # noqa: E731
+        for h in range(12):
+            hour = H8 + timedelta(hours=h - 1)
+            want = None
+            if records:
+                keys = int(hour.timestamp()), int(hour.timestamp()) + 3600
+                start, end = (next((o for o, s in records if s >= k), len(data)) for k in keys)
+                want = (0 if start < end and start == records[0][0] else start), end
+            assert linecut.hour_range(read, len(data), hour, "UTC", json_lines=True) == want, (trial, h)
+
+
 def test_hour_range_uses_the_clusters_timezone():
     data = b"[2026-11-20 11:30:00,000] INFO local time in Berlin (k)\n"   # 10:30 UTC
     read = lambda offset, n: data[offset:offset + n]                      # noqa: E731
@@ -76,7 +111,7 @@ def _landed_lines(inventory, hours, lakehouse) -> Counter:
     lines: Counter = Counter()
     for hour in hours:
         for x in pull.pull_hour(inventory, hour, lakehouse):
-            if x.source in pull.TIMESTAMPED_SOURCES and x.status == "read":
+            if x.source in ("kafka", "zookeeper", "threaddumps", "jmx") and x.status == "read":
                 data = (pull.landing_hour_dir(hour, lakehouse) / x.read_path).read_bytes()
                 data = gzip.decompress(data) if x.read_path.endswith(".gz") else data
                 lines.update((hour, x.cluster, x.host, x.source, line) for line in data.splitlines())
@@ -155,3 +190,14 @@ def test_thread_dumps_without_a_time_in_their_name_go_by_their_capture_line(tmp_
         landed = [x for x in pull.pull_hour(inventory, at, tmp_path / "lake") if x.source == "threaddumps"]
         got = [(pull.landing_hour_dir(at, tmp_path / "lake") / x.read_path).read_text() for x in landed]
         assert got == ([expected] if expected else []), hour
+
+
+@pytest.mark.parametrize("json_lines", [False, True])
+def test_a_file_that_shrank_since_it_was_listed_is_cut_by_what_is_left(json_lines):
+    if json_lines:
+        data = b'{"value": 1, "timestamp": %d}\n' % int(H8.timestamp())
+    else:
+        data = b"[2026-11-20 08:10:00,000] INFO kept (k)\n"
+    read = lambda offset, n: data[offset:offset + n]                      # noqa: E731
+    listed = len(data) + 10 * linecut.WINDOW                              # the size when it was listed
+    assert linecut.hour_range(read, listed, H8, "UTC", json_lines=json_lines) == (0, listed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import os
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -52,8 +52,10 @@ def fleet(tmp_path) -> Path:
     root = tmp_path / "fleet" / "berlin"
     k1, zk = root / "b-kafka-1", root / "b-zk-1"
     put(k1 / "kafka" / "server.log.2026-11-20-11", b"[2026-11-20 11:00:01,000] INFO hello (kafka.Kafka)\n")
-    put(k1 / "kafka" / "server.log.2026-11-20-12", b"[2026-11-20 12:00:01,000] INFO next hour (kafka.Kafka)\n")
-    put(k1 / "kafka" / "server.log.2026-11-20-10", b"[2026-11-20 10:00:01,000] INFO hour before (kafka.Kafka)\n")
+    put(k1 / "kafka" / "server.log.2026-11-20-12", b"[2026-11-20 12:00:01,000] INFO next hour (kafka.Kafka)\n",
+        mtime=INSIDE + 3600)                                                        # rolled files: written in their hour
+    put(k1 / "kafka" / "server.log.2026-11-20-10", b"[2026-11-20 10:00:01,000] INFO hour before (kafka.Kafka)\n",
+        mtime=INSIDE - 3600)
     put(k1 / "kafka" / ".server.log.2026-11-20-11", b"editor swap file\n")               # dotfile
     put(k1 / "kafka" / "archive" / "server.log.2026-11-20-11", b"in a sub-folder\n")    # not followed
     put(k1 / "jmx" / "jolokia.jsonl.2026-11-20-11", b'{"timestamp": 1795168800, "value": {}}\n')
@@ -273,3 +275,69 @@ def test_an_empty_live_file_lands_nothing_and_hides_nothing(fleet):
     later = datetime(2026, 11, 20, 11, tzinfo=UTC)
     landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", later, lake)
     assert [(Path(r.file).name, r.offset) for r in landed] == [("server.log.2026-11-20-12", 0)]
+
+
+# -- files are read for the hours they may hold; their lines land in the hour their timestamps say ----------
+
+def _hour_bytes(fleet: Path, hour: datetime) -> dict[str, bytes]:
+    inv, _ = local_hosts(fleet)
+    landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", hour, fleet / "lake")
+    return {Path(r.file).name: (pull.landing_hour_dir(hour, fleet / "lake") / r.read_path).read_bytes()
+            for r in landed if r.status == "read"}
+
+
+def test_a_line_written_just_after_the_hourly_roll_lands_in_its_own_hour(fleet):
+    k = fleet / "fleet" / "berlin" / "b-kafka-1" / "kafka"
+    straggler = b"[2026-11-20 11:59:59,990] INFO stamped before the roll (kafka.Kafka)\n"
+    put(k / "server.log.2026-11-20-12", straggler + b"[2026-11-20 12:00:01,000] INFO next hour (kafka.Kafka)\n",
+        mtime=INSIDE + 3600)
+    this_hour = _hour_bytes(fleet, HOUR)
+    assert this_hour["server.log.2026-11-20-12"] == straggler          # local 11:00-12:00 is HOUR
+    assert this_hour["server.log.2026-11-20-11"] == b"[2026-11-20 11:00:01,000] INFO hello (kafka.Kafka)\n"
+    next_hour = _hour_bytes(fleet, HOUR + pull.HOUR)
+    assert next_hour == {"server.log.2026-11-20-12": b"[2026-11-20 12:00:01,000] INFO next hour (kafka.Kafka)\n"}
+
+
+def test_an_unreadable_rolled_file_is_reported_in_its_own_hour_only(fleet):
+    k = fleet / "fleet" / "berlin" / "b-kafka-1" / "kafka"
+    put(k / "server.log.2026-11-20-12.gz", b"not gzip at all\n", mtime=INSIDE + 3600)   # local 12 = 11 UTC
+    inv, _ = local_hosts(fleet)
+    rejected = {h: [(Path(r.file).name, r.reason) for r in pull_host(inv.host("b-kafka-1"), "Europe/Berlin", h,
+                                                                       fleet / "lake") if r.status == "rejected"]
+                for h in (HOUR, HOUR + pull.HOUR)}
+    assert rejected[HOUR] == []
+    [(name, reason)] = rejected[HOUR + pull.HOUR]
+    assert name == "server.log.2026-11-20-12.gz" and reason.startswith("damaged gzip (not readable as gzip")
+
+
+def _jolokia(at: datetime, value: int) -> bytes:
+    return (b'[{"request": {"mbean": "java.lang:type=Threading", "attribute": "ThreadCount", "type": "read"}, '
+            b'"value": %d, "timestamp": %d, "status": 200}]\n' % (value, int(at.timestamp())))
+
+
+def test_a_json_lines_export_without_a_time_in_its_name_lands_by_its_jolokia_timestamps(fleet):
+    jmx = fleet / "fleet" / "berlin" / "b-kafka-1" / "jmx"
+    before, inside, after = (_jolokia(HOUR + pull.HOUR * h + timedelta(minutes=59), h) for h in (-1, 0, 1))
+    copied_at = datetime(2026, 11, 25, tzinfo=UTC).timestamp()     # an archive: the mtime is the copy time
+    put(jmx / "jolokia.jsonl", before + inside + b"not json: stays with the line before\n" + after, copied_at)
+    pretty = b'{\n  "timestamp": %d,\n  "status": 200\n}\n' % int(HOUR.timestamp())
+    put(jmx / "jolokia-dump.json", pretty, INSIDE)                 # one document, no JSON lines: by its mtime
+    got = _hour_bytes(fleet, HOUR)
+    assert got["jolokia.jsonl"] == inside + b"not json: stays with the line before\n"
+    assert got["jolokia-dump.json"] == pretty
+    assert _hour_bytes(fleet, HOUR + pull.HOUR)["jolokia.jsonl"] == after
+
+
+def test_a_live_json_lines_export_lands_the_same_lines_hour_by_hour_as_copied_later(fleet):
+    """The live DAG (each hour read while the export grows) and a later backfill of the whole file."""
+    jmx = fleet / "fleet" / "berlin" / "b-kafka-1" / "jmx"
+    path, live = put(jmx / "jolokia.jsonl", b"", INSIDE), {}
+    for h in range(3):
+        hour = HOUR + pull.HOUR * h
+        with path.open("ab") as fh:
+            fh.write(b"".join(_jolokia(hour + timedelta(minutes=m), m) for m in (0, 30, 59)))
+        os.utime(path, (hour.timestamp() + 3599,) * 2)
+        live[hour] = _hour_bytes(fleet, hour)["jolokia.jsonl"]       # pulled right after the hour
+    os.utime(path, (datetime(2026, 11, 25, tzinfo=UTC).timestamp(),) * 2)
+    for hour, data in live.items():
+        assert _hour_bytes(fleet, hour)["jolokia.jsonl"] == data and data.count(b"\n") == 3

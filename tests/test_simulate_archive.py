@@ -82,13 +82,18 @@ def test_same_lines_per_cluster_host_source(runs):
     assert {s for _, _, s in hourly} == {"kafka", "zookeeper", "jmx", "threaddumps", "logdirs"}
     for key in hourly:
         assert hourly[key] == archive[key], key
-    # the JMX exports, thread dumps and log-dir snapshots keep their names (and bytes)
+    # thread dumps and log-dir snapshots keep their names (and bytes)
     h, a = files(runs["hourly"]), files(runs["archive"])
     for rel, path in h.items():
-        if rel.parts[2] in ("jmx", "threaddumps", "logdirs"):
+        if rel.parts[2] in ("threaddumps", "logdirs"):
             assert a[rel].read_bytes() == path.read_bytes()
-    assert {r for r in a if r.parts[2] in ("jmx", "threaddumps", "logdirs")} == \
-        {r for r in h if r.parts[2] in ("jmx", "threaddumps", "logdirs")}
+    assert {r for r in a if r.parts[2] in ("threaddumps", "logdirs")} == \
+        {r for r in h if r.parts[2] in ("threaddumps", "logdirs")}
+    # the JMX exports are one live JSON-lines file per host, its hours in order
+    for rel in {r.parent for r in h if r.parts[2] == "jmx"}:
+        hourly_files = sorted(p for p in h if p.parent == rel)
+        assert sorted(p.name for p in a if p.parent == rel) == ["jolokia.jsonl"]
+        assert a[rel / "jolokia.jsonl"].read_bytes() == b"".join(h[p].read_bytes() for p in hourly_files)
 
 
 def test_truncated_gz_is_noted_and_keeps_a_prefix(runs):

@@ -16,11 +16,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from fleethealth.pull import Landed
+from fleethealth.pull import PROMETHEUS_FILE, Landed
 
 WHOLE_FILE_SOURCES = ("threaddumps",)
-# a JMX export file holding one Prometheus scrape (optionally rolled: metrics.prom.2026-11-20-05)
-PROMETHEUS_FILE = r"\.prom(\.[^/]*)?$"
 
 SCHEMA = T.StructType([
     T.StructField("cluster", T.StringType(), False),

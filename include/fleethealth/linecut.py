@@ -1,4 +1,5 @@
-"""Where an hour's lines are in a log file whose name does not say (live, size-rolled, daily-rolled).
+"""Where an hour's lines are in a log file (live, size-rolled, daily- or hourly-rolled) or a JSON-lines
+JMX export.
 
 A line belongs to the hour its own timestamp says. Log4j and ZooKeeper write records in time order,
 so the lines of one hour are one byte range: from the first record stamped at or after the hour's
@@ -12,6 +13,10 @@ Timestamps are compared as the text the log writes (`2026-11-20 10:00:00`, local
 `[...]`-wrapped for log4j, bare for ZooKeeper): an hour's ends are given in the same form. Where a
 cluster's clock falls back (the repeated local hour of a DST change) local text is not in time order;
 the lines of both repeated hours then land in the later one.
+
+JSON-lines JMX exports (one Jolokia response, or bulk-read array, per line) are cut the same way by
+each line's Jolokia `timestamp` (epoch seconds; the last one in the line); lines without one go with
+the line before them.
 """
 from __future__ import annotations
 
@@ -39,41 +44,73 @@ def local_key(at: datetime, timezone: str) -> bytes:
 def _records_from(read: Reader, size: int, p: int):
     """(offset, key) of each record start at or after offset `p`, in file order."""
     start = max(p - 1, 0)
-    if start == 0:
-        buf = b"\n" + read(0, WINDOW)   # the first line starts a record as if after a newline
-        shift = -1
-    else:
-        buf, shift = read(start, WINDOW), 0
+    got = read(start, WINDOW)
+    # the first line starts a record as if after a newline
+    buf, shift = (b"\n" + got, -1) if start == 0 else (got, 0)
     while buf:
         for m in _RECORD.finditer(buf):
             offset = start + shift + m.start() + 1
             if offset >= p:
                 yield offset, m.group(1) + b" " + m.group(2)
                 p = offset + 1
-        if start + shift + len(buf) >= size:
+        end = start + len(got)
+        if end >= size or len(got) < WINDOW:   # a short read: the file ends here (it may have shrunk)
             return
-        start = start + shift + len(buf) - _LONGEST
-        shift = 0
-        buf = read(start, WINDOW)
+        start, shift = end - _LONGEST, 0
+        got = buf = read(start, WINDOW)
 
 
-def _first_at_or_after(read: Reader, size: int, p: int):
-    return next(_records_from(read, size, p), None)
+_JSON_STAMP = re.compile(rb'"timestamp"\s*:\s*(\d{9,13})\b')
 
 
-def cut(read: Reader, size: int, key: bytes) -> int:
+def _newline_at_or_after(read: Reader, size: int, p: int) -> int | None:
+    while p < size:
+        chunk = read(p, WINDOW)
+        if not chunk:
+            return None
+        i = chunk.find(b"\n")
+        if i >= 0:
+            return p + i
+        p += len(chunk)
+    return None
+
+
+def _json_records_from(read: Reader, size: int, p: int):
+    """(offset, epoch seconds) of each JSON-lines record (a line opening with `[` or `{` that holds a
+    Jolokia timestamp) at or after offset `p`, in file order."""
+    if p > 0:
+        newline = _newline_at_or_after(read, size, p - 1)
+        if newline is None:
+            return
+        p = newline + 1
+    while p < size:
+        end = _newline_at_or_after(read, size, p)
+        end = size if end is None else end
+        line = read(p, end - p)
+        stamps = _JSON_STAMP.findall(line) if line[:1] in (b"[", b"{") else []
+        if stamps:
+            value = int(stamps[-1])
+            yield p, value // 1000 if value >= 10**11 else value   # milliseconds, from some exporters
+        p = end + 1
+
+
+def _first_at_or_after(read: Reader, size: int, p: int, records=_records_from):
+    return next(records(read, size, p), None)
+
+
+def cut(read: Reader, size: int, key, records=_records_from) -> int:
     """Offset of the first record stamped at or after `key` (`size` if none)."""
     best, lo, hi = size, 0, size   # the answer is a record start in [lo, hi), else `best`
     while hi - lo > WINDOW:
         mid = (lo + hi) // 2
-        found = _first_at_or_after(read, size, mid)
+        found = _first_at_or_after(read, size, mid, records)
         if found is None or found[0] >= hi:          # no record start in [mid, hi)
             hi = mid
         elif found[1] >= key:
             best, hi = found[0], mid
         else:
             lo = found[0] + 1
-    for offset, stamp in _records_from(read, size, lo):
+    for offset, stamp in records(read, size, lo):
         if offset >= hi:
             break
         if stamp >= key:
@@ -81,14 +118,20 @@ def cut(read: Reader, size: int, key: bytes) -> int:
     return best
 
 
-def hour_range(read: Reader, size: int, hour: datetime, timezone: str) -> tuple[int, int] | None:
-    """[start, end) bytes of the records of `hour` (UTC) in a file of `size` bytes, or None when the
-    file has no record start at all (nothing tells its lines' hour)."""
-    first = _first_at_or_after(read, size, 0)
+def hour_range(read: Reader, size: int, hour: datetime, timezone: str,
+               json_lines: bool = False) -> tuple[int, int] | None:
+    """[start, end) bytes of the records of `hour` (UTC) in a file of `size` bytes (a log, or with
+    `json_lines` a JSON-lines JMX export), or None when the file has no record start at all
+    (nothing tells its lines' hour)."""
+    if json_lines:
+        records, keys = _json_records_from, (int(hour.timestamp()), int((hour + HOUR).timestamp()))
+    else:
+        records, keys = _records_from, (local_key(hour, timezone), local_key(hour + HOUR, timezone))
+    first = _first_at_or_after(read, size, 0, records)
     if first is None:
         return None
-    start = cut(read, size, local_key(hour, timezone))
-    end = cut(read, size, local_key(hour + HOUR, timezone))
+    start = cut(read, size, keys[0], records)
+    end = cut(read, size, keys[1], records)
     if start < end and start == first[0]:
         start = 0                      # lines before the first record go with it
     return start, end

@@ -5,15 +5,16 @@ Landing layout: <lakehouse>/landing/<YYYY-MM-DDTHH>/<cluster>/<host>/<source>/<f
 are fetched into `<host>.partial` and renamed over `<host>` at the end: a host-hour folder is
 replaced as a whole, never half-written, and a failed pull leaves the previous one in place.
 
-Which files and bytes:
-  - Kafka and ZooKeeper logs and thread dumps whose name carries no time (live, size-rolled,
-    daily-rolled, .gz or not; `jstack >> dumps.txt`): every such file last written at or after the
-    hour's start, and of it only the byte range of the hour's records by their own timestamps (`fleethealth.linecut`; a .gz is decompressed
+Which files and bytes (`placed_by_lines`):
+  - Every Kafka and ZooKeeper log (hourly-rolled, live, size-rolled, daily-rolled, .gz or not), thread
+    dumps whose name carries no time (`jstack >> dumps.txt`) and JSON-lines JMX exports whose name
+    carries no time: each file that may hold the hour (`may_hold`: last written at or after the hour's
+    start; an hourly-rolled file for its own hour and the one before), and of it only the byte range
+    of the hour's records by their own timestamps (`fleethealth.linecut`; a .gz is decompressed
     first). A line lands in the hour it belongs to, whatever the file's name or mtime, and in no
     other: no state is needed for these.
-  - Everything else by `hours.file_span`: hourly-rolled `*.log.YYYY-MM-DD-HH` of that hour,
-    snapshots by the time in their name, other files whose mtime falls in the hour -- incrementally,
-    by the state below.
+  - Everything else by `hours.file_span`: snapshots and scrapes by the time in their name, other
+    files whose mtime falls in the hour -- incrementally, by the state below.
 Each file listed for the hour is in the manifest, read or rejected (vanished, swapped for a symlink,
 unreadable, over the cap) with the reason, and a damaged .gz lands with the complete lines that
 decompressed (`gzip_damage`): one file never fails a host. Landed names are plain (`landed_name`);
@@ -72,9 +73,8 @@ log = logging.getLogger(__name__)
 MANIFEST = "_manifest.json"
 STATE = "_state"
 MAX_FILE_BYTES = 2 * 1024**3
-# sources whose records start with their time (log lines; a thread dump's capture-time line): a file
-# without a time in its name is placed in hours by its records (linecut)
-TIMESTAMPED_SOURCES = ("kafka", "zookeeper", "threaddumps")
+# a JMX export file holding one Prometheus scrape (optionally rolled: metrics.prom.2026-11-20-05)
+PROMETHEUS_FILE = r"\.prom(\.[^/]*)?$"
 IDENTITY_BYTES = 1024
 LIVE_WINDOW = timedelta(hours=1)      # live Jolokia reads are taken for an hour until this after its end
 STATE_KEEP = timedelta(days=14)       # forget files last landed longer ago than this
@@ -366,6 +366,31 @@ class SeenIndex:
         return self._same(s, there, self.head(folder, s.name))
 
 
+def placed_by_lines(source: str, name: str) -> str:
+    """How a file's records find their hours: "log" (every Kafka and ZooKeeper log, and thread dumps
+    without a capture time in their name: by their lines' timestamps), "json" (a JSON-lines JMX export
+    without a time in its name: by its lines' Jolokia timestamps, if it has any) or "" (by the time in
+    its name, else its mtime: snapshots, scrapes, rolled exports)."""
+    if source in ("kafka", "zookeeper") or (source == "threaddumps" and not time_in_name(name)):
+        return "log"
+    if source == "jmx" and not time_in_name(name) and not name.endswith(".gz") \
+            and not re.search(PROMETHEUS_FILE, name):
+        return "json"
+    return ""
+
+
+def may_hold(name: str, mtime: float, hour: datetime, tz: str) -> bool:
+    """Whether a file may hold lines of `hour`: not if it was last written before the hour began, nor
+    if its name says a later time. An hourly-rolled file holds its hour and, first, any lines of the
+    hour before that were written after the roll."""
+    if mtime < hour.timestamp():
+        return False
+    if not time_in_name(name):
+        return True
+    start, end = file_span(name, mtime, tz)
+    return start - HOUR <= hour and (start == end or hour < end)
+
+
 def _byte_range(known: Seen | None, size: int, hour: str) -> tuple[int, int | None]:
     """[start, end) of the file to land for `hour`; end None: up to `size`. start == size: nothing new."""
     if known is None or size < known.end:           # new, or truncated and rewritten: all of it
@@ -432,10 +457,13 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
                              rf.size, "", rf.mtime, pulled_at, remote, status="rejected", reason=reason))
 
     def by_content(transport, source: str, folder: str, rf) -> None:
-        """Land the lines of `hour` of a log file whose name does not say its time (linecut)."""
+        """Land the lines of `hour` of a log file, found by their own timestamps (linecut). A file that
+        cannot be read is reported in the hour its name says (else in every hour it may hold)."""
         remote = posixpath.join(folder, rf.name)
+        home = in_hour(file_span(rf.name, rf.mtime, timezone_name), hour)
         if rf.size > MAX_FILE_BYTES:
-            reject(source, rf, remote, f"{rf.size} bytes, over the cap of {MAX_FILE_BYTES}")
+            if home or not time_in_name(rf.name):
+                reject(source, rf, remote, f"{rf.size} bytes, over the cap of {MAX_FILE_BYTES}")
             return
         target = _inside(tmp, tmp / source / landed_name(rf.name))
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -444,7 +472,8 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
             if rf.name.endswith(".gz"):     # no seeking in a compressed file: decompress it here first
                 reason, plain = _gunzip(transport, folder, rf.name, target)
                 if plain is None:
-                    reject(source, rf, remote, reason)
+                    if home or not time_in_name(rf.name):
+                        reject(source, rf, remote, reason)
                     return
                 target = target.with_name(target.name + ".lines")
                 transport, folder, name, size = LocalTransport(), str(plain.parent), plain.name, plain.stat().st_size
@@ -452,24 +481,53 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
                 name, size = rf.name, rf.size
             span = linecut.hour_range(lambda offset, n: transport.read(folder, name, offset, n), size,
                                       hour, timezone_name)
-            if span is None:   # not one timestamped line: the hour of its mtime (silver quarantines them)
-                span = (0, size if hour.timestamp() <= rf.mtime < (hour + HOUR).timestamp() else 0)
+            if span is None:   # not one timestamped line: the hour its name or mtime says (silver
+                # quarantines the lines); an empty file is listed in the hour its name says
+                span = (0, size if home and (size or time_in_name(rf.name)) else -1)
             start, end = span
-            if start < end:
+            if start < end or start == end == 0 == size:
                 copied = transport.fetch(folder, name, target, start, end)
                 if start + copied < end:
                     reason = f"shrank from {size} to {start + copied} bytes while it was read"
-                elif end == size and not reason and not _ends_with_newline(target):
+                elif start < end == size and not reason and not _ends_with_newline(target):
                     reason = "its last line was still being written (no newline at the end)"
         except FileError as exc:
             target.unlink(missing_ok=True)
-            reject(source, rf, remote, str(exc))
+            if home or not time_in_name(rf.name):
+                reject(source, rf, remote, str(exc))
             return
         finally:
             if plain is not None:
                 plain.unlink(missing_ok=True)
-        if start < end:
+        if start < end or start == end == 0 == size:
             add(source, target, remote, rf.mtime, start, rf.name, reason=reason)
+
+    def json_lines(transport, source: str, folder: str, rf) -> bool:
+        """Land the lines of `hour` of a JSON-lines JMX export by their Jolokia timestamps; False when
+        it holds no such line (then it is placed by its name or mtime, as other exports are)."""
+        read = lambda offset, n: transport.read(folder, rf.name, offset, n)  # noqa: E731
+        remote = posixpath.join(folder, rf.name)
+        try:
+            span = linecut.hour_range(read, min(rf.size, MAX_FILE_BYTES), hour, timezone_name, json_lines=True)
+            if span is None:
+                return False
+            if rf.size > MAX_FILE_BYTES:
+                reject(source, rf, remote, f"{rf.size} bytes, over the cap of {MAX_FILE_BYTES}")
+                return True
+            start, end = span
+            if start < end:
+                target = _inside(tmp, tmp / source / landed_name(rf.name))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                copied = transport.fetch(folder, rf.name, target, start, end)
+                reason = ""
+                if start + copied < end:
+                    reason = f"shrank from {rf.size} to {start + copied} bytes while it was read"
+                elif end == rf.size and not _ends_with_newline(target):
+                    reason = "its last line was still being written (no newline at the end)"
+                add(source, target, remote, rf.mtime, start, rf.name, reason=reason)
+        except FileError as exc:
+            reject(source, rf, remote, str(exc))
+        return True
 
     try:
         with open_transport(host) as transport:
@@ -479,12 +537,17 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
                 for rf in seen_index.list_files(folder):
                     if not _safe_name(rf.name):
                         continue
-                    if source in TIMESTAMPED_SOURCES and not time_in_name(rf.name):
-                        # live, size- or daily-rolled: its lines of the hour, by their own timestamps;
-                        # a file last written before the hour began cannot hold it
-                        if rf.mtime >= hour.timestamp():
+                    placed = placed_by_lines(source, rf.name)
+                    if placed:
+                        # its lines of the hour, by their own timestamps; its name and mtime only say
+                        # which hours it may hold (a file last written before the hour began cannot)
+                        if not may_hold(rf.name, rf.mtime, hour, timezone_name):
+                            continue
+                        if placed == "log":
                             by_content(transport, source, folder, rf)
-                        continue
+                            continue
+                        if json_lines(transport, source, folder, rf):
+                            continue
                     span = file_span(rf.name, rf.mtime, timezone_name)
                     selected = in_hour(span, hour)
                     # Re-pulling an hour: a file changed since may still hold bytes landed for it.

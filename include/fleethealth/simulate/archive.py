@@ -8,6 +8,8 @@ The hourly layout is written first and re-arranged in place, so both layouts hol
   `zookeeper.log.1`, `zookeeper.log.2`, ... (older). A file rolls after the record that takes it past
   `total / (0.8 * hours)` bytes, so files cut at record boundaries (never inside a multi-line record),
   not at hours, and each spans about 1.25 hours.
+- Jolokia JMX exports: one live JSON-lines `jolokia.jsonl` spanning every hour (an exporter that
+  appends to one file), not one file per hour.
 - One gzip'd Kafka file (oldest `server.log.*.gz` of the first cluster's first broker) keeps only the
   first 60 % of its bytes, as if copied while being compressed; `<out>/archive-notes.json` names it.
 - Every file's mtime is the copy time (now), not the time of its content.
@@ -39,6 +41,8 @@ def rearrange(out: Path, root: Path, clusters: list[Cluster]) -> dict:
                 _kafka(hd / "kafka")
             if (hd / "zookeeper").is_dir():
                 _zookeeper(hd / "zookeeper")
+            if (hd / "jmx").is_dir():
+                _jmx(hd / "jmx")
     truncated = _truncate_one(out, root, clusters)
     now = time.time()
     for c in clusters:
@@ -64,6 +68,15 @@ def _kafka(folder: Path) -> None:
         for p in rolled[:-1]:
             p.with_name(p.name + ".gz").write_bytes(gzip.compress(p.read_bytes(), mtime=0))
             p.unlink()
+
+
+def _jmx(folder: Path) -> None:
+    hourly = sorted(folder.glob("jolokia.jsonl.*"), key=lambda p: p.name)   # YYYY-MM-DD-HH labels sort by time
+    if hourly:
+        data = b"".join(p.read_bytes() for p in hourly)
+        for p in hourly:
+            p.unlink()
+        (folder / "jolokia.jsonl").write_bytes(data)
 
 
 def _zookeeper(folder: Path) -> None:
