@@ -201,3 +201,25 @@ def test_a_file_that_shrank_since_it_was_listed_is_cut_by_what_is_left(json_line
     read = lambda offset, n: data[offset:offset + n]                      # noqa: E731
     listed = len(data) + 10 * linecut.WINDOW                              # the size when it was listed
     assert linecut.hour_range(read, listed, H8, "UTC", json_lines=json_lines) == (0, listed)
+
+
+def test_an_hourly_rolled_file_keeps_its_lines_but_gives_its_head_of_the_hour_before_back():
+    named = datetime(2026, 11, 20, 10, tzinfo=UTC)                     # server.log.2026-11-20-11 in Berlin
+
+    def rec(stamp: str, text: str = "x") -> bytes:
+        return f"[2026-11-{stamp},000] INFO {text} (k)\n".encode()
+
+    head = b"orphan line\n" + rec("20 10:59:59", "after the roll") + b"\tat continuation\n"
+    body = rec("20 11:00:01") + rec("31 11:10:00", "impossible date") + rec("20 09:00:00", "clock jump") \
+        + rec("20 12:30:00", "late") + rec("20 11:59:59")
+    data = head + body
+    read = lambda offset, n: data[offset:offset + n]                      # noqa: E731
+    rolled = lambda hour: linecut.rolled_range(read, len(data), hour, named, "Europe/Berlin")  # noqa: E731
+    assert rolled(named - timedelta(hours=1)) == (0, len(head))
+    assert rolled(named) == (len(head), len(data))
+    assert rolled(named + timedelta(hours=1)) == (len(data), len(data))
+    no_head = body[len(rec("20 11:00:01")):]                             # starts with the impossible date
+    read = lambda offset, n: no_head[offset:offset + n]                   # noqa: E731
+    assert linecut.rolled_range(read, len(no_head), named, named, "Europe/Berlin") == (0, len(no_head))
+    assert linecut.rolled_range(read, len(no_head), named - timedelta(hours=1), named, "Europe/Berlin") == (0, 0)
+    assert linecut.rolled_range(lambda offset, n: b"", 0, named, named, "Europe/Berlin") is None

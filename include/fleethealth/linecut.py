@@ -14,6 +14,12 @@ Timestamps are compared as the text the log writes (`2026-11-20 10:00:00`, local
 cluster's clock falls back (the repeated local hour of a DST change) local text is not in time order;
 the lines of both repeated hours then land in the later one.
 
+An hourly-rolled file (`server.log.2026-11-20-10`) is not searched: its name says its hour, except for
+the records at its head stamped in the hour before (written just after the roll), which go to that
+hour (`rolled_range`). A stray stamp inside it (a clock jump, an impossible date) cannot move lines.
+In a live or size-rolled file such a stamp can misplace the lines around it: there only the stamps
+tell the hours.
+
 JSON-lines JMX exports (one Jolokia response, or bulk-read array, per line) are cut the same way by
 each line's Jolokia `timestamp` (epoch seconds; the last one in the line); lines without one go with
 the line before them.
@@ -135,3 +141,26 @@ def hour_range(read: Reader, size: int, hour: datetime, timezone: str,
     if start < end and start == first[0]:
         start = 0                      # lines before the first record go with it
     return start, end
+
+
+def rolled_range(read: Reader, size: int, hour: datetime, named: datetime, timezone: str) -> tuple[int, int] | None:
+    """[start, end) bytes of the lines of `hour` (UTC) in an hourly-rolled log file named for the hour
+    `named`: the records at its head stamped in the hour before `named` belong to that hour, all the
+    rest to `named`; None when the file has no record start at all."""
+    before, key = local_key(named - HOUR, timezone), local_key(named, timezone)
+    first, head_end = None, None
+    for offset, stamp in _records_from(read, size, 0):
+        if first is None:
+            first = offset
+        if not before <= stamp < key:
+            head_end = offset
+            break
+    if first is None:
+        return None
+    if head_end is None:
+        head_end = size
+    if head_end == first:
+        head_end = 0                   # no record of the hour before: lines before the first record go with it
+    if hour == named:
+        return head_end, size
+    return (0, head_end) if hour == named - HOUR else (size, size)

@@ -479,8 +479,12 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
                 transport, folder, name, size = LocalTransport(), str(plain.parent), plain.name, plain.stat().st_size
             else:
                 name, size = rf.name, rf.size
-            span = linecut.hour_range(lambda offset, n: transport.read(folder, name, offset, n), size,
-                                      hour, timezone_name)
+            read = lambda offset, n: transport.read(folder, name, offset, n)  # noqa: E731
+            named, named_end = file_span(rf.name, rf.mtime, timezone_name)
+            if named < named_end:   # hourly-rolled: its hour, but for a head of the hour before's records
+                span = linecut.rolled_range(read, size, hour, named, timezone_name)
+            else:
+                span = linecut.hour_range(read, size, hour, timezone_name)
             if span is None:   # not one timestamped line: the hour its name or mtime says (silver
                 # quarantines the lines); an empty file is listed in the hour its name says
                 span = (0, size if home and (size or time_in_name(rf.name)) else -1)
