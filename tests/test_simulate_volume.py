@@ -142,12 +142,11 @@ def detector_samples(files: dict) -> list[tuple]:
 
 
 def test_added_mbeans_change_nothing_the_detectors_or_other_sources_see(tmp_path):
-    end = START + timedelta(hours=3)   # pm3's restart hour: a broker down part of the hour
-    simulate(tmp_path / "lean", "all", START, end, jmx_samples_per_broker_hour=0)
-    simulate(tmp_path / "full", "all", START, end, jmx_samples_per_broker_hour=20_000)
+    simulate(tmp_path / "lean", "all", START, HOUR, jmx_samples_per_broker_hour=0)
+    simulate(tmp_path / "full", "all", START, HOUR, jmx_samples_per_broker_hour=20_000)
     lean_scrapes, full_scrapes = scrapes(tmp_path / "lean"), scrapes(tmp_path / "full")
     lean, full = detector_samples(lean_scrapes), detector_samples(full_scrapes)
-    assert len(lean) > 1_000 and lean == full
+    assert len(lean) > 500 and lean == full
     others = {"kafka", "zookeeper", "threaddumps", "logdirs"}
     assert digest(tmp_path / "lean", others) == digest(tmp_path / "full", others)
     for name in ("expected_incidents.json", "inventory.yaml"):
