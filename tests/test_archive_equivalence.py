@@ -40,7 +40,7 @@ def layouts(spark, tmp_path_factory):
     out = {}
     for layout in ("hourly", "archive"):
         root = tmp_path_factory.mktemp(layout)
-        inventory = load_inventory(simulate(root, SCENARIOS, START, END, layout=layout))
+        inventory = load_inventory(simulate(root, SCENARIOS, START, END, layout=layout, jmx_samples_per_broker_hour=0))
         run = run_window(spark, inventory, hours_between(START, END), str(root / "lakehouse"))
         out[layout] = {
             "silver": {name: rows(df) for name, df in run["silver"].items()

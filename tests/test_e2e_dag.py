@@ -59,7 +59,7 @@ def runs(tmp_path_factory, spark):
     try:
         zk = ZooKeeper(root / "zk", root / "remote" / "zk-1" / "zookeeper")
         hour = floor_hour(datetime.fromtimestamp(zk.log_file.stat().st_mtime, UTC))
-        simulated = simulate(root / "sim", SIMULATED, hour, hour + timedelta(hours=1))
+        simulated = simulate(root / "sim", SIMULATED, hour, hour + timedelta(hours=1), jmx_samples_per_broker_hour=0)
         doc = yaml.safe_load(simulated.read_text())
         doc["clusters"].append(loop_cluster(root, zk, hour))
         inventory = root / "inventory.yaml"

@@ -96,7 +96,8 @@ def kill_at(proc: subprocess.Popen, root: Path, point: str, timeout_s: float = 6
 @pytest.fixture(scope="module")
 def fleet(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("faults")
-    inventory_path = simulate(root / "sim", ["pm3-dead-cleaner"], HOUR, HOUR + timedelta(hours=1))
+    inventory_path = simulate(root / "sim", ["pm3-dead-cleaner"], HOUR, HOUR + timedelta(hours=1),
+                              jmx_samples_per_broker_hour=0)
     fleet = {"inventory_path": str(inventory_path), "inventory": load_inventory(inventory_path), "root": root}
     run_in_process(spark, fleet, root / "uninterrupted")
     fleet["expected"] = tables(spark, root / "uninterrupted")

@@ -24,7 +24,7 @@ END = START + timedelta(hours=24)
 @pytest.fixture(scope="module")
 def day(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("healthy_day")
-    inventory = load_inventory(simulate(root, ["healthy"], START, END))
+    inventory = load_inventory(simulate(root, ["healthy"], START, END, jmx_samples_per_broker_hour=0))
     hours = hours_between(START, END)
     out = run_window(spark, inventory, hours, str(root / "lakehouse"))
     result = {"hours": hours, "hosts": len(inventory.hosts), "records": out["records"].count(),

@@ -27,7 +27,8 @@ def run_hour(spark, inventory_path, hour, lakehouse):
 @pytest.fixture(scope="module")
 def fleet(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("fleet")
-    inventory = simulate(root, ["healthy", "pm3-dead-cleaner"], H10, H11 + timedelta(hours=1))
+    inventory = simulate(root, ["healthy", "pm3-dead-cleaner"], H10, H11 + timedelta(hours=1),
+                         jmx_samples_per_broker_hour=0)
     # the healthy cluster's broker 3 exports no JMX in the second hour
     for f in (root / "fleet" / "healthy" / "healthy-kafka-3" / "jmx").glob("jolokia.jsonl.2026-11-20-12"):
         f.unlink()

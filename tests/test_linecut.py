@@ -124,7 +124,7 @@ def test_an_archive_and_the_hourly_files_land_the_same_lines_in_the_same_hours(t
     got = {}
     for layout in ("hourly", "archive"):
         inventory = load_inventory(simulate(tmp_path / layout, ["healthy", "pm2-zk-follower-reset"], start,
-                                            hours[-1] + timedelta(hours=1), layout=layout))
+                                            hours[-1] + timedelta(hours=1), layout=layout, jmx_samples_per_broker_hour=0))
         got[layout] = _landed_lines(inventory, hours, tmp_path / layout / "lake")
     zk = [k for k in got["archive"] if k[3] == "zookeeper"]
     assert zk and {k[0] for k in zk} == set(hours)            # size-rolled logs spread over every hour

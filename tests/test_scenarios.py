@@ -23,12 +23,16 @@ TOLERANCE = timedelta(minutes=5)
 # a comma-separated subset, to iterate on some detectors quickly (the suite runs all)
 UNDER_TEST = tuple(os.environ.get("FLEETHEALTH_TEST_SCENARIOS", "").split(",")) if os.environ.get(
     "FLEETHEALTH_TEST_SCENARIOS") else SCENARIOS
+# JMX samples per broker-hour: 0 = only the MBeans fleethealth reads (cheap); e.g. 20000, the simulator's
+# realistic default, runs the acceptance with the broker's other MBeans too (adds minutes)
+JMX_SAMPLES = int(os.environ.get("FLEETHEALTH_TEST_JMX_SAMPLES", "0"))
 
 
 @pytest.fixture(scope="module")
 def window(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("scenarios")
-    inventory = simulate(root, list(UNDER_TEST), START, START + timedelta(hours=HOURS))
+    inventory = simulate(root, list(UNDER_TEST), START, START + timedelta(hours=HOURS),
+                         jmx_samples_per_broker_hour=JMX_SAMPLES)
     lakehouse = str(root / "lakehouse")
     inv = load_inventory(inventory)
     for h in range(HOURS):

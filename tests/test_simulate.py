@@ -174,7 +174,7 @@ def _jmx_sizes(fleet, broker: int, partition: int) -> list[tuple[int, int]]:
     for f in sorted((host_dir(fleet, PM3, f"{PM3}-kafka-{broker}") / "jmx").iterdir()):
         for line in f.read_text().splitlines():
             for r in json.loads(line):
-                if r["request"]["mbean"].startswith("kafka.log:type=Log,name=Size"):
+                if r["request"]["mbean"] == "kafka.log:type=Log,name=Size,topic=__consumer_offsets,partition=*":
                     key = f"kafka.log:name=Size,partition={partition},topic=__consumer_offsets,type=Log"
                     out.append((r["timestamp"], r["value"][key]["Value"]))
     return out
@@ -282,13 +282,14 @@ def test_deterministic(tmp_path):
         return h.hexdigest()
 
     end = START + timedelta(hours=1)
-    simulate(tmp_path / "a", "all", START, end, seed=11)
-    simulate(tmp_path / "b", "all", START, end, seed=11)
-    simulate(tmp_path / "c", "all", START, end, seed=12)
+    lean = {"jmx_samples_per_broker_hour": 0}   # JMX volume: tests/test_simulate_volume.py
+    simulate(tmp_path / "a", "all", START, end, seed=11, **lean)
+    simulate(tmp_path / "b", "all", START, end, seed=11, **lean)
+    simulate(tmp_path / "c", "all", START, end, seed=12, **lean)
     assert digest(tmp_path / "a") == digest(tmp_path / "b")
     assert digest(tmp_path / "a") != digest(tmp_path / "c")
     # re-simulating into the same folder replaces the files (no appended duplicates)
-    simulate(tmp_path / "a", "all", START, end, seed=11)
+    simulate(tmp_path / "a", "all", START, end, seed=11, **lean)
     assert digest(tmp_path / "a") == digest(tmp_path / "b")
 
 

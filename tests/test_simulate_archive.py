@@ -28,10 +28,10 @@ KAFKA_RECORD = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d):\d\d:\d\d,\d{3}\] ")
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("layouts")
-    simulate(base / "default", SCENARIOS, START, END)
-    simulate(base / "hourly", SCENARIOS, START, END, layout="hourly")
+    simulate(base / "default", SCENARIOS, START, END, jmx_samples_per_broker_hour=0)
+    simulate(base / "hourly", SCENARIOS, START, END, layout="hourly", jmx_samples_per_broker_hour=0)
     before = time.time()
-    simulate(base / "archive", SCENARIOS, START, END, layout="archive")
+    simulate(base / "archive", SCENARIOS, START, END, layout="archive", jmx_samples_per_broker_hour=0)
     after = time.time()
     notes = json.loads((base / "archive" / "archive-notes.json").read_text())
     return {"hourly": base / "hourly", "default": base / "default", "archive": base / "archive",

@@ -35,7 +35,7 @@ def cmd_simulate(args) -> int:
 
     inventory = simulate(Path(args.out), args.scenario, parse_hour(args.start), parse_hour(args.end),
                          brokers=args.brokers, seed=args.seed, bytes_per_broker_hour=args.bytes_per_broker_hour,
-                         layout=args.layout)
+                         jmx_samples_per_broker_hour=args.jmx_samples_per_broker_hour, layout=args.layout)
     print(f"fleet written under {Path(args.out).resolve()}; inventory: {inventory}")
     return 0
 
@@ -186,7 +186,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--to", dest="end", required=True, help="end hour (exclusive), ISO-8601 UTC")
     s.add_argument("--brokers", type=int, default=3)
     s.add_argument("--seed", type=int, default=7)
-    s.add_argument("--bytes-per-broker-hour", type=int, default=200_000)
+    s.add_argument("--bytes-per-broker-hour", type=int, default=200_000,
+                   help="bytes of Kafka logs per broker-hour, ± 5 %% (default 200000)")
+    s.add_argument("--jmx-samples-per-broker-hour", type=int, default=20_000,
+                   help="JMX samples per broker-hour as silver counts them (one per attribute value, one per item "
+                        "of a composite), ± 5 %% (default 20000; 0: only the MBeans fleethealth reads)")
     s.add_argument("--layout", choices=("hourly", "archive"), default="hourly",
                    help="hourly: one file per hour (default); archive: as copied off the hosts after an incident "
                         "(live and .gz Kafka logs, size-rolled ZooKeeper logs, one truncated .gz, mtimes = now)")

@@ -4,9 +4,14 @@
     inventory = simulate(Path("out"), "all", start, end)   # start/end: tz-aware, hour-aligned UTC
 
 Writes `<out>/fleet/<cluster>/<host>/{kafka,zookeeper,jmx,threaddumps,logdirs}/`, `<out>/inventory.yaml`
-and `<out>/expected_incidents.json`. Deterministic for a given seed. `layout="archive"` re-arranges the
-same records as found on hosts copied right after an incident (live and gzip'd Kafka logs, size-rolled
-ZooKeeper logs, one truncated `.gz`, fresh mtimes; see `archive.py`) and writes `<out>/archive-notes.json`.
+and `<out>/expected_incidents.json`. Deterministic for a given seed. Volume per broker-hour, each ± 5 %:
+`bytes_per_broker_hour` bytes of Kafka logs and `jmx_samples_per_broker_hour` JMX samples as silver
+counts them (`jmx_volume.py`). Exceptions: a broker's own records above the byte budget are all written;
+an hour a broker is partly down has less of both; N below the ~800 samples of the MBeans fleethealth
+reads gives those alone (N = 0: the cheap choice for tests that do not need the volume).
+`layout="archive"` re-arranges the same records as found on hosts copied right after an incident (live
+and gzip'd Kafka logs, size-rolled ZooKeeper logs, one truncated `.gz`, fresh mtimes; see `archive.py`)
+and writes `<out>/archive-notes.json`.
 """
 from __future__ import annotations
 
@@ -39,13 +44,17 @@ def _resolve(scenarios: list[str] | str) -> list[str]:
 
 
 def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: datetime, *, brokers: int = 3,
-             seed: int = 7, bytes_per_broker_hour: int = 200_000, layout: str = "hourly") -> Path:
+             seed: int = 7, bytes_per_broker_hour: int = 200_000, jmx_samples_per_broker_hour: int = 20_000,
+             layout: str = "hourly") -> Path:
     """Write a fleet for [start, end) (UTC, hour-aligned, tz-aware) under `out`; return the inventory path."""
     names = _resolve(scenarios)
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
     if brokers < 1:
         raise ValueError(f"brokers must be >= 1, got {brokers}")
+    if bytes_per_broker_hour < 0 or jmx_samples_per_broker_hour < 0:
+        raise ValueError(f"bytes and JMX samples per broker-hour must be >= 0, got {bytes_per_broker_hour} "
+                         f"and {jmx_samples_per_broker_hour}")
     start_ms, end_ms = check_window(start, end)
     out = Path(out)
     root = out / "fleet"
@@ -57,7 +66,7 @@ def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: dateti
         base = root / cluster.name
         if base.exists():
             shutil.rmtree(base)  # files are appended hour by hour: start from a clean cluster folder
-        _write_cluster(state, base, start_ms, end_ms, bytes_per_broker_hour)
+        _write_cluster(state, base, start_ms, end_ms, bytes_per_broker_hour, jmx_samples_per_broker_hour)
         clusters.append(cluster)
         expected.extend(sc.expected(state, start_ms, end_ms))
     out.mkdir(parents=True, exist_ok=True)
@@ -69,15 +78,17 @@ def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: dateti
     return write_inventory(out / "inventory.yaml", clusters, root)
 
 
-def _write_cluster(state: ClusterState, base: Path, start_ms: int, end_ms: int, bytes_per_hour: int) -> None:
+def _write_cluster(state: ClusterState, base: Path, start_ms: int, end_ms: int, bytes_per_hour: int,
+                   jmx_samples_per_hour: int) -> None:
     c = state.c
     clock = LocalClock(c.tz)
     for b in c.broker_ids:
         hd = base / c.broker_host(b).name
         logs = BrokerLogs(state, b, clock, hd / "kafka", bytes_per_hour)
+        extra = jolokia.broker_jmx(state, b, jmx_samples_per_hour, start_ms)
         for h0 in utc_hours(start_ms, end_ms):
             logs.write_hour(h0)
-            jolokia.write_hour(state, b, clock, hd / "jmx", h0)
+            jolokia.write_hour(state, b, clock, hd / "jmx", h0, extra)
             threaddumps.write_hour(state, b, clock, hd / "threaddumps", h0)
             if b == c.broker_ids[0]:
                 logdirs.write_hour(state, clock, hd / "logdirs", h0)

@@ -1,4 +1,8 @@
-"""Jolokia JMX exports: `jmx/jolokia.jsonl.YYYY-MM-DD-HH`, one bulk read response per line every 5 min."""
+"""Jolokia JMX exports: `jmx/jolokia.jsonl.YYYY-MM-DD-HH`, one bulk read response per line every 5 min.
+
+Each response holds the reads of the MBeans fleethealth uses (`bulk_response`), then the broker's other
+MBeans up to the asked number of samples per broker-hour (`jmx_volume`), then, once an hour, a failed read.
+"""
 from __future__ import annotations
 
 import json
@@ -6,6 +10,7 @@ from pathlib import Path
 
 from .clock import HOUR_MS, LocalClock
 from .fleet import OFFSETS_TOPIC
+from .jmx_volume import BrokerJmx, samples_in
 from .model import ClusterState
 
 SAMPLE_EVERY_MS = 300_000
@@ -38,7 +43,16 @@ def _meter(count: int, rate: float, unit: str, event: str) -> dict:
             "OneMinuteRate": round(rate, 6), "RateUnit": unit}
 
 
-def bulk_response(state: ClusterState, broker: int, ms: int, with_error: bool) -> list[dict]:
+def broker_jmx(state: ClusterState, broker: int, samples_per_hour: int, probe_ms: int) -> BrokerJmx:
+    """The extra reads that bring each scrape of `broker` to samples_per_hour / 12 samples (as silver
+    counts them); the base reads give the same number of samples at every scrape, `probe_ms` is any."""
+    per_scrape = round(samples_per_hour * SAMPLE_EVERY_MS / HOUR_MS)
+    base = sum(samples_in(x) for x in bulk_response(state, broker, probe_ms, False))
+    return BrokerJmx(state, broker, per_scrape, base)
+
+
+def bulk_response(state: ClusterState, broker: int, ms: int, with_error: bool,
+                  extra: BrokerJmx | None = None) -> list[dict]:
     c = state.c
     r = state.rng("jmx", broker, ms)
     ts = ms
@@ -70,6 +84,8 @@ def bulk_response(state: ClusterState, broker: int, ms: int, with_error: bool) -
     sizes = {f"kafka.log:name=Size,partition={p},topic={OFFSETS_TOPIC},type=Log": {"Value": state.offsets_size(broker, p, ms)}
              for p in c.offsets_partitions(broker)}
     out.append(_read(OFFSETS_SIZE_PATTERN, sizes, ts))
+    if extra is not None:
+        out.extend(extra.responses(ms))
     if with_error:
         out.append({"request": {"mbean": MISSING_MBEAN, "type": "read"},
                     "error_type": "javax.management.InstanceNotFoundException",
@@ -78,14 +94,15 @@ def bulk_response(state: ClusterState, broker: int, ms: int, with_error: bool) -
     return out
 
 
-def write_hour(state: ClusterState, broker: int, clock: LocalClock, folder: Path, h0: int) -> int:
+def write_hour(state: ClusterState, broker: int, clock: LocalClock, folder: Path, h0: int,
+               extra: BrokerJmx | None = None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     times = sample_times(state, broker, h0, h0 + HOUR_MS)
     err_at = state.rng("jmx-err", broker, h0).randrange(len(times)) if times else -1
     n = 0
     by_file: dict[str, list[str]] = {}
     for i, ms in enumerate(times):
-        line = json.dumps(bulk_response(state, broker, ms, i == err_at), separators=(",", ":")) + "\n"
+        line = json.dumps(bulk_response(state, broker, ms, i == err_at, extra), separators=(",", ":")) + "\n"
         by_file.setdefault(clock.hour_label(ms), []).append(line)
     for label, lines in by_file.items():
         with open(folder / f"jolokia.jsonl.{label}", "a", encoding="utf-8") as fh:

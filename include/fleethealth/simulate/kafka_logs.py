@@ -7,6 +7,7 @@ before 1.0 the periodic lines take 0.10's texts (`[Thread], msg`, `[Group Metada
 """
 from __future__ import annotations
 
+from collections import Counter
 from operator import itemgetter
 from pathlib import Path
 
@@ -274,6 +275,7 @@ class BrokerLogs:
             return self._controller_legacy(h0, h1, out)
         cid = f"[Controller id={self.b}]"
         prefmap = None
+        preferred = Counter(self.c.leader(t.name, p) for t in self.c.all_topics for p in range(t.partitions))
         t = h0 + (self.s.controller_check_phase - h0) % 300_000
         while t < h1:
             prefmap = prefmap or self._preferred_map()
@@ -285,8 +287,7 @@ class BrokerLogs:
                 mine = [tp for tp, reps in moved if reps[0] == b]
                 body = ", ".join(f"{tp} -> List({', '.join(map(str, reps))})" for tp, reps in moved if reps[0] == b)
                 out.append(self.rec(t + 1, "DEBUG", f"{cid} Topics not in preferred replica for broker {b} Map({body})", CTRL))
-                total = sum(1 for tt in self.c.all_topics for p in range(tt.partitions)
-                            if self.c.replicas(tt.name, p)[0] == b) or 1
+                total = preferred.get(b) or 1
                 out.append(self.rec(t + 1, "TRACE", f"{cid} Leader imbalance ratio for broker {b} is {len(mine) / total}", CTRL))
                 if mine:
                     out.append(self.rec(t + 2, "INFO", f"{cid} Starting preferred replica leader election for partitions "
@@ -589,7 +590,7 @@ class BrokerLogs:
                          f"leader replied with an offset {off} >= the follower's log end offset {off - int(rnd() * 50)} in "
                          f"{tp}. No truncation needed.", "kafka.server.ReplicaFetcherThread")
             msgs.append(m)
-            used += len(m[0]) + len(m[1]) + 36
+            used += len(m[0]) + len(m[1]) + 35   # "[" stamp "] INFO " msg " (" logger ")\n"
         times = sorted(int(rnd() * HOUR_MS) for _ in msgs)
         stamp = self.clock.stamp
         rs = self.s.restart_of(b)

@@ -210,10 +210,14 @@ class ClusterState:
         """Log end offset of a user-topic partition (same rate on every partition of the topic)."""
         return int(self.c.topic(topic).msgs_per_sec * (ms - OFFSETS_ORIGIN_MS) / 1000)
 
+    @lru_cache(maxsize=None)
+    def _topic_retained(self, topic: str, p: int) -> int:
+        """Bytes of ~7 days of messages a user-topic partition keeps."""
+        return int(self.c.topic(topic).msgs_per_sec * 7 * 86_400 * self.rng("tsize", topic, p).uniform(300, 700))
+
     def topic_size(self, broker: int, topic: str, p: int, ms: int) -> int:
         t = self.c.topic(topic)
-        r = self.rng("tsize", topic, p)
-        retained = int(t.msgs_per_sec * 7 * 86_400 * r.uniform(300, 700))  # ~7 days of messages
+        retained = self._topic_retained(topic, p)
         seg = t.segment_bytes
         rolling = int(t.msgs_per_sec * ms / 1000 * 500) % seg
         return retained - retained % seg + rolling

@@ -5,7 +5,7 @@ and `expected` (the incidents the pipeline must report, computed from the same m
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from .. import known_bugs
@@ -26,6 +26,14 @@ USER_TOPICS = (
 )
 
 
+def user_topics(brokers: int) -> tuple[Topic, ...]:
+    """USER_TOPICS (sized for 3 brokers) with ceil(brokers / 3) times their partitions: every broker of a
+    larger cluster hosts about as many replicas (~48) as in the 3-broker one, so each has partitions to
+    log about (the log volume asked per broker-hour is reached) and to report in JMX."""
+    k = -(-brokers // 3)
+    return USER_TOPICS if k <= 1 else tuple(replace(t, partitions=t.partitions * k) for t in USER_TOPICS)
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -42,7 +50,7 @@ def incident(cluster: str, kind: str, entity: str, first_seen_ms: int, note: str
 # --- healthy ---------------------------------------------------------------------------------------
 def _healthy_cluster(brokers: int) -> Cluster:
     return Cluster(name="healthy", timezone="Europe/Berlin", kafka_version="2.8.2", java_version="11.0.20",
-                   brokers=brokers, topics=USER_TOPICS, zk_session_timeout_ms=18000,
+                   brokers=brokers, topics=user_topics(brokers), zk_session_timeout_ms=18000,
                    groups=("orders-app", "payments-processor", "clickstream-etl", "fraud-detector", "audit-sink"))
 
 
@@ -58,7 +66,7 @@ def _pm3_cluster(brokers: int) -> Cluster:
     if brokers < PM3_BROKER:
         raise ValueError(f"scenario pm3-dead-cleaner needs at least {PM3_BROKER} brokers, got {brokers}")
     return Cluster(name="pm3-dead-cleaner", timezone="America/New_York", kafka_version="1.1.0",
-                   java_version="1.8.0_382", brokers=brokers, topics=USER_TOPICS, zk_session_timeout_ms=6000,
+                   java_version="1.8.0_382", brokers=brokers, topics=user_topics(brokers), zk_session_timeout_ms=6000,
                    groups=(PM3_GROUP, "billing-service", "search-indexer", "notifications"),
                    pinned_group=(PM3_GROUP, PM3_BROKER))
 
@@ -125,7 +133,7 @@ def _pm1_cluster(brokers: int) -> Cluster:
     if brokers < 3:
         raise ValueError(f"scenario pm1-deadlock needs at least 3 brokers (217, 218, 219), got {brokers}")
     return Cluster(name="pm1-deadlock", timezone="Asia/Singapore", kafka_version="0.10.1.0", java_version="1.8.0_101",
-                   brokers=brokers, first_broker_id=217, controller_id=217, topics=USER_TOPICS, zk_session_timeout_ms=6000,
+                   brokers=brokers, first_broker_id=217, controller_id=217, topics=user_topics(brokers), zk_session_timeout_ms=6000,
                    groups=("orders-app", "payments-processor", "clickstream-etl"))
 
 
@@ -159,7 +167,7 @@ def _pm1_expected(st: ClusterState, start: int, end: int) -> list[dict]:
 # --- pm2: ZooKeeper follower reset -----------------------------------------------------------------
 def _pm2_cluster(brokers: int) -> Cluster:
     return Cluster(name="pm2-zk-follower-reset", timezone="Europe/Madrid", kafka_version="2.4.1",
-                   java_version="11.0.20", brokers=brokers, topics=USER_TOPICS, zk_session_timeout_ms=18000,
+                   java_version="11.0.20", brokers=brokers, topics=user_topics(brokers), zk_session_timeout_ms=18000,
                    zk_servers=3, groups=("orders-app", "search-indexer"))
 
 
@@ -185,7 +193,7 @@ def _pm4_cluster(brokers: int) -> Cluster:
     if brokers < 3:
         raise ValueError(f"scenario pm4-zk-expiry-storm needs at least 3 brokers (6, 7, 8), got {brokers}")
     return Cluster(name="pm4-zk-expiry-storm", timezone="Asia/Tokyo", kafka_version="2.2.1", java_version="1.8.0_382",
-                   brokers=brokers, first_broker_id=6, controller_id=6, topics=USER_TOPICS, zk_session_timeout_ms=6000,
+                   brokers=brokers, first_broker_id=6, controller_id=6, topics=user_topics(brokers), zk_session_timeout_ms=6000,
                    groups=("orders-app", "payments-processor", "clickstream-etl", "fraud-detector", "audit-sink"))
 
 
@@ -216,7 +224,7 @@ def _pm5_cluster(brokers: int) -> Cluster:
     if brokers < PM5_BROKER:
         raise ValueError(f"scenario pm5-metadata-divergence needs at least {PM5_BROKER} brokers, got {brokers}")
     return Cluster(name="pm5-metadata-divergence", timezone="America/Chicago", kafka_version="2.1.1",
-                   java_version="1.8.0_382", brokers=brokers, topics=USER_TOPICS, zk_session_timeout_ms=6000,
+                   java_version="1.8.0_382", brokers=brokers, topics=user_topics(brokers), zk_session_timeout_ms=6000,
                    groups=("orders-app", "payments-processor"))
 
 
