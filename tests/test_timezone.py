@@ -68,3 +68,22 @@ def test_parsed_timestamps_do_not_depend_on_the_process_zone(spark, restore_zone
         seen[zone] = _parse(spark)
     assert seen == {zone: expected for zone in seen}
     assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+
+
+EDGES = [
+    # (local text, zone, UTC expected or None)
+    ("2026-03-29 02:30:00,123", "Europe/Berlin", "2026-03-29T01:30:00.123Z"),   # in the spring-forward gap
+    ("2026-10-25 02:30:00,999", "Europe/Berlin", "2026-10-25T00:30:00.999Z"),   # repeated hour: the earlier
+    ("2024-02-29 23:59:59,999", "America/New_York", "2024-03-01T04:59:59.999Z"),
+    ("2026-02-29 00:00:00,000", "UTC", None),
+    ("2026-11-31 10:00:00,000", "UTC", None),
+    ("2026-11-20 24:00:00,000", "UTC", None),
+    ("2026-11-20 10:60:00,000", "UTC", None),
+    ("2026-11-20 10:00:60,000", "UTC", None),   # make_timestamp would roll second 60 into the next minute
+]
+
+
+def test_local_to_utc_edges(spark):
+    df = spark.createDataFrame([(i, t, z) for i, (t, z, _) in enumerate(EDGES)], "i int, t string, z string")
+    rows = utc_text(df.select("i", log4j.local_to_utc(F.col("t"), F.col("z")).alias("ts"))).orderBy("i").collect()
+    assert [r.ts for r in rows] == [want for _, _, want in EDGES]

@@ -59,11 +59,16 @@ def is_prometheus(source: Column, file: Column) -> Column:
     return (source == "jmx") & file.rlike(PROMETHEUS_FILE)
 
 
-def split_records(text: Column, source: Column, file: Column | None = None) -> Column:
-    """The records of one file's text: an array of lines (trailing newline and CR removed)."""
+def lines_of(text: Column) -> Column:
+    """A file's text as an array of lines (trailing newline and CRs removed)."""
     lines = F.split(text, "\n")
     lines = F.when(F.element_at(lines, -1) == "", F.slice(lines, 1, F.size(lines) - 1)).otherwise(lines)
-    lines = F.transform(lines, lambda line: F.regexp_replace(line, "\r$", ""))
+    return F.transform(lines, lambda line: F.rtrim(line, F.lit("\r")))   # CRLF files
+
+
+def split_records(text: Column, lines: Column, source: Column, file: Column | None = None) -> Column:
+    """The records of one file: its lines (`lines`: lines_of(text), computed once in a projection
+    below, since a split decodes the whole file), or the whole text as one record."""
     first = F.trim(F.element_at(lines, 1))
     whole = F.array(F.regexp_replace(text, "\r?\n$", ""))
     return (F.when(F.length(text) == 0, F.array().cast("array<string>"))
@@ -85,9 +90,10 @@ def records(spark: SparkSession, landed: list[Landed], landing_dir: Path, hour: 
     # file_path is a URI; its last four segments are the landed path <cluster>/<host>/<source>/<name>
     raw = raw.withColumn("path", F.url_decode(F.regexp_extract("file_path", r"([^/]+/[^/]+/[^/]+/[^/]+)$", 1)))
     joined = raw.join(F.broadcast(manifest), "path", "left")
-    exploded = joined.select(
+    exploded = joined.withColumn("_lines", lines_of(F.col("value"))).select(
         "cluster", "host", "source", "file", "file_sha256",
-        F.posexplode(split_records(F.col("value"), F.col("source"), F.col("file"))).alias("pos", "record"))
+        F.posexplode(split_records(F.col("value"), F.col("_lines"), F.col("source"), F.col("file")))
+        .alias("pos", "record"))
     return exploded.select(
         "cluster", "host", "source", "file", "file_sha256",
         (F.col("pos") + 1).cast("int").alias("line_number"), "record",

@@ -47,54 +47,111 @@ ZOOKEEPER = LogFormat(
 _TRAILING_LOGGER = r" \(([\w.$-]+)\)$"
 
 
+# The start regexes are anchored and match at most this many characters: testing a line's head
+# decodes a few bytes, not the line (Spark's regex functions decode each value to a Java String).
+START_PREFIX = 64
+
+
 def assemble(lines: DataFrame, fmt: LogFormat) -> tuple[DataFrame, DataFrame]:
     """(records, orphans) from bronze lines of one log format.
 
     records: lineage + line_number (of the first line), line_count, text (lines joined by \\n).
     orphans: bronze lines before the first record start of their file.
+
+    Most records are one line: those pass through without a shuffle. Only continuation lines are
+    grouped, into runs of consecutive lines; a run belongs to the start line just before it (a run
+    from line 1 has none: orphans) and is joined to it by broadcast.
     """
-    w = Window.partitionBy("hour", "file").orderBy("line_number").rowsBetween(Window.unboundedPreceding, 0)
-    marked = lines.withColumn(
-        "record_line",
-        F.last(F.when(F.col("record").rlike(fmt.start), F.col("line_number")), ignorenulls=True).over(w))
-    orphans = marked.where(F.col("record_line").isNull()).drop("record_line")
-    records = (marked.where(F.col("record_line").isNotNull())
-               .groupBy(*LINEAGE, "record_line")
-               .agg(F.count(F.lit(1)).cast("int").alias("line_count"),
-                    F.array_sort(F.collect_list(F.struct("line_number", "record"))).alias("parts"))
-               .select(*LINEAGE, F.col("record_line").alias("line_number"), "line_count",
-                       F.array_join(F.transform("parts", lambda p: p["record"]), "\n").alias("text")))
+    marked = lines.withColumn("_start", F.substring("record", 1, START_PREFIX).rlike(fmt.start))
+    conts = marked.where(~F.col("_start"))
+    # consecutive continuation lines share line_number - rank; a run from line 1 has 0
+    w = Window.partitionBy("hour", "file").orderBy("line_number")
+    conts = conts.withColumn("_run", F.col("line_number") - F.row_number().over(w))
+    orphans = conts.where(F.col("_run") == 0).drop("_start", "_run")
+    runs = (conts.where(F.col("_run") > 0)
+            .groupBy("hour", "file", "_run")
+            .agg((F.min("line_number") - 1).alias("_owner"),
+                 F.count(F.lit(1)).cast("int").alias("_more"),
+                 F.array_sort(F.collect_list(F.struct("line_number", "record"))).alias("_parts"))
+            .select(F.col("hour").alias("_hour"), F.col("file").alias("_file"), "_owner", "_more",
+                    F.array_join(F.transform("_parts", lambda p: p["record"]), "\n").alias("_rest")))
+    starts = marked.where(F.col("_start"))
+    joined = starts.join(F.broadcast(runs), (F.col("hour") == F.col("_hour")) & (F.col("file") == F.col("_file"))
+                         & (F.col("line_number") == F.col("_owner")), "left")
+    records = joined.select(
+        *LINEAGE, "line_number", (F.lit(1) + F.coalesce("_more", F.lit(0))).cast("int").alias("line_count"),
+        F.when(F.col("_rest").isNull(), F.col("record"))
+         .otherwise(F.concat(F.col("record"), F.lit("\n"), F.col("_rest"))).alias("text"))
     return records, orphans
 
 
 def local_to_utc(ts_text: Column, timezone: Column) -> Column:
-    """A zone-less log timestamp in the cluster's zone -> UTC timestamp (session zone is UTC).
+    """A zone-less log timestamp (TS_FORMAT, digits where the header regex put them) in the
+    cluster's zone -> UTC timestamp.
 
-    NULL for an impossible date (2026-11-31): try_to_timestamp, since under ANSI mode (the Spark 4
-    default) to_timestamp raises and one bad line would fail the whole hour.
+    From its fields by position (a pattern parse per record costs more than the rest of the header);
+    NULL for an impossible date or time (2026-11-31, 24:00, second 60): under ANSI mode (the Spark 4
+    default) make_timestamp raises and one bad line would fail the whole hour.
     """
-    return F.to_utc_timestamp(F.try_to_timestamp(ts_text, F.lit(TS_FORMAT)), timezone)
+    def part(pos: int, length: int) -> Column:
+        return F.substring(ts_text, pos, length).try_cast("int")
+    seconds = F.concat(F.substring(ts_text, 18, 2), F.lit("."), F.substring(ts_text, 21, 3)).try_cast("decimal(16,6)")
+    return F.when(part(18, 2) < 60, F.try_make_timestamp(part(1, 4), part(6, 2), part(9, 2), part(12, 2),
+                                                         part(15, 2), seconds, timezone))
+
+
+def _header_fields(cut: Column, fmt: LogFormat) -> dict[str, Column]:
+    """Every header group of a record's first line from one regex pass (NULL when empty or when the
+    line is no header): the groups are written, each after a line break, into one string and cut out
+    with substring_index. A first line holds no line break, so no group does; the body is the last
+    group. Each regexp_extract would run the whole regex again."""
+    order = _header_order(fmt)
+    matched = cut.startswith("\n")   # a first line opens with its timestamp
+    out = {}
+    for i, (_, name) in enumerate(order, start=1):
+        value = F.substring_index(cut, "\n", -1) if name == "body" else \
+            F.substring_index(F.substring_index(cut, "\n", i + 1), "\n", -1)
+        out[name] = F.when(matched, F.nullif(value, F.lit("")))
+    return out
+
+
+def _header_order(fmt: LogFormat) -> list[tuple[int, str]]:
+    order = sorted((g, name) for name, g in fmt.groups.items() if g)
+    assert order[-1][1] == "body", "the body must be the last header group"
+    return order
+
+
+def _header_cut(first: Column, fmt: LogFormat) -> Column:
+    """The one regex pass of _header_fields (its own column: each field reads it)."""
+    return F.regexp_replace(first, f"(?:{fmt.header})" + r"[\s\S]*",
+                            "".join(f"\n${g}" for g, _ in _header_order(fmt)))
+
+
+def _trailing_logger(line: Column) -> Column:
+    """The ` (logger)` that ends `line` (_TRAILING_LOGGER's group), regex-tested only on the text
+    after the line's last ` (`: no other ` (` can start that match."""
+    after = F.substring_index(line, " (", -1)
+    return F.when(line.contains(" ("), F.nullif(F.regexp_extract(after, r"^([\w.$-]+)\)$", 1), F.lit("")))
 
 
 def parse_records(records: DataFrame, fmt: LogFormat, timezone: Column) -> DataFrame:
     """Header fields of assembled records: ts (UTC), level, thread, logger, message, detail, body."""
     first = F.substring_index("text", "\n", 1)
     rest = F.when(F.instr("text", "\n") > 0, F.expr("substr(text, instr(text, '\n') + 1)"))
-    g = fmt.groups
-
-    def grp(name: str) -> Column:
-        return F.nullif(F.regexp_extract(first, fmt.header, g[name]), F.lit("")) if g.get(name) else F.lit(None)
-
-    df = records.select("*", grp("ts").alias("_ts"), grp("body").alias("_body"),
-                        *[grp(n).alias(f"_{n}") for n in ("level", "alt_level", "thread", "alt_logger", "logger")])
-    first_logger = F.nullif(F.regexp_extract("_body", _TRAILING_LOGGER, 1), F.lit(""))
-    last_line = F.substring_index("text", "\n", -1)
-    last_logger = F.nullif(F.regexp_extract(last_line, _TRAILING_LOGGER, 1), F.lit(""))
+    fields = _header_fields(F.col("_cut"), fmt)
+    none = F.lit(None).cast("string")
+    df = records.withColumn("_cut", _header_cut(first, fmt)).select("*", *[fields.get(n, none).alias(f"_{n}") for n in (
+        "ts", "body", "level", "alt_level", "thread", "alt_logger", "logger")])
     if fmt is KAFKA:
+        df = df.withColumn("_first_logger", _trailing_logger(F.col("_body")))
+        first_logger = F.col("_first_logger")
+        last_logger = _trailing_logger(F.substring_index("text", "\n", -1))
         # The logger ends the first line, unless the message itself spans lines (then the last).
         logger = F.coalesce("_alt_logger", first_logger, F.when(rest.isNotNull(), last_logger))
         in_first = F.col("_alt_logger").isNotNull() | first_logger.isNotNull()
-        message = F.when(in_first, F.regexp_replace("_body", _TRAILING_LOGGER, ""))
+        # the body less ` (logger)`: a first line holds no line terminator, so it ends the body
+        message = F.when(in_first, F.when(first_logger.isNull(), F.col("_body")).otherwise(
+            F.col("_body").substr(F.lit(1), F.length("_body") - F.length(first_logger) - 3)))
         multi = F.concat_ws("\n", "_body", rest)
         # a logger alone on the last line (` (kafka.server.KafkaConfig)`) takes its line break along
         message = F.coalesce(message, F.when(last_logger.isNotNull(),
