@@ -39,6 +39,9 @@ def spark(tmp_path_factory):
     lakehouse = tmp_path_factory.mktemp("session-lakehouse")
     session = build_session("fleethealth-tests", lakehouse=str(lakehouse), master="local[2]")
     session.conf.set("spark.sql.shuffle.partitions", "2")
+    # Delta's file listing (VACUUM) runs one Spark task per slot of this setting, 10,000 by default:
+    # on local[2] that alone was ~45 s of every VACUUM of a tiny table (same files found with 2)
+    session.conf.set("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
     yield session
     session.stop()
 
@@ -48,3 +51,28 @@ def lakehouse(tmp_path, monkeypatch):
     path = tmp_path / "lakehouse"
     monkeypatch.setenv("FLEETHEALTH_LAKEHOUSE", str(path))
     return path
+
+
+# Seconds each file took in a full `make test` (2026-11-25, 2 workers on a loaded 2-core machine; see the
+# commit). Under `--dist loadfile` xdist hands files out by how many tests they hold, which put the
+# 24-hour healthy day (3 tests, the longest file) last and made it the run's tail; the longest go first.
+SLOW_FILES = {
+    "test_healthy_day.py": 870, "test_jobs.py": 850, "test_e2e_dag.py": 570, "test_scenarios.py": 470,
+    "test_faults.py": 400, "test_archive_equivalence.py": 200, "test_broken_inputs.py": 130,
+    "test_silver.py": 110, "test_cli.py": 80, "test_golden.py": 80, "test_detector_metadata_divergence.py": 70,
+    "test_maintenance.py": 60,
+}
+
+
+def _loadfile(config) -> bool:
+    return getattr(config.option, "dist", "no") == "loadfile"
+
+
+def pytest_configure(config):
+    if _loadfile(config) and hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False      # keep the order below
+
+
+def pytest_collection_modifyitems(config, items):
+    if hasattr(config, "workerinput"):    # an xdist worker (its option.dist is "no"): the order it sends
+        items.sort(key=lambda item: -SLOW_FILES.get(item.path.name, 0))   # stable: tests keep their order
