@@ -39,9 +39,6 @@ def spark(tmp_path_factory):
     lakehouse = tmp_path_factory.mktemp("session-lakehouse")
     session = build_session("fleethealth-tests", lakehouse=str(lakehouse), master="local[2]")
     session.conf.set("spark.sql.shuffle.partitions", "2")
-    # Delta's file listing (VACUUM) runs one Spark task per slot of this setting, 10,000 by default:
-    # on local[2] that alone was ~45 s of every VACUUM of a tiny table (same files found with 2)
-    session.conf.set("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
     yield session
     session.stop()
 

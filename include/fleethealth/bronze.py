@@ -59,11 +59,11 @@ def is_prometheus(source: Column, file: Column) -> Column:
     return (source == "jmx") & file.rlike(PROMETHEUS_FILE)
 
 
-def lines_of(text: Column) -> Column:
-    """A file's text as an array of lines (trailing newline and CRs removed)."""
-    lines = F.split(text, "\n")
-    lines = F.when(F.element_at(lines, -1) == "", F.slice(lines, 1, F.size(lines) - 1)).otherwise(lines)
-    return F.transform(lines, lambda line: F.rtrim(line, F.lit("\r")))   # CRLF files
+def lines_of(text: str) -> Column:
+    """The text of column `text` as an array of lines (trailing newline and CRs removed)."""
+    lines = f"split(`{text}`, '\\n')"
+    lines = f"CASE WHEN element_at({lines}, -1) = '' THEN slice({lines}, 1, size({lines}) - 1) ELSE {lines} END"
+    return F.expr(f"transform({lines}, line -> trim(TRAILING '\\r' FROM line))")   # CRLF files
 
 
 def split_records(text: Column, lines: Column, source: Column, file: Column | None = None) -> Column:
@@ -90,7 +90,7 @@ def records(spark: SparkSession, landed: list[Landed], landing_dir: Path, hour: 
     # file_path is a URI; its last four segments are the landed path <cluster>/<host>/<source>/<name>
     raw = raw.withColumn("path", F.url_decode(F.regexp_extract("file_path", r"([^/]+/[^/]+/[^/]+/[^/]+)$", 1)))
     joined = raw.join(F.broadcast(manifest), "path", "left")
-    exploded = joined.withColumn("_lines", lines_of(F.col("value"))).select(
+    exploded = joined.withColumn("_lines", lines_of("value")).select(
         "cluster", "host", "source", "file", "file_sha256",
         F.posexplode(split_records(F.col("value"), F.col("_lines"), F.col("source"), F.col("file")))
         .alias("pos", "record"))

@@ -38,6 +38,9 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.sql.sources.partitionOverwriteMode": "static",
+        # Delta's VACUUM lists files with one task per unit of this, 10,000 by default: ~45 s for a
+        # tiny table on 2 cores (maintenance DAG, test_maintenance 91 s -> 42 s)
+        "spark.sql.sources.parallelPartitionDiscovery.parallelism": "8",
         "spark.driver.memory": "4g",
         "spark.driver.extraJavaOptions": " ".join(o for o in java_options if o),
     }
