@@ -2,15 +2,15 @@
 ### fleet_health_hourly
 
 Every hour: pull each host's files of the **previous hour** into landing (one mapped task per
-host, so an unreachable host fails alone), then the Spark jobs bronze -> validate_bronze -> silver
--> validate_silver -> gold -> validate_gold (`SparkSubmitOperator` on `spark_default`).
+host, so an unreachable host fails alone), then one Spark job per layer: bronze -> silver -> gold
+(`SparkSubmitOperator` on `spark_default`).
 
-Write-audit-publish: each layer job writes its hour to staging; its `validate_<layer>` task runs
-the layer's Great Expectations suites (`expectations/`) on the staged tables, records the results
-in `gold.quality_results` and the Data Docs (`<lakehouse>/quality/data_docs/index.html`), and only
-then publishes the hour. A red `validate_<layer>` names the failed expectation and offending rows
-in its log; the published tables are unchanged. validate_gold publishes health facts and
-`gold.incidents`.
+Write-audit-publish: each layer job computes its hour, runs the layer's Great Expectations suites
+(`expectations/`) on it, records the results in `gold.quality_results` and the Data Docs
+(`<lakehouse>/quality/data_docs/index.html`), and only then publishes the hour (one write per
+table). A red layer task whose log says `validate_<layer> ... nothing published` names the failed
+expectation and offending rows; the published tables are unchanged and the rejected tables are in
+`<lakehouse>/_staging/<hour>/<layer>/`. gold publishes health facts and `gold.incidents`.
 
 The processed hour is explicit: the data interval of `CronDataIntervalTimetable` (Airflow 3
 cron schedules have zero-width intervals), or the `hour` param (ISO-8601 UTC) for a manual run.
@@ -39,10 +39,10 @@ PULL_RETRY_DELAY = timedelta(seconds=float(os.environ.get("FLEETHEALTH_PULL_RETR
 HOUR = "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
 
 
-def spark_job(task_id: str, *args: str, application: str | None = None, **kwargs) -> SparkSubmitOperator:
+def spark_job(task_id: str, *args: str, **kwargs) -> SparkSubmitOperator:
     return SparkSubmitOperator(
         task_id=task_id,
-        application=str(config.spark_dir() / f"{application or task_id}.py"),
+        application=str(config.spark_dir() / f"{task_id}.py"),
         conn_id=config.SPARK_CONN_ID,
         name=f"fleethealth-{task_id}",
         conf=spark_conf(LAKEHOUSE, short_lived=True),
@@ -99,10 +99,5 @@ with DAG(
     inventory = ("--inventory", "{{ params.inventory }}")
     bronze = spark_job("bronze", trigger_rule="all_done")
     silver = spark_job("silver", *inventory)
-    gold = spark_job("gold", *inventory)
-    # the gates: one lean spark-submit of spark/validate.py per layer (validate, then publish)
-    validate_bronze = spark_job("validate_bronze", "--layer", "bronze", application="validate")
-    validate_silver = spark_job("validate_silver", "--layer", "silver", application="validate")
-    validate_gold = spark_job("validate_gold", "--layer", "gold", *inventory, application="validate",
-                              outlets=[Asset(f"fleethealth.{q}") for q in lake.layer_tables("gold")])
-    hour >> pulled >> bronze >> validate_bronze >> silver >> validate_silver >> gold >> validate_gold
+    gold = spark_job("gold", *inventory, outlets=[Asset(f"fleethealth.{q}") for q in lake.layer_tables("gold")])
+    hour >> pulled >> bronze >> silver >> gold

@@ -1,17 +1,17 @@
-"""spark-submit entry point: landing files of one hour -> staged bronze.records (validate_bronze publishes)."""
+"""spark-submit entry point: landing files of one hour -> bronze.records and bronze.files,
+validated by the bronze gate, then published."""
 import sys
 
 from fleethealth import jobargs, jobs
-from fleethealth.session import build_session
 
 
 def main(argv=None) -> int:
     args = jobargs.parser(__doc__, needs_inventory=False).parse_args(argv)
-    spark = build_session("fleethealth-bronze", args.lakehouse)
-    n = jobs.run_bronze(spark, args.hour, args.lakehouse)
-    print(f"bronze {args.hour.isoformat()}: {n} records staged")
-    spark.stop()
-    return 0
+
+    def run(spark):
+        n, report = jobs.run_bronze(spark, args.hour, args.lakehouse)
+        return f"bronze {args.hour.isoformat()}: {n} records", report
+    return jobargs.run_step("bronze", args, run)
 
 
 if __name__ == "__main__":

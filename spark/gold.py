@@ -1,20 +1,19 @@
-"""spark-submit entry point: published silver of one hour -> staged gold facts, findings, incidents
-(validate_gold publishes)."""
+"""spark-submit entry point: published silver of one hour -> gold facts, findings and incidents,
+validated by the gold gate (with the inventory's completeness check), then published."""
 import sys
 
 from fleethealth import jobargs, jobs
-from fleethealth.session import build_session
 
 
 def main(argv=None) -> int:
     p = jobargs.parser(__doc__)
     p.add_argument("--thresholds", default=None, help="threshold overrides YAML")
     args = p.parse_args(argv)
-    spark = build_session("fleethealth-gold", args.lakehouse)
-    n = jobs.run_gold(spark, args.hour, args.inventory, args.lakehouse, args.thresholds)
-    print(f"gold {args.hour.isoformat()}: {n} findings staged")
-    spark.stop()
-    return 0
+
+    def run(spark):
+        n, report = jobs.run_gold(spark, args.hour, args.inventory, args.lakehouse, args.thresholds)
+        return f"gold {args.hour.isoformat()}: {n} findings", report
+    return jobargs.run_step("gold", args, run)
 
 
 if __name__ == "__main__":

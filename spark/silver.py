@@ -1,18 +1,17 @@
-"""spark-submit entry point: published bronze.records of one hour -> staged silver tables, quarantine,
-reconciliation (validate_silver publishes)."""
+"""spark-submit entry point: published bronze.records of one hour -> silver tables, quarantine and
+reconciliation, validated by the silver gate, then published."""
 import sys
 
 from fleethealth import jobargs, jobs, report
-from fleethealth.session import build_session
 
 
 def main(argv=None) -> int:
     args = jobargs.parser(__doc__).parse_args(argv)
-    spark = build_session("fleethealth-silver", args.lakehouse)
-    rows = jobs.run_silver(spark, args.hour, args.inventory, args.lakehouse)
-    print(report.reconciliation_text(rows))
-    spark.stop()
-    return 0
+
+    def run(spark):
+        rows, gate = jobs.run_silver(spark, args.hour, args.inventory, args.lakehouse)
+        return report.reconciliation_text(rows), gate
+    return jobargs.run_step("silver", args, run)
 
 
 if __name__ == "__main__":

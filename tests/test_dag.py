@@ -1,6 +1,6 @@
 """DAG integrity of dags/fleet_health_hourly.py (SPEC §7 Airflow: hourly pull -> bronze -> silver -> gold,
-each layer gated by GX in a validate_<layer> task, each Spark step a SparkSubmitOperator, the processed
-hour explicit). Parses with Airflow only, no Spark."""
+each layer one SparkSubmitOperator that computes, validates (GX) and only then publishes its hour, the
+processed hour explicit). Parses with Airflow only, no Spark."""
 from __future__ import annotations
 
 import json
@@ -17,8 +17,6 @@ DAGS = PROJECT / "dags"
 DAG_FILE = DAGS / "fleet_health_hourly.py"
 DAG_ID = "fleet_health_hourly"
 LAYERS = ("bronze", "silver", "gold")
-GATES = tuple(f"validate_{layer}" for layer in LAYERS)
-SPARK_TASKS = LAYERS + GATES
 
 
 @pytest.fixture(scope="module")
@@ -55,18 +53,15 @@ def test_every_task_retries_at_least_twice(dag):
 
 
 def test_task_ids_and_dependency_order(dag):
-    assert sorted(dag.task_ids) == sorted(["resolve_hour", "list_hosts", "pull", *SPARK_TASKS])
+    assert sorted(dag.task_ids) == sorted(["resolve_hour", "list_hosts", "pull", *LAYERS])
     up = {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks}
     assert up == {
         "resolve_hour": [],
         "list_hosts": [],
         "pull": ["list_hosts", "resolve_hour"],
         "bronze": ["pull"],
-        "validate_bronze": ["bronze"],
-        "silver": ["validate_bronze"],
-        "validate_silver": ["silver"],
-        "gold": ["validate_silver"],
-        "validate_gold": ["gold"],
+        "silver": ["bronze"],
+        "gold": ["silver"],
     }
 
 
@@ -87,7 +82,7 @@ def test_bronze_runs_even_if_one_host_fails(dag):
     assert dag.get_task("bronze").trigger_rule == "all_done"
 
 
-@pytest.mark.parametrize("layer", SPARK_TASKS)
+@pytest.mark.parametrize("layer", LAYERS)
 def test_spark_steps_are_spark_submit(dag, layer):
     from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
@@ -95,21 +90,19 @@ def test_spark_steps_are_spark_submit(dag, layer):
     assert isinstance(task, SparkSubmitOperator)
     assert task._conn_id == "spark_default"
     app = Path(task.application)
-    assert app == PROJECT / "spark" / ("validate.py" if layer in GATES else f"{layer}.py")
+    assert app == PROJECT / "spark" / f"{layer}.py"
     assert app.is_file()
     args = list(task.application_args)
-    if layer in GATES:   # one entry point, the layer as argument
-        assert args[args.index("--layer") + 1] == layer.removeprefix("validate_")
     assert args[args.index("--hour") + 1] == "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
     assert "--lakehouse" in args
 
 
-def test_validate_gold_publishes_assets_for_gold_tables(dag):
-    """Gold is published by its gate (write-audit-publish), so the Assets are validate_gold's."""
+def test_gold_publishes_assets_for_gold_tables(dag):
+    """The gold task publishes the gold tables (once its gate passed), so the Assets are its own."""
     from airflow.sdk import Asset
 
-    assert dag.get_task("gold").outlets == []
-    outlets = dag.get_task("validate_gold").outlets
+    assert dag.get_task("silver").outlets == []
+    outlets = dag.get_task("gold").outlets
     assert outlets and all(isinstance(a, Asset) for a in outlets)
     names = {a.name for a in outlets}
     assert "fleethealth.gold.incidents" in names

@@ -1,6 +1,7 @@
 """The hourly jobs in one session on a simulated fleet: incidents found, reconciliation, idempotency,
 data_missing, and the quality gates of every layer (write-audit-publish: a corrupted hour fails the
-right gate, nothing of it is published, the failure is recorded; a clean hour publishes)."""
+right gate, nothing of it is published, it is staged for inspection and the failure is recorded; a
+clean hour publishes)."""
 from __future__ import annotations
 
 import json
@@ -159,29 +160,35 @@ def published_versions(spark, lakehouse):
     return {n: version(spark, lakehouse, n) for layer in ("silver", "gold") for n in lake.layer_tables(layer)}
 
 
-def stage_published(spark, lakehouse, layer, hour, **corrupt):
-    """Stage the layer's published (clean) hour again, with `corrupt[table](df)` applied."""
+def layer_frames(spark, lakehouse, layer, hour, **corrupt):
+    """The layer's published (clean) hour as the job computes it (materialized frames), with
+    `corrupt[table](df)` applied."""
+    frames = {}
     for name in lake.layer_tables(layer):
-        df = lake.read(spark, name, lakehouse, None if not lake.table(name).hourly else hour)
-        lake.stage(corrupt.get(name, lambda d: d)(df), name, hour, lakehouse)
+        df = lake.read(spark, name, lakehouse, hour if lake.table(name).hourly else None)
+        frames[name] = corrupt.get(name, lambda d: d)(df)
+    return jobs.materialize_all(frames)
 
 
-def assert_gate_fails(spark, fleet, layer, expectation, offending, hour=H10, **corrupt):
-    """The gate of `layer` fails on the corrupted staged hour naming `expectation` and an `offending`
-    row; nothing is published; gold.quality_results records the failure. (The published tables keep
-    the clean hour, so each test stages its own corruption: no clean-up needed.)"""
+def assert_gate_fails(spark, fleet, layer, expectation, offending, hour=H10, frames=None, **corrupt):
+    """The gate of `layer` fails on the corrupted hour naming `expectation` and an `offending` row;
+    nothing is published; the rejected tables are staged; gold.quality_results records the failure.
+    (The published tables keep the clean hour, so each test brings its own corruption.)"""
     from fleethealth.quality import QualityGateError
 
     lh = fleet["lakehouse"]
-    stage_published(spark, lh, layer, hour, **corrupt)
+    frames = frames or layer_frames(spark, lh, layer, hour, **corrupt)
     before = published_versions(spark, lh)
     with pytest.raises(QualityGateError) as err:
-        jobs.audit_publish(spark, layer, hour, lh, str(fleet["inventory"]))
+        jobs.gate(spark, layer, hour, frames, lh, str(fleet["inventory"]))
     text = str(err.value)
     assert expectation in text and offending in text, text
     assert [f.expectation for f in err.value.failures] == [expectation]
     # nothing published: every silver and gold table at the same Delta version
     assert published_versions(spark, lh) == before
+    # the rejected hour is staged for inspection, row for row
+    for name, df in frames.items():
+        assert lake.read_staged(spark, name, hour, lh).count() == df.count(), name
     recorded = (lake.read(spark, "gold.quality_results", lh, hour)
                 .where(f"NOT success AND critical AND `table` LIKE '{layer}.%'").collect())
     assert [(r.expectation, offending in r.observed_value) for r in recorded] == [(expectation, True)]
@@ -224,18 +231,17 @@ def test_timestamps_outside_the_hour_fail_validate_silver(spark, fleet):
 
 def test_bronze_rows_lost_fail_reconciliation_in_validate_silver(spark, fleet):
     lh = fleet["lakehouse"]
-    stage_published(spark, lh, "silver", H10, **{
+    frames = layer_frames(spark, lh, "silver", H10, **{
         "silver.kafka_events": lambda df: df.where("NOT (host = 'pm3-dead-cleaner-kafka-2' AND line_number <= 5)")})
-    recon = jobs.stage_reconciliation(spark, H10, lh)   # computed from what is staged, as run_silver does
-    lost = [r for r in recon if r["unaccounted"]]
-    assert [(r["host"], r["source"]) for r in lost] == [("pm3-dead-cleaner-kafka-2", "kafka")]
-    assert lost[0]["unaccounted"] >= 5
-    before = published_versions(spark, lh)
-    from fleethealth.quality import QualityGateError
-    with pytest.raises(QualityGateError, match=r"expect_column_values_to_be_between\(column=unaccounted, min_value=0, "
-                                               r"max_value=0\).*host='pm3-dead-cleaner-kafka-2', source='kafka'"):
-        jobs.audit_publish(spark, "silver", H10, lh)
-    assert published_versions(spark, lh) == before
+    records = lake.read(spark, "bronze.records", lh, H10)   # reconciled as run_silver does
+    frames["silver.reconciliation"] = jobs.materialize(
+        jobs.reconciliation(records, frames, jobs.bronze_files(spark, H10, lh)))
+    lost = [r for r in frames["silver.reconciliation"].collect() if r.unaccounted]
+    assert [(r.host, r.source) for r in lost] == [("pm3-dead-cleaner-kafka-2", "kafka")]
+    assert lost[0].unaccounted >= 5
+    assert_gate_fails(spark, fleet, "silver",
+                      "expect_column_values_to_be_between(column=unaccounted, min_value=0, max_value=0)",
+                      "host='pm3-dead-cleaner-kafka-2', source='kafka'", frames=frames)
 
 
 def test_unknown_incident_kind_fails_validate_gold(spark, fleet):

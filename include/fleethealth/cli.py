@@ -60,7 +60,7 @@ def cmd_pull(args) -> int:
 
 
 def cmd_run(args) -> int:
-    """Each hour: pull, then bronze, silver, gold, each staged, validated and published by its gate
+    """Each hour: pull, then bronze, silver, gold, each computed, validated by its gate and published
     (the DAG's steps in one Spark session). A failed critical expectation fails that hour (its
     layer and everything above it unpublished) and the command exits 1 naming the expectation."""
     from fleethealth import jobs, lake, locks, pull, report

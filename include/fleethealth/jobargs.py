@@ -1,8 +1,9 @@
-"""Command-line arguments shared by the spark-submit entry points in spark/."""
+"""Command-line arguments and the main body shared by the spark-submit entry points in spark/."""
 from __future__ import annotations
 
 import argparse
 
+from fleethealth import lake
 from fleethealth.hours import parse_hour
 
 
@@ -13,3 +14,30 @@ def parser(description: str, needs_inventory: bool = True) -> argparse.ArgumentP
     if needs_inventory:
         p.add_argument("--inventory", required=True, help="fleet inventory YAML")
     return p
+
+
+def run_step(layer: str, args: argparse.Namespace, run) -> int:
+    """The body of a spark-submit entry point: `run(spark)` computes and gates the layer's hour and
+    returns (text to print, the gate's report). Exit status 1 when the gate failed (nothing
+    published; the message names the failed expectations)."""
+    import sys
+
+    from fleethealth import jobs, quality
+    from fleethealth.session import build_session
+
+    quality.preload()  # overlaps the GX import with the JVM start
+    spark = build_session(f"fleethealth-{layer}", args.lakehouse)
+    docs = jobs.data_docs_dir(args.lakehouse)
+    try:
+        text, report = run(spark)
+        print(text)
+        print(report.summary())
+        return 0
+    except quality.QualityGateError as exc:
+        print(f"validate_{layer} {args.hour.isoformat()}: nothing published (rejected tables staged in "
+              f"{lake.staging_dir(args.hour, args.lakehouse, layer)})\n{exc}", file=sys.stderr)
+        return 1
+    finally:
+        if docs:
+            print(f"Data Docs: {docs / 'index.html'}")
+        spark.stop()

@@ -1,14 +1,16 @@
-"""The hourly jobs, one function per layer, and the quality gate between layers (write-audit-publish).
+"""The hourly jobs, one function per layer, each ending in the layer's quality gate
+(write-audit-publish, validated before the one write).
 
-Each layer job reads the *published* hour of the layer below, transforms it and writes the result
-to staging (lake.stage); `audit_publish(layer)` validates the staged tables with their GX suites,
-records the results in gold.quality_results (and Data Docs), and only if no critical expectation
-failed publishes them (replaceWhere of the hour). A failed gate raises QualityGateError naming the
-expectations and a few offending rows, and leaves the published tables exactly as they were.
+Each layer job reads the *published* hour of the layer below and computes the layer's tables
+(materialized: computed once); `gate(layer)` validates them with their GX suites, records the
+results in gold.quality_results (and Data Docs), and only if no critical expectation failed writes
+them into the published tables (replaceWhere of the hour). A failed gate raises QualityGateError
+naming the expectations and a few offending rows, leaves the published tables exactly as they
+were, and writes the rejected tables to <lakehouse>/_staging/<hour>/<layer>/ for inspection.
 
-spark/<layer>.py and spark/validate.py call these under spark-submit (the DAG: bronze ->
-validate_bronze -> silver -> validate_silver -> gold -> validate_gold); `fleethealth run` calls the
-same functions in one session for a window of hours (the backfill path, `run_hour`).
+spark/<layer>.py call these under spark-submit (the DAG: bronze -> silver -> gold, one Spark step
+per layer); `fleethealth run` calls the same functions in one session for a window of hours (the
+backfill path, `run_hour`).
 """
 from __future__ import annotations
 
@@ -55,33 +57,42 @@ def materialize_all(frames: dict) -> dict:
     return dict(zip(frames, _concurrently(materialize, frames.values())))
 
 
+def publish_all(tables: dict, hour: datetime, lakehouse=None) -> None:
+    _concurrently(lambda item: lake.write_table(item[1], item[0], hour, lakehouse), tables.items())
+
+
 def stage_all(tables: dict, hour: datetime, lakehouse=None) -> None:
     _concurrently(lambda item: lake.stage(item[1], item[0], hour, lakehouse), tables.items())
 
 
 # ------------------------------------------------------------------------------------ the layers
 @locks.holding_hour("bronze job")
-def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> int:
-    """Landing files of `hour` -> staged bronze.records and bronze.files. Returns the record count."""
+def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> tuple[int, "GateReport"]:
+    """Landing files of `hour` -> bronze.records and bronze.files, gated. Returns the record count
+    and the gate's report."""
     landed = pull.read_manifests(hour, lakehouse)
-    df = bronze.records(spark, landed, pull.landing_hour_dir(hour, lakehouse), hour)
-    lake.stage(df, "bronze.records", hour, lakehouse)
-    staged = lake.read_staged(spark, "bronze.records", hour, lakehouse)
-    lake.stage(bronze.files(spark, landed, staged, hour), "bronze.files", hour, lakehouse)
-    return staged.count()
+    records = materialize(bronze.records(spark, landed, pull.landing_hour_dir(hour, lakehouse), hour))
+    try:
+        files = materialize(bronze.files(spark, landed, records, hour))
+        report = gate(spark, "bronze", hour, {"bronze.records": records, "bronze.files": files}, lakehouse)
+        return records.count(), report
+    finally:
+        spark.catalog.clearCache()
 
 
 @locks.holding_hour("silver job")
-def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None) -> list[dict]:
-    """Published bronze.records of `hour` -> staged silver tables, quarantine, reconciliation.
-    Returns the reconciliation rows."""
+def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None
+               ) -> tuple[list[dict], "GateReport"]:
+    """Published bronze.records of `hour` -> silver tables, quarantine and reconciliation, gated.
+    Returns the reconciliation rows and the gate's report."""
     inventory = load_inventory(inventory_path)
     records = materialize(lake.read(spark, "bronze.records", lakehouse, hour))
     files = bronze_files(spark, hour, lakehouse)
     try:
         tables = materialize_all(silver.build(spark, records, inventory, files))
-        stage_all(tables, hour, lakehouse)
-        return stage_reconciliation(spark, hour, lakehouse, records, tables, files)
+        recon = tables["silver.reconciliation"] = materialize(reconciliation(records, tables, files))
+        report = gate(spark, "silver", hour, tables, lakehouse)
+        return [r.asDict() for r in recon.orderBy("cluster", "host", "source").collect()], report
     finally:
         spark.catalog.clearCache()
 
@@ -91,21 +102,10 @@ def bronze_files(spark: SparkSession, hour: datetime, lakehouse=None) -> DataFra
     return lake.read_or_empty(spark, "bronze.files", bronze.FILES_SCHEMA, lakehouse, hour)
 
 
-def stage_reconciliation(spark: SparkSession, hour: datetime, lakehouse=None, records=None,
-                         tables: dict | None = None, files=None) -> list[dict]:
-    """silver.reconciliation of the silver tables (`tables`, as staged; default: read from staging)
-    against the published bronze hour and its files."""
-    if records is None:
-        records = lake.read(spark, "bronze.records", lakehouse, hour)
-    if files is None:
-        files = bronze_files(spark, hour, lakehouse)
-    staged = tables or {name: lake.read_staged(spark, name, hour, lakehouse)
-                        for name in lake.layer_tables("silver") if name != "silver.reconciliation"}
-    recon = silver.reconciliation(records, staged, staged["silver.quarantine"], files)
-    lake.stage(recon, "silver.reconciliation", hour, lakehouse)
-    rows = (lake.read_staged(spark, "silver.reconciliation", hour, lakehouse)
-            .orderBy("cluster", "host", "source").collect())
-    return [r.asDict() for r in rows]
+def reconciliation(records: DataFrame, tables: dict, files: DataFrame) -> DataFrame:
+    """silver.reconciliation of the silver `tables` (name -> frame) against the bronze hour
+    (`records`) and its files."""
+    return silver.reconciliation(records, tables, tables["silver.quarantine"], files)
 
 
 GOLD_INPUTS = ("kafka_events", "jmx_samples", "threads", "partition_sizes", "reconciliation", "zk_events",
@@ -143,22 +143,27 @@ def gold_tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
 
 @locks.holding_hour("gold job")
 def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,
-             thresholds_path: str | None = None) -> int:
-    """Published silver of `hour` -> staged gold facts and findings, and gold.incidents rebuilt from
-    the published findings of the other hours plus this hour's. Returns the findings count."""
+             thresholds_path: str | None = None) -> tuple[int, "GateReport"]:
+    """Published silver of `hour` -> gold facts and findings, and gold.incidents rebuilt from the
+    published findings of the other hours plus this hour's, gated. Returns the findings count and
+    the gate's report."""
     limits = thresholds_mod.load(thresholds_path)
     inventory = load_inventory(inventory_path)
-    inputs = materialize_all({name: lake.read(spark, f"silver.{name}", lakehouse, hour) for name in GOLD_INPUTS})
-    outputs = gold_tables(hour_facts(hour, silver.hosts_frame(spark, inventory), inputs), limits)
-    stage_all(outputs, hour, lakehouse)
-    findings = outputs["gold.incident_findings"]
-    all_findings = findings
-    if lake.exists(spark, "gold.incident_findings", lakehouse):
-        others = lake.read(spark, "gold.incident_findings", lakehouse).where(
-            ~F.expr(lake.hour_predicate(hour)))
-        all_findings = others.unionByName(findings)
-    lake.stage(gold_incidents.merge(all_findings), "gold.incidents", hour, lakehouse)
-    return findings.count()
+    try:
+        inputs = materialize_all({name: lake.read(spark, f"silver.{name}", lakehouse, hour)
+                                  for name in GOLD_INPUTS})
+        outputs = gold_tables(hour_facts(hour, silver.hosts_frame(spark, inventory), inputs), limits)
+        findings = outputs["gold.incident_findings"]
+        all_findings = findings
+        if lake.exists(spark, "gold.incident_findings", lakehouse):
+            others = lake.read(spark, "gold.incident_findings", lakehouse).where(
+                ~F.expr(lake.hour_predicate(hour)))
+            all_findings = others.unionByName(findings)
+        outputs["gold.incidents"] = materialize(gold_incidents.merge(all_findings))
+        report = gate(spark, "gold", hour, outputs, lakehouse, inventory_path)
+        return findings.count(), report
+    finally:
+        spark.catalog.clearCache()
 
 
 # ------------------------------------------------------------------------------------- the gate
@@ -185,13 +190,13 @@ def data_docs_dir(lakehouse=None) -> Path | None:
     return lake.quality_dir(lakehouse) if os.environ.get("FLEETHEALTH_DATA_DOCS", "1") != "0" else None
 
 
-def audits(spark: SparkSession, layer: str, staged: dict, inventory_path: str | None) -> dict:
+def audits(spark: SparkSession, layer: str, tables: dict, inventory_path: str | None) -> dict:
     """Derived frames checked across tables of a layer (validated, never stored)."""
     if layer != "gold" or inventory_path is None:
         return {}
     return {COMPLETENESS: completeness(silver.hosts_frame(spark, load_inventory(inventory_path)),
-                                       staged["gold.broker_health_hourly"],
-                                       staged["gold.incident_findings"])}
+                                       tables["gold.broker_health_hourly"],
+                                       tables["gold.incident_findings"])}
 
 
 def completeness(hosts: DataFrame, health: DataFrame, findings: DataFrame) -> DataFrame:
@@ -213,41 +218,48 @@ def completeness(hosts: DataFrame, health: DataFrame, findings: DataFrame) -> Da
 
 
 @locks.holding_hour("validate_{layer}")
-def audit_publish(spark: SparkSession, layer: str, hour: datetime, lakehouse=None,
-                  inventory_path: str | None = None) -> GateReport:
-    """The quality gate of `layer` for `hour`: validate the staged tables (and the layer's audits),
-    record the results, raise QualityGateError on a critical failure (nothing published), else
-    publish the staged tables and drop the staging folder."""
+def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse=None,
+         inventory_path: str | None = None) -> GateReport:
+    """The quality gate of `layer` for `hour` on the layer's computed tables (name -> materialized
+    frame): validate them (and the layer's audits), record the results, then either publish them
+    (one write per table) or, on a critical failure, stage them for inspection and raise
+    QualityGateError (nothing published)."""
     if layer not in LAYERS:
         raise ValueError(f"unknown layer {layer!r}; one of {', '.join(LAYERS)}")
     names = lake.layer_tables(layer)
-    staged = {name: lake.read_staged(spark, name, hour, lakehouse) for name in names}
-    frames = dict(staged, **audits(spark, layer, staged, inventory_path))
+    if sorted(tables) != sorted(names):
+        raise ValueError(f"the {layer} gate needs exactly the tables {', '.join(names)}; got {', '.join(tables)}")
+    frames = dict(tables, **materialize_all(audits(spark, layer, tables, inventory_path)))
     docs = data_docs_dir(lakehouse)
     report = GateReport(layer, hour, data_docs=docs / "index.html" if docs else None)
-    report.results = quality.validate_tables(frames, hour=hour, data_docs_dir=docs)
+    report.results = quality.validate_tables(frames, hour=hour, data_docs_dir=docs, persist=False)
     rows = spark.createDataFrame(quality.results_rows(report.results, hour), quality.RESULTS_SCHEMA_DDL)
     validated = ", ".join(f"'{name}'" for name in frames)
     lake.write_hour(rows, "gold.quality_results", hour, lakehouse, where=f"`table` IN ({validated})")
     log.info(report.summary())
-    quality.enforce(report.results)
-    _concurrently(lambda name: lake.publish(spark, name, hour, lakehouse), names)
-    lake.drop_staging(hour, layer, lakehouse)
+    lake.drop_staging(hour, layer, lakehouse)   # a rejected earlier attempt of this hour
+    try:
+        quality.enforce(report.results)
+    except quality.QualityGateError:
+        stage_all(tables, hour, lakehouse)
+        raise
+    publish_all(tables, hour, lakehouse)
     report.published = names
     return report
 
 
 def run_hour(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,
              thresholds_path: str | None = None, echo=None) -> dict:
-    """Bronze, silver and gold of one (already pulled) hour, each gated: the DAG's six Spark steps
+    """Bronze, silver and gold of one (already pulled) hour, each gated: the DAG's three Spark steps
     in one session. `echo(text)` receives each gate's summary. Raises QualityGateError."""
     echo = echo or log.info
-    out = {"bronze_records": run_bronze(spark, hour, lakehouse)}
-    echo(audit_publish(spark, "bronze", hour, lakehouse).summary())
-    out["reconciliation"] = run_silver(spark, hour, inventory_path, lakehouse)
-    echo(audit_publish(spark, "silver", hour, lakehouse).summary())
-    out["findings"] = run_gold(spark, hour, inventory_path, lakehouse, thresholds_path)
-    echo(audit_publish(spark, "gold", hour, lakehouse, inventory_path).summary())
+    out = {}
+    out["bronze_records"], report = run_bronze(spark, hour, lakehouse)
+    echo(report.summary())
+    out["reconciliation"], report = run_silver(spark, hour, inventory_path, lakehouse)
+    echo(report.summary())
+    out["findings"], report = run_gold(spark, hour, inventory_path, lakehouse, thresholds_path)
+    echo(report.summary())
     return out
 
 

@@ -3,11 +3,10 @@
 Tables live at <lakehouse>/<layer>/<table>; hourly tables are partitioned by `hour` (UTC) and an
 hour is rewritten with `replaceWhere`, so re-running an hour replaces exactly that hour.
 
-Write-audit-publish: a job writes its hour to a staging Delta table
-<lakehouse>/_staging/<hour>/<layer>/<table> (`stage`); the layer's quality gate validates the staged
-tables and only then `publish`es them into the real tables (replaceWhere of that hour) and drops
-the staging folder. A failed gate leaves the published tables untouched and the staged hour in
-place for inspection.
+Write-audit-publish: a layer job computes its hour's tables, its quality gate validates them, and
+only then are they written, once, into the real tables (`write_table`: replaceWhere of that hour). A
+rejected hour is written to a staging Delta table <lakehouse>/_staging/<hour>/<layer>/<table>
+(`stage`) for inspection instead; the published tables are untouched.
 """
 from __future__ import annotations
 
@@ -134,7 +133,7 @@ def staging_path(qualified: str, hour: datetime, lakehouse=None) -> str:
 
 
 def stage(df, qualified: str, hour: datetime, lakehouse=None) -> None:
-    """Write the hour of `qualified` (or the whole table, if not hourly) to its staging table."""
+    """Write the rejected hour of `qualified` (or the whole table, if not hourly) to its staging table."""
     (df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
        .save(staging_path(qualified, hour, lakehouse)))
 
@@ -145,14 +144,13 @@ def read_staged(spark, qualified: str, hour: datetime, lakehouse=None):
 
     if not DeltaTable.isDeltaTable(spark, path):
         raise FileNotFoundError(f"{qualified} of {hour.isoformat()} is not staged ({path}): "
-                                f"run the {table(qualified).layer} job of that hour first")
+                                f"only an hour rejected by the {table(qualified).layer} gate is staged")
     return spark.read.format("delta").load(path)
 
 
-def publish(spark, qualified: str, hour: datetime, lakehouse=None) -> None:
-    """Copy the staged hour into the published table (an hourly table's hour replaced; a whole
-    table such as gold.incidents overwritten)."""
-    df = read_staged(spark, qualified, hour, lakehouse)
+def write_table(df, qualified: str, hour: datetime, lakehouse=None) -> None:
+    """Publish `df` as the hour of `qualified` (replacing that hour), or as the whole table if the
+    table is not hourly (gold.incidents)."""
     if table(qualified).hourly:
         write_hour(df, qualified, hour, lakehouse)
     else:

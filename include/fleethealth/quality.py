@@ -23,7 +23,7 @@ Typical use in a job::
                                       quality.RESULTS_SCHEMA_DDL), "gold.quality_results")
     quality.enforce(results)
 
-(fleethealth.jobs.audit_publish does exactly that on the staged tables of a layer.)
+(fleethealth.jobs.gate does exactly that on the computed tables of a layer.)
 
 GX is imported lazily (it takes seconds) and its context is created once per process. The gate
 never creates a Spark session: it validates the DataFrame it is given, on that DataFrame's session
@@ -320,16 +320,17 @@ def validate(df, table: str, *, hour: datetime | None = None,
     return validate_tables({table: df}, hour=hour, data_docs_dir=data_docs_dir)
 
 
-def validate_tables(frames: dict, *, hour: datetime | None = None,
-                    data_docs_dir: Path | None = None) -> list[ExpectationResult]:
+def validate_tables(frames: dict, *, hour: datetime | None = None, data_docs_dir: Path | None = None,
+                    persist: bool = True) -> list[ExpectationResult]:
     """Validate each ``{table: DataFrame}`` with its suite; with ``data_docs_dir`` store the results
-    and rebuild the Data Docs pages and index once for all of them."""
+    and rebuild the Data Docs pages and index once for all of them. ``persist=False``: the frames
+    are already materialized (e.g. checkpointed), do not cache another copy while validating."""
     results: list[ExpectationResult] = []
     stored = []
     keep = data_docs_dir is not None
     # tables concurrently: each expectation is a small Spark job, and the driver overlaps them well
     with ThreadPoolExecutor(max_workers=VALIDATION_THREADS) as pool:
-        outcomes = list(pool.map(lambda item: _validate_one(item[1], item[0], hour, keep), frames.items()))
+        outcomes = list(pool.map(lambda item: _validate_one(item[1], item[0], hour, keep, persist), frames.items()))
     for table, (found, suite_dict, outcome) in zip(frames, outcomes):
         if data_docs_dir is not None:
             stored.append(_store(_gx(data_docs_dir), suite_dict, table, hour, outcome))
@@ -350,7 +351,7 @@ def validate_tables(frames: dict, *, hour: datetime | None = None,
     return results
 
 
-def _validate_one(df, table: str, hour: datetime | None, keep_outcome: bool):
+def _validate_one(df, table: str, hour: datetime | None, keep_outcome: bool, persist: bool = True):
     raw = load_suite(table)
     for i, exp in enumerate(raw["expectations"]):
         exp["_label"] = expectation_label(exp)  # from unsubstituted kwargs: stable across hours
@@ -361,7 +362,7 @@ def _validate_one(df, table: str, hour: datetime | None, keep_outcome: bool):
     detail_format = dict(RESULT_FORMAT, **({"unexpected_index_column_names": row_keys} if row_keys else {}))
 
     persisted = False
-    if not df.is_cached:  # every metric is a Spark job: do not recompute df's lineage each time
+    if persist and not df.is_cached:  # every metric is a Spark job: do not recompute df's lineage each time
         df = df.persist()
         persisted = True
     try:
