@@ -1,19 +1,15 @@
 """A window of hours through bronze, silver and gold in one pass, without the Delta round trips and
 gates (test_jobs, test_scenarios and the end-to-end DAG test cover those): each hour is pulled into
 landing, bronze and silver are built for all hours at once (the same functions as the jobs; rows keep
-their hour), and gold runs hour by hour exactly as run_gold computes it (`jobs.gold_tables`), several
-hours at once (a tiny hour's gold is mostly driver-side planning, which overlaps well across threads)."""
+their hour), and gold runs hour by hour exactly as run_gold computes it (`jobs.gold_tables`)."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from fleethealth import bronze, jobs, pull, silver, thresholds
-
-GOLD_HOURS_AT_ONCE = 3
 
 
 def run_window(spark, inventory, hours, lakehouse) -> dict:
@@ -33,18 +29,12 @@ def run_window(spark, inventory, hours, lakehouse) -> dict:
     window_silver["reconciliation"] = recon
     hosts = silver.hosts_frame(spark, inventory)
     limits = thresholds.load()
-
-    def gold(hour):
+    findings, health = [], []
+    for hour in hours:
         at_hour = F.col("hour") == F.lit(hour).cast("timestamp")
         facts = jobs.hour_facts(hour, hosts, {name: df.where(at_hour) for name, df in window_silver.items()})
         out = jobs.gold_tables(facts, limits)
-        return ([r.asDict() for r in out["gold.incident_findings"].collect()],
-                [r.asDict() for r in out["gold.broker_health_hourly"].collect()])
-
-    findings, health = [], []
-    with ThreadPoolExecutor(max_workers=GOLD_HOURS_AT_ONCE) as pool:
-        for hour_findings, hour_health in pool.map(gold, hours):
-            findings += hour_findings
-            health += hour_health
+        findings += [r.asDict() for r in out["gold.incident_findings"].collect()]
+        health += [r.asDict() for r in out["gold.broker_health_hourly"].collect()]
     return {"records": records, "files": files, "silver": tables, "recon": recon,
             "findings": findings, "health": health}
