@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from fleethealth import lake
 from fleethealth.hours import parse_hour
@@ -20,8 +21,6 @@ def run_step(layer: str, args: argparse.Namespace, run) -> int:
     """The body of a spark-submit entry point: `run(spark)` computes and gates the layer's hour and
     returns (text to print, the gate's report). Exit status 1 when the gate failed (nothing
     published; the message names the failed expectations)."""
-    import sys
-
     from fleethealth import jobs, quality
     from fleethealth.session import build_session
 

@@ -57,12 +57,9 @@ def materialize_all(frames: dict) -> dict:
     return dict(zip(frames, _concurrently(materialize, frames.values())))
 
 
-def publish_all(tables: dict, hour: datetime, lakehouse=None) -> None:
-    _concurrently(lambda item: lake.write_table(item[1], item[0], hour, lakehouse), tables.items())
-
-
-def stage_all(tables: dict, hour: datetime, lakehouse=None) -> None:
-    _concurrently(lambda item: lake.stage(item[1], item[0], hour, lakehouse), tables.items())
+def write_all(write, tables: dict, hour: datetime, lakehouse=None) -> None:
+    """`write(df, name, hour, lakehouse)` (lake.write_table or lake.stage) for each table at once."""
+    _concurrently(lambda item: write(item[1], item[0], hour, lakehouse), tables.items())
 
 
 # ------------------------------------------------------------------------------------ the layers
@@ -241,9 +238,9 @@ def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehous
     try:
         quality.enforce(report.results)
     except quality.QualityGateError:
-        stage_all(tables, hour, lakehouse)
+        write_all(lake.stage, tables, hour, lakehouse)
         raise
-    publish_all(tables, hour, lakehouse)
+    write_all(lake.write_table, tables, hour, lakehouse)
     report.published = names
     return report
 
