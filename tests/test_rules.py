@@ -80,3 +80,51 @@ def test_leader_and_isr_partition_state_with_and_without_isr_brackets(body, even
     rule = next(r for r in rules.load_rules("kafka") if re.search(r.match, body))
     m = re.search(rule.match, body)
     assert (rule.event_type, m.group(rule.fields["leader_epoch"]), m.group(rule.fields["isr"])) == (event_type, epoch, isr)
+
+
+@pytest.mark.parametrize("pattern, prefixes", [
+    (r"^\[(?:Log|LocalLog|UnifiedLog) partition=([\w.-]+)-(\d+), dir=", ("[Log partition=", "[LocalLog partition=",
+                                                                       "[UnifiedLog partition=")),
+    (r"^Deleting segment (\d+) from log", ("Deleting segment ",)),
+    (r"^(LOOKING|FOLLOWING)$", ("LOOKING", "FOLLOWING")),
+    (r"^\[(kafka-log-cleaner-thread-\d+)\][,:] Stopped", ("[kafka-log-cleaner-thread-",)),
+    (r"Deleting segment (\d+)", ()),          # not anchored: may start anywhere
+    (r"^(\d+) ms", ()),                       # no literal text first
+    (r"^(?:abc|\d+)x", ()),                   # one alternative starts with no literal text
+    (r"(?i)^abc", ()),
+])
+def test_required_prefixes(pattern, prefixes):
+    assert rules.required_prefixes(pattern) == prefixes
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_byte_tests_hold_for_every_golden_match(source):
+    """A record a rule's regex matches passes the rule's cheaper tests (prefix, hint): they only
+    spare records the regex would reject."""
+    bodies = {"\n".join(x for x in (r.get("message"), r.get("detail")) if x)
+              for p in (GOLDEN / source).glob("*-expected.json")
+              for table, rows in json.loads(p.read_text()).items() if table.endswith("_events") for r in rows}
+    checked = 0
+    for rule in rules.load_rules(source):
+        for body in bodies:
+            if re.search(rule.match, body):
+                checked += 1
+                assert not rule.prefixes or body.startswith(rule.prefixes), (rule.event_type, body)
+                assert not rule.hints or any(h in body for h in rule.hints), (rule.event_type, body)
+    assert checked >= len(rules.load_rules(source))
+
+
+def test_fields_of_a_body_holding_the_separator(spark):
+    """The field values travel joined by rules.SEP: one inside a captured value becomes U+FFFD and
+    every other field keeps its value."""
+    from pyspark.sql import functions as F
+
+    from fleethealth.parsers import log4j
+
+    body = f"Finished loading offsets and group metadata from __consumer{rules.SEP}offsets-7 in 31 milliseconds."
+    df = spark.createDataFrame([(body, None), ("Rolled new log segment for 'orders-1' in 9 ms.", None),
+                                ("nothing to see", None)], "message string, detail string")
+    rows = log4j.with_events(df.withColumn("logger", F.lit(None).cast("string")), "kafka").orderBy("message").collect()
+    got = [(r.event_type, r.topic, r.partition, r.duration_ms) for r in rows]
+    assert got == [("group_load_finished", "__consumer\ufffdoffsets", 7, 31), ("segment_rolled", "orders", 1, 9),
+                   ("other", None, None, None)]

@@ -179,4 +179,4 @@ def with_events(parsed: DataFrame, source: str) -> DataFrame:
     rules = rule_engine.load_rules(source)
     # the body is built once per record, not once per rule (each rule's test reads it)
     df = parsed.withColumn("_body", F.concat_ws("\n", F.col("message"), F.col("detail")))
-    return rule_engine.with_event_columns(df, rules, "_body", F.col("logger")).drop("_body")
+    return rule_engine.with_event_columns(df, rules, "_body", "logger").drop("_body")

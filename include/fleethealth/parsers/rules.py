@@ -14,7 +14,7 @@ from functools import lru_cache
 from importlib import resources
 
 import yaml
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 READERS = ("text", "list", "megabytes")
@@ -39,6 +39,9 @@ class Rule:
     # literal texts one of which every match contains (derived from `match`): a cheap byte search
     # that spares most records the regex (Spark's rlike decodes each value to a Java String first)
     hints: tuple[str, ...] = ()
+    # texts one of which every match starts with, for a regex anchored at the body's start: a test
+    # of a few leading bytes, cheaper still than the search for a hint
+    prefixes: tuple[str, ...] = ()
 
 
 class RuleError(ValueError):
@@ -82,7 +85,7 @@ def load_rules(source: str) -> tuple[Rule, ...]:
                 raise RuleError(f"{where}: field {fname!r} names group {group!r}, "
                                 f"the regex has {pattern.groups}")
         rules.append(Rule(raw["event_type"], raw["match"], dict(fields), dict(consts), raw.get("logger"),
-                          required_literals(raw["match"])))
+                          required_literals(raw["match"]), required_prefixes(raw["match"])))
     return tuple(rules)
 
 
@@ -127,76 +130,146 @@ def required_literals(pattern: str) -> tuple[str, ...]:
     return hints if hints and min(map(len, hints)) >= MIN_HINT else ()
 
 
-def _condition(rule: Rule, body: Column, logger: Column) -> Column:
-    cond = body.rlike(rule.match)
-    if rule.hints:
-        has_hint = None
-        for h in rule.hints:
-            has_hint = body.contains(h) if has_hint is None else has_hint | body.contains(h)
-        cond = has_hint & cond
+MAX_PREFIXES = 16
+
+
+def _starts(items) -> list[tuple[str, bool]]:
+    """(text, whole) pairs for a parsed sequence: every match begins with one of the texts; `whole`
+    when the text is that alternative's entire match (so what follows the sequence extends it)."""
+    alts = [("", True)]
+    for op, arg in items:
+        if op is sre_parse.LITERAL:
+            step = [(chr(arg), True)]
+        elif op is sre_parse.SUBPATTERN and not arg[1] and not arg[2]:   # (...) or (?:...), no flags
+            step = _starts(arg[3])
+        elif op is sre_parse.BRANCH:
+            step = [s for branch in arg[1] for s in _starts(branch)]
+        else:
+            step = [("", False)]
+        grown = list(dict.fromkeys((p + q, more) for p, whole in alts
+                                   for q, more in (step if whole else [("", False)])))
+        if len(grown) > MAX_PREFIXES:
+            return [(p, False) for p, _ in alts]
+        alts = grown
+        if not any(whole for _, whole in alts):
+            break
+    return alts
+
+
+def required_prefixes(pattern: str) -> tuple[str, ...]:
+    """Texts one of which starts every match of `pattern` when it is anchored at the start (`^...`);
+    () when it is not, or when some match may start with an empty text."""
+    parsed = sre_parse.parse(pattern)
+    items = list(parsed)
+    if parsed.state.flags & re.IGNORECASE or not items or items[0] != (sre_parse.AT, sre_parse.AT_BEGINNING):
+        return ()
+    prefixes = tuple(p for p, _ in _starts(items[1:]))
+    return prefixes if prefixes and all(prefixes) else ()
+
+
+# The expressions below are written as Spark SQL text and parsed once in the JVM: built from
+# Column calls they took thousands of py4j round trips (seconds per plan, more than the parse itself).
+def sql_string(value: str) -> str:
+    """`value` as a Spark SQL string literal."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _any(tests: list[str]) -> str:
+    return "(" + " OR ".join(tests) + ")"
+
+
+def _condition(rule: Rule, body: str, logger: str) -> str:
+    """The rule's regex, behind cheaper byte tests that most records fail (AND short-circuits): the
+    logger, then a prefix, then a hint that no prefix already holds."""
+    tests = []
     if rule.logger:
-        cond = (logger == rule.logger) & cond
-    return cond
+        tests.append(f"{logger} = {sql_string(rule.logger)}")
+    if rule.prefixes:
+        tests.append(_any([f"startswith({body}, {sql_string(p)})" for p in rule.prefixes]))
+    if rule.hints and not all(any(h in p for h in rule.hints) for p in rule.prefixes or [""]):
+        tests.append(_any([f"contains({body}, {sql_string(h)})" for h in rule.hints]))
+    tests.append(f"{body} RLIKE {sql_string(rule.match)}")
+    return " AND ".join(tests)
 
 
-def rule_index(rules: tuple[Rule, ...], body: Column, logger: Column) -> Column:
-    """0-based index of the first matching rule, NULL when none matches."""
-    expr = None
-    for i, rule in enumerate(rules):
-        cond = _condition(rule, body, logger)
-        expr = F.when(cond, F.lit(i)) if expr is None else expr.when(cond, F.lit(i))
-    return F.lit(None).cast("int") if expr is None else expr
+def rule_index(rules: tuple[Rule, ...], body: str, logger: str) -> str:
+    """0-based index of the first matching rule, NULL when none matches (SQL over columns `body`, `logger`)."""
+    if not rules:
+        return "CAST(NULL AS INT)"
+    b, lg = _ident(body), _ident(logger)
+    return "CASE " + " ".join(f"WHEN {_condition(r, b, lg)} THEN {i}" for i, r in enumerate(rules)) + " END"
 
 
-def event_type(rules: tuple[Rule, ...], index: Column) -> Column:
+def _by_rule(values: list[str], index: str) -> str:
+    """SQL: values[index] (values are SQL literals, one per rule)."""
+    return f"get(array({', '.join(values)}), {index})"
+
+
+def event_type(rules: tuple[Rule, ...], index: str) -> str:
     """The matched rule's event_type, else 'other'."""
     if not rules:
-        return F.lit("other")
-    return F.coalesce(F.get(F.array(*[F.lit(r.event_type) for r in rules]), index), F.lit("other"))
+        return "'other'"
+    return f"coalesce({_by_rule([sql_string(r.event_type) for r in rules], index)}, 'other')"
 
 
-def _read(f: Field, text: Column) -> Column:
-    # an empty capture is NULL: regexp_extract cannot tell an empty group from one that did not take part
-    text = F.nullif(text, F.lit(""))
+LIST_PUNCTUATION = sql_string(r"[\[\]\s]")
+
+
+def _read(f: Field, text: str) -> str:
+    # an empty capture is NULL: a group that did not take part leaves an empty text too
+    text = f"nullif({text}, '')"
     if f.read == "list":
-        return F.array_remove(F.split(F.regexp_replace(text, r"[\[\]\s]", ""), ","), "").cast(f.type)
+        return f"CAST(array_remove(split(regexp_replace({text}, {LIST_PUNCTUATION}, ''), ','), '') AS {f.type})"
     if f.read == "megabytes":
-        return F.round(F.regexp_replace(text, ",", "").cast("double") * MIB).cast(f.type)
-    return text.cast(f.type)
+        return f"CAST(round(CAST(regexp_replace({text}, ',', '') AS DOUBLE) * {MIB}) AS {f.type})"
+    return f"CAST({text} AS {f.type})"
 
 
-def with_event_columns(df: DataFrame, rules: tuple[Rule, ...], body: str, logger: Column) -> DataFrame:
-    """`df` plus event_type and one typed column per field the rules use (rules/fields.yaml order).
+# Separates the field values in the one string a matched rule's regex cuts them into (_values).
+SEP = "\u0001"
 
-    Three small projections rather than one expression per (rule, field): the matching rule's index;
-    then capture groups 1..n of *that* rule's regex (a per-row pattern, on matched rows only); then
-    each field picks its group by rule index. Generated code stays small (one CASE per rule would
-    outgrow the JVM's 64 KB method limit and fall back to interpretation), and unmatched records
-    (most) cost one NULL test per group.
+
+def _replacement(text: str) -> str:
+    """`text` literally in a java.util.regex replacement."""
+    return text.replace("\\", "\\\\").replace("$", "\\$")
+
+
+def _values(rules: tuple[Rule, ...], fields: list[Field], body: str, index: str) -> str | None:
+    """SQL: array of the matched rule's value for each of `fields`, in order ('' = none); NULL when no
+    rule that extracts or sets a field matched. One pass of that rule's regex (a per-row pattern)
+    wrapped to take the whole text as find() would, replaced by its groups and constants, each after
+    a SEP. A SEP in the text becomes U+FFFD first, so no value holds one."""
+    templates = []
+    for r in rules:
+        parts = [f"${r.fields[f.name]}" if f.name in r.fields else
+                 _replacement(str(r.set[f.name])) if f.name in r.set else "" for f in fields]
+        templates.append(sql_string(SEP + SEP.join(parts)) if r.fields or r.set else "NULL")
+    if all(t == "NULL" for t in templates):
+        return None
+    wrapped = [sql_string(r"^[\s\S]*?(?:" + r.match + r")[\s\S]*$") for r in rules]
+    b, sep = _ident(body), sql_string(SEP)
+    source = f"CASE WHEN contains({b}, {sep}) THEN translate({b}, {sep}, {sql_string(chr(0xFFFD))}) ELSE {b} END"
+    cut = f"regexp_replace({source}, {_by_rule(wrapped, index)}, {_by_rule(templates, index)})"
+    return f"CASE WHEN startswith({cut}, {sep}) THEN split(substr({cut}, 2), {sep}, -1) END"
+
+
+def with_event_columns(df: DataFrame, rules: tuple[Rule, ...], body: str, logger: str) -> DataFrame:
+    """`df` plus event_type and one typed column per field the rules use (rules/fields.yaml order),
+    from columns `body` and `logger`.
+
+    Three small projections rather than one expression per (rule, field): the first matching rule's
+    index; the values of its fields from one pass of its regex (_values); each field reads its
+    position. Generated code stays small (a CASE per rule and field outgrows the JVM's 64 KB method
+    limit), and an unmatched record (most) costs a NULL per field.
     """
-    text = F.col(body)
-    out = df.withColumn("_rule", rule_index(rules, text, logger))
-    index = F.col("_rule")
-    used = sorted({g for r in rules for g in r.fields.values()})
-    pattern = F.get(F.array(*[F.lit(r.match) for r in rules]), index)
-    n_groups = F.get(F.array(*[F.lit(re.compile(r.match).groups) for r in rules]), index)
-    out = out.select("*", event_type(rules, index).alias("event_type"),
-                     *[F.when(n_groups >= g, F.call_function("regexp_extract", text, pattern, F.lit(g)))
-                       .alias(f"_g{g}") for g in used])
-    cols = []
-    for f in fields_of(rules):
-        expr = None
-        by_group: dict[int, list[int]] = {}
-        consts: dict[str, list[int]] = {}
-        for i, rule in enumerate(rules):
-            if f.name in rule.fields:
-                by_group.setdefault(rule.fields[f.name], []).append(i)
-            elif f.name in rule.set:
-                consts.setdefault(str(rule.set[f.name]), []).append(i)
-        for value, ids in [*((F.col(f"_g{g}"), ids) for g, ids in by_group.items()),
-                           *((F.lit(c), ids) for c, ids in consts.items())]:
-            cond = index.isin(ids)
-            expr = F.when(cond, value) if expr is None else expr.when(cond, value)
-        cols.append(_read(f, expr).alias(f.name))
-    helpers = ["_rule", *[f"_g{g}" for g in used]]
-    return out.select(*[c for c in out.columns if c not in helpers], *cols)
+    fields = fields_of(rules)
+    out = df.withColumn("_rule", F.expr(rule_index(rules, body, logger)))
+    values = _values(rules, fields, body, "_rule")
+    out = out.withColumn("_values", F.expr(values) if values else F.lit(None).cast("array<string>"))
+    cols = [f"{_read(f, f'get(_values, {k})')} AS {_ident(f.name)}" for k, f in enumerate(fields)]
+    keep = [_ident(c) for c in out.columns if c not in ("_rule", "_values")]
+    return out.selectExpr(*keep, f"{event_type(rules, '_rule')} AS event_type", *cols)
