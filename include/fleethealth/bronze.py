@@ -63,7 +63,9 @@ def lines_of(text: str) -> Column:
     """The text of column `text` as an array of lines (trailing newline and CRs removed)."""
     lines = f"split(`{text}`, '\\n')"
     lines = f"CASE WHEN element_at({lines}, -1) = '' THEN slice({lines}, 1, size({lines}) - 1) ELSE {lines} END"
-    return F.expr(f"transform({lines}, line -> trim(TRAILING '\\r' FROM line))")   # CRLF files
+    # CRLF files: a lambda per line (interpreted, not generated code) only for a text holding a CR
+    return F.expr(f"CASE WHEN contains(`{text}`, '\\r') THEN transform({lines}, line -> trim(TRAILING '\\r' FROM line)) "
+                  f"ELSE {lines} END")
 
 
 def split_records(text: Column, lines: Column, source: Column, file: Column | None = None) -> Column:
