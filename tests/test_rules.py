@@ -92,6 +92,8 @@ def test_leader_and_isr_partition_state_with_and_without_isr_brackets(body, even
     (r"^(\d+) ms", ()),                       # no literal text first
     (r"^(?:abc|\d+)x", ()),                   # one alternative starts with no literal text
     (r"(?i)^abc", ()),
+    (r"(?m)^abc", ()),                        # ^ at any line start
+    (r"(?s)^abc.", ("abc",)),
 ])
 def test_required_prefixes(pattern, prefixes):
     assert rules.required_prefixes(pattern) == prefixes

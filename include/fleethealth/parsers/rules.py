@@ -158,10 +158,11 @@ def _starts(items) -> list[tuple[str, bool]]:
 
 def required_prefixes(pattern: str) -> tuple[str, ...]:
     """Texts one of which starts every match of `pattern` when it is anchored at the start (`^...`);
-    () when it is not, or when some match may start with an empty text."""
+    () when it is not, or when some match may start with an empty text. Under (?m) `^` also matches
+    after each line break, so no prefix holds."""
     parsed = sre_parse.parse(pattern)
     items = list(parsed)
-    if parsed.state.flags & re.IGNORECASE or not items or items[0] != (sre_parse.AT, sre_parse.AT_BEGINNING):
+    if parsed.state.flags & (re.IGNORECASE | re.MULTILINE) or not items or items[0] != (sre_parse.AT, sre_parse.AT_BEGINNING):
         return ()
     prefixes = tuple(p for p, _ in _starts(items[1:]))
     return prefixes if prefixes and all(prefixes) else ()
