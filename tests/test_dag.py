@@ -155,9 +155,13 @@ def test_list_hosts_task_callable(dag, tmp_path):
 
 
 def test_parsing_does_not_import_pyspark_and_is_fast(tmp_path):
-    """Parse-time hygiene: no Spark at import, and a DAG file that parses in well under 5 s."""
+    """Parse-time hygiene: no Spark at import, and the DAG file's own code runs in well under a second.
+    Airflow and the provider are imported before the clock starts: their import takes 3-8 s on a
+    loaded 2-core machine (a bound on it failed a full test run), and it is not the DAG's to reduce."""
     code = (
         "import importlib.util, json, sys, time\n"
+        "import airflow.sdk, airflow.timetables.interval\n"
+        "import airflow.providers.apache.spark.operators.spark_submit\n"
         "t = time.perf_counter()\n"
         f"spec = importlib.util.spec_from_file_location('fleet_health_hourly', {str(DAG_FILE)!r})\n"
         "mod = importlib.util.module_from_spec(spec)\n"
@@ -172,4 +176,4 @@ def test_parsing_does_not_import_pyspark_and_is_fast(tmp_path):
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["dag_id"] == DAG_ID
     assert result["pyspark"] is False
-    assert result["seconds"] < 5, result
+    assert result["seconds"] < 2, result
