@@ -40,6 +40,10 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
         # PySpark otherwise records the Python call site of every Column function for error messages:
         # four py4j round trips each, half of a gold hour's 37,000 (about 1.5 s per hour)
         "spark.python.sql.dataFrameDebugging.enabled": "false",
+        # Spark keeps 100 compiled classes by default; a gold hour generates ~380 distinct ones, so
+        # every hour compiled all of them again (Janino: a quarter of a warm gold hour's JVM samples).
+        # With room for them a repeated hour compiles 7-11 (-10 % per gold hour, bench/README)
+        "spark.sql.codegen.cache.maxEntries": "2000",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
