@@ -42,7 +42,7 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
         "spark.python.sql.dataFrameDebugging.enabled": "false",
         # Spark keeps 100 compiled classes by default; a gold hour generates ~380 distinct ones, so
         # every hour compiled all of them again (Janino: a quarter of a warm gold hour's JVM samples).
-        # With room for them a repeated hour compiles 7-11 (-10 % per gold hour, bench/README)
+        # With room for them an hour compiles 7-23 (-10 % per gold hour, bench/README)
         "spark.sql.codegen.cache.maxEntries": "2000",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
