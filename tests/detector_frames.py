@@ -46,7 +46,7 @@ def jmx(spark, rows):
 
 
 def facts(spark, kafka_events=None, jmx_samples=None) -> Facts:
-    return Facts(hour=HOUR, hosts=None, kafka_events=kafka_events if kafka_events is not None else events(spark, []),
+    return Facts(hours=HOUR, hosts=None, kafka_events=kafka_events if kafka_events is not None else events(spark, []),
                  jmx=jmx_samples if jmx_samples is not None else jmx(spark, []), threads=None, partition_sizes=None,
                  reconciliation=None, zk_events=None, deadlocks=None)
 

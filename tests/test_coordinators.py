@@ -80,9 +80,11 @@ def test_group_coordinators_from_group_lines_and_offsets_leaders(spark):
        "topic string, partition int, leader int")
     hosts = spark.createDataFrame([("c1", f"c1-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", 50, ["kafka"])
                                    for b in (1, 2, 3)], silver.HOSTS_SCHEMA)
-    hour = F.lit(_ts("2026-11-20 10:00:00"))
+    events = events.withColumn("hour", F.lit(_ts("2026-11-20 10:00:00")))
+    found = group_coordinators(events, hosts).collect()
+    assert {str(r.hour) for r in found} == {"2026-11-20 10:00:00"}
     rows = sorted((r.group, r.offsets_partition, r.coordinator_broker, r.source, str(r.first_seen), str(r.last_seen),
-                   r.events) for r in group_coordinators(events, hosts, hour).collect())
+                   r.events) for r in found)
     assert rows == [
         ("consumer-group", 38, 2, "group_log", "2026-11-20 10:05:00", "2026-11-20 10:15:00", 2),
         ("consumer-group", 38, 3, "offsets_leader", "2026-11-20 10:29:58", "2026-11-20 10:30:00", 2),

@@ -3,6 +3,7 @@ bloat evidence naming them): consumer-group -> __consumer_offsets-38 of 50 (Java
 from __future__ import annotations
 
 import pytest
+from pyspark.sql import functions as F
 
 from detector_frames import HOUR, at, event, events
 from fleethealth import quality, silver, thresholds
@@ -28,7 +29,8 @@ def hosts(spark, partitions=None):
 
 
 def named(spark, pairs):
-    return spark.createDataFrame([(c, 2, at(1), "tombstone_append_failed", None, None, g) for c, g in pairs], GROUPS)
+    return (spark.createDataFrame([(c, 2, at(1), "tombstone_append_failed", None, None, g) for c, g in pairs], GROUPS)
+            .withColumn("hour", F.lit(HOUR)))
 
 
 def by_partition(df):
@@ -40,7 +42,7 @@ def test_groups_by_partition_with_the_cluster_partition_count(spark):
                        ("c1", "Aa"), ("c1", "BB"), ("c2", "consumer-group"), ("c2", "a"), ("c1", None)])
     df = groups_by_partition(ev, hosts(spark, {"c1": 50, "c2": 7}))
     assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == [
-        ("cluster", "string"), ("partition", "int"), ("groups", "array<string>")]
+        ("cluster", "string"), ("partition", "int"), ("hour", "timestamp"), ("groups", "array<string>")]
     assert by_partition(df) == [("c1", 12, ["Aa", "BB"]), ("c1", 38, ["consumer-group"]),
                                 ("c1", 39, ["billing-service"]), ("c2", 6, ["a", "consumer-group"])]
     # no inventory (unit tests), or a cluster missing from it: 50 partitions

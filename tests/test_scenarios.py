@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from fleethealth import jobs, lake, pull
+from fleethealth import jobs, lake, pull, silver, thresholds
 from fleethealth.inventory import load_inventory
 from fleethealth.simulate import SCENARIOS, simulate
 

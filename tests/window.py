@@ -1,7 +1,7 @@
 """A window of hours through bronze, silver and gold in one pass, without the Delta round trips and
 gates (test_jobs, test_scenarios and the end-to-end DAG test cover those): each hour is pulled into
-landing, bronze and silver are built for all hours at once (the same functions as the jobs; rows keep
-their hour), and gold runs hour by hour exactly as run_gold computes it (`jobs.gold_tables`)."""
+landing, bronze, silver and gold are built for all hours at once with the jobs' functions (rows keep
+their hour; `jobs.gold_tables` over a window gives what each hour gives alone)."""
 from __future__ import annotations
 
 from functools import reduce
@@ -29,12 +29,9 @@ def run_window(spark, inventory, hours, lakehouse) -> dict:
     window_silver["reconciliation"] = recon
     hosts = silver.hosts_frame(spark, inventory)
     limits = thresholds.load()
-    findings, health = [], []
-    for hour in hours:
-        at_hour = F.col("hour") == F.lit(hour).cast("timestamp")
-        facts = jobs.hour_facts(hour, hosts, {name: df.where(at_hour) for name, df in window_silver.items()})
-        out = jobs.gold_tables(facts, limits)
-        findings += [r.asDict() for r in out["gold.incident_findings"].collect()]
-        health += [r.asDict() for r in out["gold.broker_health_hourly"].collect()]
-    return {"records": records, "files": files, "silver": tables, "recon": recon,
+    out = jobs.gold_tables(jobs.facts_of(hours, hosts, window_silver), limits)
+    findings = [r.asDict() for r in out["gold.incident_findings"].collect()]
+    health = [r.asDict() for r in out["gold.broker_health_hourly"].collect()]
+    return {
+"records": records, "files": files, "silver": tables, "recon": recon,
             "findings": findings, "health": health}

@@ -109,18 +109,20 @@ GOLD_INPUTS = ("kafka_events", "jmx_samples", "threads", "partition_sizes", "rec
                "deadlocks")
 
 
-def hour_facts(hour: datetime, hosts: DataFrame, silver_tables: dict) -> gold_facts.Facts:
-    """The Facts of one hour from its silver tables (`silver_tables`: GOLD_INPUTS name -> frame)."""
+def facts_of(hours, hosts: DataFrame, silver_tables: dict) -> gold_facts.Facts:
+    """The Facts of an hour or a window of hours from their silver tables (`silver_tables`: GOLD_INPUTS
+    name -> frame, rows of those hours)."""
     t = silver_tables
     return gold_facts.Facts(
-        hour=hour, hosts=hosts, kafka_events=t["kafka_events"], jmx=t["jmx_samples"], threads=t["threads"],
+        hours=hours, hosts=hosts, kafka_events=t["kafka_events"], jmx=t["jmx_samples"], threads=t["threads"],
         partition_sizes=t["partition_sizes"], reconciliation=t["reconciliation"], zk_events=t["zk_events"],
         deadlocks=t["deadlocks"])
 
 
 def gold_tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
-    """Every hourly gold table of one hour (all but gold.incidents), each computed once: the facts
-    first, then the detectors that read them."""
+    """Every hourly gold table of the hours of `facts` (all but gold.incidents), each computed once:
+    the facts first, then the detectors that read them. A window of hours gives the rows each of its
+    hours gives alone, in one plan per table (hour is a key of every fact and detector)."""
     facts.offsets_groups = materialize(facts.offsets_groups)  # read by three of the frames below
     independent = materialize_all({
         "offsets": gold_facts.offsets_partitions(facts),
@@ -149,7 +151,7 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
     try:
         inputs = materialize_all({name: lake.read(spark, f"silver.{name}", lakehouse, hour)
                                   for name in GOLD_INPUTS})
-        outputs = gold_tables(hour_facts(hour, silver.hosts_frame(spark, inventory), inputs), limits)
+        outputs = gold_tables(facts_of(hour, silver.hosts_frame(spark, inventory), inputs), limits)
         findings = outputs["gold.incident_findings"]
         all_findings = findings
         if lake.exists(spark, "gold.incident_findings", lakehouse):

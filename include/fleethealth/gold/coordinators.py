@@ -45,13 +45,14 @@ def coordinator_partition(group: Column, partitions: Column | int = 50) -> Colum
 
 
 def groups_by_partition(kafka_events: DataFrame, hosts: DataFrame | None) -> DataFrame:
-    """(cluster, partition, groups): the consumer groups any line of the hour names (`group` field),
+    """(cluster, partition, hour, groups): the consumer groups any line of the hour names (`group` field),
     sorted, per __consumer_offsets partition that coordinates them (`coordinator_partition`, the
     cluster's offsets.topic.num.partitions from the inventory, 50 when unknown or `hosts` is None).
     Only groups the logs name: a quiet group is not listed."""
     if "group" not in kafka_events.columns:   # test frames carry only the columns they need
-        return kafka_events.sparkSession.createDataFrame([], "cluster string, `partition` int, groups array<string>")
-    named = kafka_events.where(F.col("group").isNotNull()).select("cluster", "group").distinct()
+        return kafka_events.sparkSession.createDataFrame(
+            [], "cluster string, `partition` int, hour timestamp, groups array<string>")
+    named = kafka_events.where(F.col("group").isNotNull()).select("cluster", "hour", "group").distinct()
     if hosts is None:
         named = named.withColumn("offsets_topic_partitions", F.lit(None).cast("int"))
     else:
@@ -59,13 +60,13 @@ def groups_by_partition(kafka_events: DataFrame, hosts: DataFrame | None) -> Dat
         named = named.join(F.broadcast(parts), "cluster", "left")
     return (named.withColumn("partition", coordinator_partition(F.col("group"),
                                                                 F.coalesce("offsets_topic_partitions", F.lit(50))))
-            .groupBy("cluster", "partition")
+            .groupBy("cluster", "partition", "hour")
             .agg(F.array_sort(F.collect_set(F.col("group").cast("string"))).alias("groups"))
-            .select(F.col("cluster").cast("string"), F.col("partition").cast("int"), "groups"))
+            .select(F.col("cluster").cast("string"), F.col("partition").cast("int"), "hour", "groups"))
 
 
 def offsets_leaders(kafka_events: DataFrame) -> DataFrame:
-    """(cluster, partition, leader, ts): a broker became leader (coordinator) of an offsets partition.
+    """(cluster, partition, leader, ts, hour): a broker became leader (coordinator) of an offsets partition.
 
     From silver.kafka_events: "Finished loading offsets and group metadata from __consumer_offsets-N"
     (logged by the new leader once it serves the partition's groups) and `leader_epoch_start` ("... starts
@@ -73,16 +74,15 @@ def offsets_leaders(kafka_events: DataFrame) -> DataFrame:
     """
     offsets = kafka_events.where(F.col("topic") == OFFSETS_TOPIC)
     loaded = (offsets.where(F.col("event_type") == "group_load_finished")
-              .select("cluster", "partition", F.col("broker_id").alias("leader"), "ts"))
+              .select("cluster", "partition", F.col("broker_id").alias("leader"), "ts", "hour"))
     started = (offsets.where((F.col("event_type") == "leader_epoch_start") & F.col("leader").isNotNull())
-               .select("cluster", "partition", "leader", "ts"))
+               .select("cluster", "partition", "leader", "ts", "hour"))
     return loaded.unionByName(started)
 
 
-def group_coordinators(kafka_events: DataFrame, hosts: DataFrame, hour: Column,
-                       leaders: DataFrame | None = None) -> DataFrame:
-    """gold.group_coordinators of one hour: per group seen in the hour's logs, its offsets partition and
-    the broker(s) coordinating it, with when.
+def group_coordinators(kafka_events: DataFrame, hosts: DataFrame, leaders: DataFrame | None = None) -> DataFrame:
+    """gold.group_coordinators, per hour (`hour` of the events): per group seen in the hour's logs, its
+    offsets partition and the broker(s) coordinating it, with when.
 
     Two sources, one row per (cluster, group, coordinator broker, source):
     - ``group_log``: the broker whose GroupCoordinator/GroupMetadataManager logged a line naming the
@@ -97,15 +97,17 @@ def group_coordinators(kafka_events: DataFrame, hosts: DataFrame, hour: Column,
              .join(F.broadcast(partitions), "cluster", "left")
              .withColumn("offsets_partition",
                          coordinator_partition(F.col("group"), F.coalesce("offsets_topic_partitions", F.lit(50)))))
-    logged = (named.groupBy("cluster", "group", "offsets_partition", F.col("broker_id").alias("coordinator_broker"))
+    logged = (named.groupBy("cluster", "hour", "group", "offsets_partition",
+                            F.col("broker_id").alias("coordinator_broker"))
               .agg(F.min("ts").alias("first_seen"), F.max("ts").alias("last_seen"),
                    F.count(F.lit(1)).alias("events"))
               .withColumn("source", F.lit("group_log")))
-    groups = named.select("cluster", "group", "offsets_partition").distinct()
-    led = (groups.join(leaders.withColumnRenamed("partition", "offsets_partition"), ["cluster", "offsets_partition"])
-           .groupBy("cluster", "group", "offsets_partition", F.col("leader").alias("coordinator_broker"))
+    groups = named.select("cluster", "hour", "group", "offsets_partition").distinct()
+    led = (groups.join(leaders.withColumnRenamed("partition", "offsets_partition"),
+                       ["cluster", "hour", "offsets_partition"])
+           .groupBy("cluster", "hour", "group", "offsets_partition", F.col("leader").alias("coordinator_broker"))
            .agg(F.min("ts").alias("first_seen"), F.max("ts").alias("last_seen"), F.count(F.lit(1)).alias("events"))
            .withColumn("source", F.lit("offsets_leader")))
     return (logged.unionByName(led)
             .select("cluster", "group", "offsets_partition", F.col("coordinator_broker").cast("int"), "source",
-                    "first_seen", "last_seen", F.col("events").cast("long"), hour.alias("hour")))
+                    "first_seen", "last_seen", F.col("events").cast("long"), "hour"))

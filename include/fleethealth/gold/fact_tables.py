@@ -1,4 +1,5 @@
-"""The gold fact tables built from one hour's Facts: qualified name -> builder(facts, thresholds).
+"""The gold fact tables built from the Facts of a window of hours
+: qualified name -> builder(facts, thresholds).
 
 Each builder is a pure DataFrame function with an `hour` column (the processed hour). run_gold
 materializes every table once (concurrently: builders read silver, not each other), stages it, and
@@ -13,7 +14,7 @@ from fleethealth.gold.detectors import (broker_deadlock, leader_election_storm, 
 
 BUILDERS = {
     "gold.group_coordinators": lambda facts, thresholds: coordinators.group_coordinators(
-        facts.kafka_events, facts.hosts, facts.hour_col),
+        facts.kafka_events, facts.hosts),
     "gold.deadlocks": lambda facts, thresholds: broker_deadlock.deadlock_facts(facts),
     "gold.isr_churn": isr_churn.isr_churn,
     "gold.zk_sessions": zk_session_expired.zk_sessions,

@@ -1,6 +1,7 @@
 """Hourly health facts from silver (DataFrame -> DataFrame; no paths, no I/O)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -15,22 +16,46 @@ OFFSETS_TOPIC = "__consumer_offsets"
 CLEANER_THREAD = "kafka-log-cleaner-thread-%"
 
 
+SILVER_FIELDS = ("kafka_events", "jmx", "threads", "partition_sizes", "reconciliation", "zk_events", "deadlocks")
+
+
+def hour_lit(hour: datetime):
+    return F.lit(hour).cast("timestamp")
+
+
 @dataclass
 class Facts:
-    """Everything the detectors of one hour may read."""
-    hour: datetime
-    hosts: DataFrame            # inventory, one row per host
-    kafka_events: DataFrame     # silver, this hour
-    jmx: DataFrame              # silver, this hour
-    threads: DataFrame          # silver, this hour
-    partition_sizes: DataFrame  # silver, this hour
-    reconciliation: DataFrame   # silver, this hour
-    zk_events: DataFrame        # silver, this hour
-    deadlocks: DataFrame        # silver, this hour
+    """Everything the detectors of a window of hours may read.
+
+    Every frame carries `hour` (the processed hour of its rows) and every fact and detector keeps it in
+    its keys, joins and windows: one plan computes a window of hours exactly as it computes each hour
+    alone (jobs.gold_tables). A frame without an `hour` column (a unit test's) is given the one hour."""
+    hours: datetime | Sequence[datetime]
+    hosts: DataFrame            # inventory, one row per host (given one row per host and hour)
+    kafka_events: DataFrame     # silver, these hours
+    jmx: DataFrame              # silver, these hours
+    threads: DataFrame          # silver, these hours
+    partition_sizes: DataFrame  # silver, these hours
+    reconciliation: DataFrame   # silver, these hours
+    zk_events: DataFrame        # silver, these hours
+    deadlocks: DataFrame        # silver, these hours
     offsets_partitions: DataFrame | None = None
     cleaner_status: DataFrame | None = None
     broker_health: DataFrame | None = None
     derived: dict = field(default_factory=dict)  # gold fact tables of fact_tables.BUILDERS, by name
+
+    def __post_init__(self):
+        self.hours = (self.hours,) if isinstance(self.hours, datetime) else tuple(self.hours)
+        if not self.hours:
+            raise ValueError("Facts need at least one hour")
+        for name in SILVER_FIELDS:
+            df = getattr(self, name)
+            if df is not None and "hour" not in df.columns:
+                if len(self.hours) > 1:
+                    raise ValueError(f"{name} has no hour column: which of {len(self.hours)} hours are its rows of?")
+                setattr(self, name, df.withColumn("hour", hour_lit(self.hours[0])))
+        if self.hosts is not None and "hour" not in self.hosts.columns:
+            self.hosts = self.hosts.withColumn("hour", F.explode(F.array(*[hour_lit(h) for h in self.hours])))
 
     def table(self, name: str, thresholds: dict) -> DataFrame:
         """A gold fact table of this hour (see fleethealth.gold.fact_tables), built once: run_gold
@@ -47,15 +72,11 @@ class Facts:
         coordinates, as far as the hour's logs name them (read by several facts and detectors)."""
         return groups_by_partition(self.kafka_events, self.hosts)
 
-    @property
-    def hour_col(self):
-        return F.lit(self.hour).cast("timestamp")
-
 
 def offsets_size_samples(jmx: DataFrame) -> DataFrame:
-    """(cluster, broker_id, partition, ts, size_bytes) of __consumer_offsets partitions from JMX."""
+    """(cluster, broker_id, partition, hour, ts, size_bytes) of __consumer_offsets partitions from JMX."""
     return (jmx.where(mbeans.OFFSETS_LOG_SIZE.matches())
-            .select("cluster", "broker_id", F.col("props")["partition"].cast("int").alias("partition"),
+            .select("cluster", "broker_id", F.col("props")["partition"].cast("int").alias("partition"), "hour",
                     "ts", F.col("value").cast("long").alias("size_bytes")))
 
 
@@ -63,19 +84,19 @@ def offsets_partitions(facts: Facts) -> DataFrame:
     """gold.consumer_offsets_partitions: size, growth in the hour and compaction seen per broker-partition,
     and `groups`: the consumer groups the partition coordinates, as far as the hour's logs name them
     (Facts.offsets_groups; empty when none)."""
+    key = ["cluster", "broker_id", "partition", "hour"]
     samples = offsets_size_samples(facts.jmx).withColumn("src", F.lit("jmx"))
     snaps = (facts.partition_sizes.where((F.col("topic") == OFFSETS_TOPIC) & ~F.col("is_future"))
-             .select("cluster", "broker_id", "partition", F.col("captured_at").alias("ts"), "size_bytes")
+             .select("cluster", "broker_id", "partition", "hour", F.col("captured_at").alias("ts"), "size_bytes")
              .withColumn("src", F.lit("logdirs")))
     # log-dir snapshots fill in partitions that JMX does not report
-    snaps = snaps.join(samples.select("cluster", "broker_id", "partition").distinct(),
-                       ["cluster", "broker_id", "partition"], "left_anti")
+    snaps = snaps.join(samples.select(*key).distinct(), key, "left_anti")
     allsamples = samples.unionByName(snaps)
-    w = Window.partitionBy("cluster", "broker_id", "partition").orderBy("ts")
+    w = Window.partitionBy(*key).orderBy("ts")
     shrank = allsamples.withColumn("delta", F.col("size_bytes") - F.lag("size_bytes").over(w))
     cleaned = (facts.kafka_events.where((F.col("event_type") == "cleaner_summary") & (F.col("topic") == OFFSETS_TOPIC))
-               .groupBy("cluster", "broker_id", "partition").agg(F.count(F.lit(1)).alias("cleanings")))
-    agg = (shrank.groupBy("cluster", "broker_id", "partition")
+               .groupBy(*key).agg(F.count(F.lit(1)).alias("cleanings")))
+    agg = (shrank.groupBy(*key)
            .agg(F.max_by("size_bytes", "ts").alias("size_bytes"),
                 F.min_by("size_bytes", "ts").alias("first_size_bytes"),
                 F.max("size_bytes").alias("max_size_bytes"),
@@ -83,10 +104,10 @@ def offsets_partitions(facts: Facts) -> DataFrame:
                 F.count(F.lit(1)).cast("int").alias("samples"),
                 F.max(F.col("delta") < 0).alias("shrank"),
                 F.first("src").alias("size_source")))
-    out = (agg.join(cleaned, ["cluster", "broker_id", "partition"], "left")
-           .join(facts.offsets_groups, ["cluster", "partition"], "left"))
+    out = (agg.join(cleaned, key, "left")
+           .join(facts.offsets_groups, ["cluster", "partition", "hour"], "left"))
     return out.select(
-        "cluster", "broker_id", "partition", facts.hour_col.alias("hour"), "size_bytes", "max_size_bytes",
+        "cluster", "broker_id", "partition", "hour", "size_bytes", "max_size_bytes",
         (F.col("size_bytes") - F.col("first_size_bytes")).alias("growth_bytes"),
         (F.coalesce(F.col("cleanings"), F.lit(0)) > 0).alias("compaction_logged"),
         (F.coalesce(F.col("shrank"), F.lit(False)) | (F.coalesce(F.col("cleanings"), F.lit(0)) > 0))
@@ -102,14 +123,16 @@ def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
     0.10.2, the cleaner's own log lines only if that log arrived, thread dumps are occasional. A
     broker with no signal at all is `unknown`, never `alive`.
     """
-    brokers = facts.hosts.where(F.col("role") == "kafka").select("cluster", "host", "broker_id", "kafka_version")
+    key = ["cluster", "broker_id", "hour"]
+    brokers = facts.hosts.where(F.col("role") == "kafka").select("cluster", "host", "broker_id", "kafka_version",
+                                                                 "hour")
     jmx = facts.jmx
     dead = (jmx.where(mbeans.CLEANER_DEAD_THREADS.matches())
-            .groupBy("cluster", "broker_id")
+            .groupBy(*key)
             .agg(F.max("value").cast("int").alias("dead_thread_count"),
                  F.min(F.when(F.col("value") > 0, F.col("ts"))).alias("dead_threads_since")))
     tslr = (jmx.where(mbeans.CLEANER_TIME_SINCE_LAST_RUN.matches())
-            .groupBy("cluster", "broker_id")
+            .groupBy(*key)
             .agg(F.max("value").cast("long").alias("time_since_last_run_ms"),
                  # when a stale cleaner last ran: sample time minus the time since its last run
                  F.min(F.when(F.col("value") > stale_ms,
@@ -118,19 +141,18 @@ def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
                  F.max(F.when(F.col("value") > stale_ms, F.col("ts"))).alias("stale_last_ts")))
     ev = facts.kafka_events
     logs = (ev.where(F.col("event_type").isin("cleaner_error", "cleaner_stopped", "cleaner_summary"))
-            .groupBy("cluster", "broker_id")
+            .groupBy(*key)
             .agg(F.min(F.when(F.col("event_type") == "cleaner_error", F.col("ts"))).alias("cleaner_error_ts"),
                  F.min(F.when(F.col("event_type") == "cleaner_stopped", F.col("ts"))).alias("cleaner_stopped_ts"),
                  F.max(F.when(F.col("event_type") == "cleaner_summary", F.col("ts"))).alias("last_cleaning_ts"),
                  F.count(F.when(F.col("event_type") == "cleaner_summary", 1)).alias("cleanings")))
-    dumps = (facts.threads.groupBy("cluster", "broker_id", "file", "captured_at")
+    dumps = (facts.threads.groupBy(*key, "file", "captured_at")
              .agg(F.max(F.col("thread_name").like(CLEANER_THREAD)).alias("has_cleaner"))
-             .groupBy("cluster", "broker_id")
+             .groupBy(*key)
              .agg(F.count(F.lit(1)).cast("int").alias("thread_dumps"),
                   F.min(F.when(~F.col("has_cleaner"), F.col("captured_at"))).alias("dump_without_cleaner_ts"),
                   F.max(F.when(~F.col("has_cleaner"), F.col("captured_at"))).alias("dump_without_cleaner_last_ts"),
                   F.count(F.when(F.col("has_cleaner"), 1)).cast("int").alias("dumps_with_cleaner")))
-    key = ["cluster", "broker_id"]
     df = brokers.join(dead, key, "left").join(tslr, key, "left").join(logs, key, "left").join(dumps, key, "left")
     stopped_for_good = F.coalesce(F.col("cleaner_stopped_ts"), F.col("cleaner_error_ts"))
     stopped_for_good = F.when(F.col("last_cleaning_ts").isNull() | (F.col("last_cleaning_ts") < stopped_for_good),
@@ -156,7 +178,7 @@ def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
                F.format_string("thread dump at %s without kafka-log-cleaner-thread-*",
                                F.date_format("dump_without_cleaner_ts", "HH:mm:ss'Z'"))))
     return df.select(
-        "cluster", "host", "broker_id", "kafka_version", facts.hour_col.alias("hour"),
+        "cluster", "host", "broker_id", "kafka_version", "hour",
         F.when(dead_since.isNotNull(), "dead").when(alive, "alive").otherwise("unknown").alias("status"),
         dead_since.alias("dead_since"), last_dead.alias("last_dead_evidence_ts"),
         "dead_thread_count", "time_since_last_run_ms", "cleaner_error_ts", "cleaner_stopped_ts",
@@ -177,7 +199,7 @@ def broker_health(facts: Facts) -> DataFrame:
             r = r.withColumn(c, F.lit(None).cast("long"))
     if "file_problems" not in r.columns:
         r = r.withColumn("file_problems", F.array().cast("array<string>"))
-    rec = (r.groupBy("cluster", "host")
+    rec = (r.groupBy("cluster", "host", "hour")
            .agg(F.collect_set(F.when(F.col("bronze_records") > 0, F.col("source"))).alias("arrived"),
                 F.sum("bronze_records").alias("bronze_records"),
                 F.sum("silver_records").alias("silver_records"),
@@ -185,20 +207,23 @@ def broker_health(facts: Facts) -> DataFrame:
                 *[F.sum(c).alias(c) for c in _FILE_LEDGER],
                 F.flatten(F.collect_list(F.transform("file_problems", lambda p: F.concat_ws(
                     ": ", F.col("source"), p)))).alias("file_problems")))
-    df = facts.hosts.join(rec, ["cluster", "host"], "left")
+    df = facts.hosts.join(rec, ["cluster", "host", "hour"], "left")
     arrived = F.array_sort(F.coalesce(F.col("arrived"), F.array().cast("array<string>")))
     out = df.select(
-        "cluster", "host", "role", "broker_id", "zk_myid", "kafka_version", facts.hour_col.alias("hour"),
+        "cluster", "broker_id", "host", "role", "zk_myid", "kafka_version", "hour",
         F.array_sort("expect").alias("sources_expected"), arrived.alias("sources_arrived"),
         F.array_sort(F.array_except("expect", arrived)).alias("sources_missing"),
         *[F.coalesce(c, F.lit(0)).cast("long").alias(c)
           for c in ("bronze_records", "silver_records", "quarantined_records", *_FILE_LEDGER)],
         F.array_sort(F.coalesce("file_problems", F.array().cast("array<string>"))).alias("file_problems"))
+    columns = out.columns   # a join on a key puts its columns first: keep this order
     if facts.cleaner_status is not None:
-        out = out.join(facts.cleaner_status.select("cluster", "host", F.col("status").alias("log_cleaner")),
-                       ["cluster", "host"], "left")
+        out = out.join(facts.cleaner_status.select("cluster", "host", "hour", F.col("status").alias("log_cleaner")),
+                       ["cluster", "host", "hour"], "left")
+        columns = [*columns, "log_cleaner"]
     if facts.offsets_partitions is not None:
-        biggest = facts.offsets_partitions.groupBy("cluster", "broker_id").agg(
+        biggest = facts.offsets_partitions.groupBy("cluster", "broker_id", "hour").agg(
             F.max("size_bytes").alias("max_offsets_partition_bytes"))
-        out = out.join(biggest, ["cluster", "broker_id"], "left")
-    return out
+        out = out.join(biggest, ["cluster", "broker_id", "hour"], "left")
+        columns = [*columns, "max_offsets_partition_bytes"]
+    return out.select(*columns)

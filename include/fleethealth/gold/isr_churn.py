@@ -30,7 +30,7 @@ from pyspark.sql import functions as F
 
 CHANGES = ("isr_shrink", "isr_expand", "isr_updated")
 EVENTS = (*CHANGES, "isr_update_skipped")
-KEY = ["cluster", "topic", "partition", "broker"]
+KEY = ["cluster", "topic", "partition", "broker", "hour"]
 
 
 def _size(col):
@@ -43,7 +43,7 @@ def isr_churn(facts, thresholds):
         F.col("cluster").cast("string").alias("cluster"), F.col("topic").cast("string").alias("topic"),
         F.col("partition").cast("int").alias("partition"),
         F.coalesce(F.col("broker"), F.col("broker_id")).cast("int").alias("broker"),
-        F.col("ts").cast("timestamp").alias("ts"), "event_type",
+        F.col("ts").cast("timestamp").alias("ts"), "event_type", "hour",
         F.col("isr_before").cast("array<int>").alias("before"),
         F.when(F.col("event_type") == "isr_updated", F.col("isr"))
         .otherwise(F.col("isr_after")).cast("array<int>").alias("after"),
@@ -67,7 +67,7 @@ def isr_churn(facts, thresholds):
             F.when(F.col("before").isNotNull() & F.col("after").isNotNull(),
                    F.array_except("before", "after")))))).alias("dropped_brokers"))
     return agg.select(
-        "cluster", "topic", "partition", "broker", facts.hour_col.alias("hour"),
+        "cluster", "topic", "partition", "broker", "hour",
         *[F.col(c).cast("int").alias(c) for c in ("shrinks", "expands", "updates", "skipped_updates")],
         F.col("first_change_ts").cast("timestamp").alias("first_change_ts"),
         F.col("last_change_ts").cast("timestamp").alias("last_change_ts"),

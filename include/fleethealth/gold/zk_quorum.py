@@ -39,7 +39,7 @@ def zk_quorum(facts, thresholds) -> DataFrame:
     not counted; the role (leader/follower) of the counts is the one those messages imply, not checked
     against `state`.
     """
-    servers = facts.hosts.where(F.col("role") == "zookeeper").select("cluster", "host", "zk_myid")
+    servers = facts.hosts.where(F.col("role") == "zookeeper").select("cluster", "host", "zk_myid", "hour")
     ev = facts.zk_events
     et = F.col("event_type")
 
@@ -49,7 +49,7 @@ def zk_quorum(facts, thresholds) -> DataFrame:
     peer_state = F.upper(F.regexp_extract(F.col("state"), r"^(\w+)", 1))
     known = et.isin(*STATE_EVENTS) & peer_state.isin(*PEER_STATES)
     election = et == "election_time"
-    agg = ev.groupBy("cluster", "host").agg(
+    agg = ev.groupBy("cluster", "host", "hour").agg(
         F.count(F.lit(1)).alias("log_lines"),
         # ties at one millisecond: the struct orders by state name, so the result does not depend on partitions
         F.max(F.when(known, F.struct(F.col("ts"), peer_state.alias("state")))).alias("last_state"),
@@ -64,14 +64,14 @@ def zk_quorum(facts, thresholds) -> DataFrame:
         count("slow_fsync").alias("slow_fsyncs"),
         F.max(F.when(et == "slow_fsync", F.col("duration_ms"))).alias("max_fsync_ms"),
         F.min("ts").alias("first_event_ts"), F.max("ts").alias("last_event_ts"))
-    df = servers.join(agg, ["cluster", "host"], "left")
+    df = servers.join(agg, ["cluster", "host", "hour"], "left")
 
     def n(c, t="int"):
         return F.coalesce(F.col(c), F.lit(0)).cast(t).alias(c)
 
     return df.select(
         F.col("cluster").cast("string"), F.col("host").cast("string"), F.col("zk_myid").cast("int"),
-        facts.hour_col.alias("hour"), n("log_lines", "long"),
+        "hour", n("log_lines", "long"),
         F.col("last_state.state").cast("string").alias("state"),
         F.col("last_state.ts").cast("timestamp").alias("state_ts"),
         n("elections"), F.col("max_election_ms").cast("long"),

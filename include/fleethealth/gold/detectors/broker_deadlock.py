@@ -22,15 +22,15 @@ TIME = "yyyy-MM-dd HH:mm:ss'Z'"
 
 
 def cycles(deadlocks: DataFrame) -> DataFrame:
-    """One row per broker and distinct cycle (its threads, sorted): when dumps showed it and how it waits."""
+    """One row per broker-hour and distinct cycle (its threads, sorted): when dumps showed it and how it waits."""
     waits = F.struct(F.array_position("cycle_threads", F.col("thread_name")).alias("pos"), "thread_name",
                      "waiting_lock_class", "held_by")
-    per_dump = (deadlocks.groupBy("cluster", "host", "broker_id", "captured_at", "deadlock")
+    per_dump = (deadlocks.groupBy("cluster", "host", "broker_id", "hour", "captured_at", "deadlock")
                 .agg(F.first("cycle_threads").alias("cycle_threads"),
                      F.first("cycle_lock_classes").alias("cycle_lock_classes"),
                      F.array_sort(F.collect_list(waits)).alias("waits")))
     return (per_dump.withColumn("cycle", F.array_sort("cycle_threads"))
-            .groupBy("cluster", "host", "broker_id", "cycle")
+            .groupBy("cluster", "host", "broker_id", "hour", "cycle")
             .agg(F.min("captured_at").alias("first_ts"), F.max("captured_at").alias("last_ts"),
                  F.countDistinct("captured_at").alias("dumps"),
                  F.min_by("cycle_threads", "captured_at").alias("cycle_threads"),
@@ -39,27 +39,28 @@ def cycles(deadlocks: DataFrame) -> DataFrame:
 
 
 def matching_bugs(cyc: DataFrame, hosts: DataFrame) -> DataFrame:
-    """(cluster, broker_id, cycle, bug_id): catalogued bugs whose signature matches the cycle and
+    """(cluster, broker_id, hour, cycle, bug_id): catalogued bugs whose signature matches the cycle and
     whose affected range holds the broker's inventory version."""
     spark = hosts.sparkSession
-    affected = exposures(hosts, known_bugs.ranges_frame(spark)).select("cluster", "broker_id", "bug_id")
+    affected = exposures(hosts, known_bugs.ranges_frame(spark)).select("cluster", "broker_id", "hour", "bug_id")
     sigs = known_bugs.signatures_frame(spark).select(
         "bug_id", F.col("threads").alias("bug_threads"), F.col("lock_classes").alias("bug_lock_classes"))
-    return (cyc.join(affected, ["cluster", "broker_id"]).join(F.broadcast(sigs), "bug_id")
+    return (cyc.join(affected, ["cluster", "broker_id", "hour"]).join(F.broadcast(sigs), "bug_id")
             .where(known_bugs.deadlock_matches_col(F.col("cycle_threads"), F.col("lock_classes"),
                                                    F.col("bug_threads"), F.col("bug_lock_classes")))
-            .select("cluster", "broker_id", "cycle", "bug_id").distinct())
+            .select("cluster", "broker_id", "hour", "cycle", "bug_id").distinct())
 
 
 def deadlock_facts(facts) -> DataFrame:
     """gold.deadlocks: one row per broker-hour and distinct cycle, with the matching known bugs."""
     cyc = cycles(facts.deadlocks)
     bugs = (matching_bugs(cyc, facts.hosts)
-            .groupBy("cluster", "broker_id", "cycle")
+            .groupBy("cluster", "broker_id", "hour", "cycle")
             .agg(F.array_sort(F.collect_set("bug_id")).alias("known_bugs")))
-    versions = facts.hosts.select("cluster", "broker_id", "kafka_version")
-    return (cyc.join(bugs, ["cluster", "broker_id", "cycle"], "left").join(versions, ["cluster", "broker_id"], "left")
-            .select("cluster", "host", "broker_id", "kafka_version", facts.hour_col.alias("hour"), "cycle_threads",
+    versions = facts.hosts.select("cluster", "broker_id", "hour", "kafka_version")
+    return (cyc.join(bugs, ["cluster", "broker_id", "hour", "cycle"], "left")
+            .join(versions, ["cluster", "broker_id", "hour"], "left")
+            .select("cluster", "host", "broker_id", "kafka_version", "hour", "cycle_threads",
                     "lock_classes", "waits", F.col("first_ts").alias("first_seen"), F.col("last_ts").alias("last_seen"),
                     F.col("dumps").cast("int").alias("dumps"),
                     F.coalesce("known_bugs", F.array().cast("array<string>")).alias("known_bugs")))
@@ -78,11 +79,11 @@ def detect(facts, thresholds):
                         F.size("cycle_threads"), F.array_join("cycle_threads", ", "),
                         F.array_join("lock_classes", ", "), F.col("dumps"), F.date_format("first_seen", TIME)),
         wait_text, F.coalesce(bug_text, F.lit(""))))
-    per_broker = (described.groupBy("cluster", "broker_id")
+    per_broker = (described.groupBy("cluster", "broker_id", "hour")
                   .agg(F.min("first_seen").alias("first_ts"), F.max("last_seen").alias("last_ts"),
                        F.array_join(F.array_sort(F.collect_list("text")), "; ").alias("evidence"),
                        F.array_sort(F.array_distinct(F.flatten(F.collect_list("known_bugs")))).alias("bugs")))
     return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.format_string("broker-%d", F.col("broker_id")),
                    first_seen=F.col("first_ts"), last_seen=F.col("last_ts"), evidence=F.col("evidence"),
-                   hour=facts.hour_col, known_bug=F.nullif(F.array_join("bugs", ","), F.lit("")))
+                   hour=F.col("hour"), known_bug=F.nullif(F.array_join("bugs", ","), F.lit("")))

@@ -22,37 +22,37 @@ TS_FMT = "HH:mm:ss'Z'"
 
 
 def loss_signals(events):
-    """(cluster, broker_id, ts, signal) of every sign that a broker lost its ZooKeeper registration."""
+    """(cluster, broker_id, hour, ts, signal) of every sign that a broker lost its ZooKeeper registration."""
     own = (events.where(F.col("event_type").isin("zk_session_expired", "zk_reregistering"))
-           .select("cluster", F.coalesce("broker", "broker_id").alias("broker_id"), "ts",
+           .select("cluster", F.coalesce("broker", "broker_id").alias("broker_id"), "hour", "ts",
                    F.col("event_type").alias("signal")))
     seen_by_controller = (events.where((F.col("event_type") == "brokers_changed") & (F.size("deleted_brokers") > 0))
-                          .select("cluster", F.explode("deleted_brokers").alias("broker_id"), "ts",
+                          .select("cluster", F.explode("deleted_brokers").alias("broker_id"), "hour", "ts",
                                   F.lit("controller: deleted broker").alias("signal")))
     return own.unionByName(seen_by_controller).where(F.col("broker_id").isNotNull())
 
 
 def registrations(events):
-    """(cluster, broker_id, registrations): re-registrations of /brokers/ids/N, as the broker logged
+    """(cluster, broker_id, hour, registrations): re-registrations of /brokers/ids/N, as the broker logged
     them or as the controller saw them (whichever log shows more: one of them may be missing)."""
     own = (events.where(F.col("event_type") == "broker_registered")
-           .select("cluster", F.coalesce("broker", "broker_id").alias("broker_id"), F.lit(1).alias("own"),
+           .select("cluster", F.coalesce("broker", "broker_id").alias("broker_id"), "hour", F.lit(1).alias("own"),
                    F.lit(0).alias("seen")))
     seen_by_controller = (events.where((F.col("event_type") == "brokers_changed") & (F.size("added_brokers") > 0))
-                          .select("cluster", F.explode("added_brokers").alias("broker_id"), F.lit(0).alias("own"),
-                                  F.lit(1).alias("seen")))
-    return (own.unionByName(seen_by_controller).groupBy("cluster", "broker_id")
+                          .select("cluster", F.explode("added_brokers").alias("broker_id"), "hour",
+                                  F.lit(0).alias("own"), F.lit(1).alias("seen")))
+    return (own.unionByName(seen_by_controller).groupBy("cluster", "broker_id", "hour")
             .agg(F.greatest(F.sum("own"), F.sum("seen")).alias("registrations")))
 
 
 def losses(events, gap_s: int):
-    """One row per loss episode: (cluster, broker_id, loss_ts, loss_end_ts, signals)."""
+    """One row per loss episode: (cluster, broker_id, hour, episode, loss_ts, loss_end_ts, signals)."""
     sig = loss_signals(events)
-    w = Window.partitionBy("cluster", "broker_id").orderBy("ts")
+    w = Window.partitionBy("cluster", "broker_id", "hour").orderBy("ts")
     gap = F.unix_millis("ts") - F.unix_millis(F.lag("ts").over(w))
     sig = (sig.withColumn("new", F.when(gap.isNull() | (gap > gap_s * 1000), 1).otherwise(0))
            .withColumn("episode", F.sum("new").over(w.rowsBetween(Window.unboundedPreceding, 0))))
-    return (sig.groupBy("cluster", "broker_id", "episode")
+    return (sig.groupBy("cluster", "broker_id", "hour", "episode")
             .agg(F.min("ts").alias("loss_ts"), F.max("ts").alias("loss_end_ts"),
                  F.array_sort(F.collect_set("signal")).alias("signals")))
 
@@ -65,22 +65,23 @@ def detect(facts, thresholds):
     eps = losses(facts.kafka_events, thresholds[f"{KIND}.episode_gap_s"]).alias("a")
     later = eps.alias("b")
     # every loss that opens a window of >= n losses
-    opens = (eps.join(later, (F.col("a.cluster") == F.col("b.cluster")) & (F.col("a.broker_id") == F.col("b.broker_id"))
-                      & (F.col("b.loss_ts") >= F.col("a.loss_ts"))
-                      & (F.unix_millis("b.loss_ts") - F.unix_millis("a.loss_ts") <= window_ms))
-             .groupBy("a.cluster", "a.broker_id", "a.loss_ts")
+    key = ["cluster", "broker_id", "hour"]
+    opens = (eps.join(later, [F.col(f"a.{k}") == F.col(f"b.{k}") for k in key]
+                      + [F.col("b.loss_ts") >= F.col("a.loss_ts"),
+                         F.unix_millis("b.loss_ts") - F.unix_millis("a.loss_ts") <= window_ms])
+             .groupBy("a.cluster", "a.broker_id", "a.hour", "a.loss_ts")
              .agg(F.count(F.lit(1)).alias("in_window"))
              .where(F.col("in_window") >= n))
-    first = opens.groupBy("cluster", "broker_id").agg(F.min("loss_ts").alias("first_seen"))
-    per_broker = (eps.join(first, ["cluster", "broker_id"])
+    first = opens.groupBy(*key).agg(F.min("loss_ts").alias("first_seen"))
+    per_broker = (eps.join(first, key)
                   .where(F.col("loss_ts") >= F.col("first_seen"))
-                  .groupBy("cluster", "broker_id", "first_seen")
+                  .groupBy(*key, "first_seen")
                   .agg(F.count(F.lit(1)).alias("losses"), F.max("loss_end_ts").alias("last_seen"),
                        F.array_join(F.array_sort(F.collect_list(F.date_format("loss_ts", TS_FMT))), ", ")
                        .alias("loss_times"),
                        F.array_join(F.array_sort(F.array_distinct(F.flatten(F.collect_list("signals")))), ", ")
                        .alias("signals"))
-                  .join(registrations(facts.kafka_events), ["cluster", "broker_id"], "left"))
+                  .join(registrations(facts.kafka_events), key, "left"))
     span_min = (F.unix_millis("last_seen") - F.unix_millis("first_seen")) / 60_000
     evidence = F.format_string(
         "%d ZooKeeper session losses of broker %d in %.0f minutes (%s; >= %d within %d minutes); "
@@ -90,4 +91,4 @@ def detect(facts, thresholds):
     return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.concat(F.lit("broker-"), F.col("broker_id")),
                    first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
-                   evidence=evidence, hour=facts.hour_col)
+                   evidence=evidence, hour=F.col("hour"))

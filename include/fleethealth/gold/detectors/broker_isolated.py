@@ -27,10 +27,10 @@ def detect(facts, thresholds):
     min_disc = thresholds[f"{KIND}.min_peer_disconnects"]
     growth = thresholds[f"{KIND}.fd_growth_factor"]
     ev = facts.kafka_events
-    key = ["cluster", "broker_id"]
+    key = ["cluster", "broker_id", "hour"]
     disconnects = (ev.where((F.col("event_type") == "fetch_disconnected") & F.col("peer_broker").isNotNull()
                             & (F.col("peer_broker") != F.col("broker_id")))
-                   .groupBy("cluster", F.col("peer_broker").alias("broker_id"))
+                   .groupBy("cluster", F.col("peer_broker").alias("broker_id"), "hour")
                    .agg(F.count(F.lit(1)).alias("disconnects"),
                         F.array_sort(F.collect_set(F.col("broker_id"))).alias("peers"),
                         F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"))
@@ -60,4 +60,4 @@ def detect(facts, thresholds):
     return finding(hits, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.format_string("broker-%d", F.col("broker_id")),
                    first_seen=F.col("first_ts"), last_seen=F.col("last_ts"), evidence=evidence,
-                   hour=facts.hour_col)
+                   hour=F.col("hour"))

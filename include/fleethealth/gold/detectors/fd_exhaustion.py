@@ -18,11 +18,13 @@ KIND = "fd_exhaustion"
 
 
 def fd_samples(jmx: DataFrame) -> DataFrame:
-    """(cluster, broker_id, ts, open_fds, max_fds) of brokers' JMX samples (max_fds null if not read)."""
+    """(cluster, broker_id, hour, ts, open_fds, max_fds) of brokers' JMX samples (max_fds null if not read)."""
+    key = ["cluster", "broker_id", "hour", "ts"]
+
     def attr(mbean, name):
         return (jmx.where(mbean.matches() & F.col("broker_id").isNotNull())
-                .groupBy("cluster", "broker_id", "ts").agg(F.max("value").cast("long").alias(name)))
-    return attr(mbeans.OPEN_FDS, "open_fds").join(attr(mbeans.MAX_FDS, "max_fds"), ["cluster", "broker_id", "ts"], "left")
+                .groupBy(*key).agg(F.max("value").cast("long").alias(name)))
+    return attr(mbeans.OPEN_FDS, "open_fds").join(attr(mbeans.MAX_FDS, "max_fds"), key, "left")
 
 
 def detect(facts, thresholds):
@@ -32,16 +34,16 @@ def detect(facts, thresholds):
     factor = thresholds[f"{KIND}.median_factor"]
     min_brokers = thresholds[f"{KIND}.min_brokers_for_median"]
     samples = fd_samples(facts.jmx)
-    medians = (samples.groupBy("cluster", "broker_id").agg(F.median("open_fds").alias("broker_median"))
-               .groupBy("cluster").agg(F.median("broker_median").alias("cluster_median"),
-                                       F.count(F.lit(1)).alias("brokers")))
-    s = samples.join(medians, "cluster")
+    medians = (samples.groupBy("cluster", "broker_id", "hour").agg(F.median("open_fds").alias("broker_median"))
+               .groupBy("cluster", "hour").agg(F.median("broker_median").alias("cluster_median"),
+                                               F.count(F.lit(1)).alias("brokers")))
+    s = samples.join(medians, ["cluster", "hour"])
     near_max = F.col("open_fds") >= F.lit(ratio) * F.col("max_fds")
     far_above = (F.col("brokers") >= min_brokers) & (F.col("open_fds") > F.lit(factor) * F.col("cluster_median"))
     over = (s.withColumn("near_max", F.coalesce(near_max, F.lit(False)))
             .withColumn("far_above", F.coalesce(far_above, F.lit(False)))
             .where(F.col("near_max") | F.col("far_above")))
-    per_broker = over.groupBy("cluster", "broker_id").agg(
+    per_broker = over.groupBy("cluster", "broker_id", "hour").agg(
         F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"), F.count(F.lit(1)).alias("samples"),
         F.max("open_fds").alias("peak"), F.max_by("max_fds", "open_fds").alias("max_fds"),
         F.first("cluster_median").alias("cluster_median"), F.first("brokers").alias("brokers"),
@@ -59,4 +61,4 @@ def detect(facts, thresholds):
     return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.format_string("broker-%d", F.col("broker_id")),
                    first_seen=F.col("first_ts"), last_seen=F.col("last_ts"), evidence=evidence,
-                   hour=facts.hour_col)
+                   hour=F.col("hour"))

@@ -14,14 +14,16 @@ KIND = "known_bug_exposure"
 
 
 def exposures(hosts, ranges):
-    """(cluster, host, broker_id, kafka_version, bug_id, affected, summary) for every affected broker."""
+    """(cluster, host, broker_id, kafka_version, hour, bug_id, affected, summary) for every affected
+    broker-hour (`hosts`: one row per host and hour)."""
     brokers = (hosts.where((F.col("role") == "kafka") & F.col("kafka_version").isNotNull())
-               .select("cluster", "host", "broker_id", "kafka_version",
+               .select("cluster", "host", "broker_id", "kafka_version", "hour",
                        known_bugs.version_key_col(F.col("kafka_version")).alias("vkey")))
     inside = ((F.col("from_key").isNull() | (F.col("from_key") <= F.col("vkey")))
               & (F.col("to_key").isNull() | (F.col("vkey") < F.col("to_key"))))
     return (brokers.join(F.broadcast(ranges), inside, "inner")
-            .select("cluster", "host", "broker_id", "kafka_version", "bug_id", "component", "affected", "summary"))
+            .select("cluster", "host", "broker_id", "kafka_version", "hour", "bug_id", "component", "affected",
+                    "summary"))
 
 
 def detect(facts, thresholds):
@@ -30,9 +32,8 @@ def detect(facts, thresholds):
     spark = facts.hosts.sparkSession
     ranges = known_bugs.ranges_frame(spark)
     per_broker = (exposures(facts.hosts, ranges)
-                  .groupBy("cluster", "host", "broker_id", "kafka_version")
-                  .agg(F.array_sort(F.collect_set(F.struct("bug_id", "affected", "summary"))).alias("bugs"))
-                  .withColumn("hour", facts.hour_col))
+                  .groupBy("cluster", "host", "broker_id", "kafka_version", "hour")
+                  .agg(F.array_sort(F.collect_set(F.struct("bug_id", "affected", "summary"))).alias("bugs")))
     evidence = F.format_string(
         "inventory kafka_version %s of %s is in the affected range of %d catalogued bug(s): %s",
         F.col("kafka_version"), F.col("host"), F.size("bugs"),

@@ -28,7 +28,7 @@ ONLINE, OFFLINE = "OnlinePartition", "OfflinePartition"
 
 
 def leader_changes(kafka_events):
-    """(cluster, ts, topic, partition, new_leader or NULL, signal) of every leader change logged."""
+    """(cluster, hour, ts, topic, partition, new_leader or NULL, signal) of every leader change logged."""
     ev = kafka_events
     state = F.col("event_type") == "partition_state_change"
     went_offline = state & (F.col("from_state") == ONLINE) & (F.col("to_state") == OFFLINE)
@@ -42,27 +42,28 @@ def leader_changes(kafka_events):
     new_leader = (F.when(went_offline, F.lit(None).cast("int"))
                   .when(epoch, F.coalesce(F.col("leader"), F.col("broker"))).otherwise(F.col("leader")))
     return (ev.where(went_offline | came_online | epoch | elected | sent)
-            .select("cluster", "ts", "topic", "partition", new_leader.alias("new_leader"), signal.alias("signal")))
+            .select("cluster", "hour", "ts", "topic", "partition", new_leader.alias("new_leader"),
+                    signal.alias("signal")))
 
 
 def triggers(kafka_events, window_ms: int):
-    """(cluster, trigger_ts, lost_broker or NULL, controller, trigger) that may start a storm."""
+    """(cluster, hour, trigger_ts, lost_broker or NULL, controller, trigger) that may start a storm."""
     ev = kafka_events
     callbacks = (ev.where(F.col("event_type") == "broker_failure_callback")
-                 .select("cluster", F.col("ts").alias("trigger_ts"), F.explode("brokers").alias("lost_broker"),
+                 .select("cluster", "hour", F.col("ts").alias("trigger_ts"), F.explode("brokers").alias("lost_broker"),
                          F.coalesce("controller", "broker_id").alias("controller"),
                          F.lit("'Broker failure callback'").alias("trigger")))
     offline = (ev.where((F.col("event_type") == "partition_state_change") & (F.col("from_state") == ONLINE)
                        & (F.col("to_state") == OFFLINE))
-               .select("cluster", F.col("ts").alias("trigger_ts"), F.lit(None).cast("int").alias("lost_broker"),
+               .select("cluster", "hour", F.col("ts").alias("trigger_ts"), F.lit(None).cast("int").alias("lost_broker"),
                        F.coalesce("controller", "broker_id").alias("controller"),
                        F.lit("partition Online -> Offline").alias("trigger")))
     # an Offline transition inside a failure callback's window belongs to that callback
-    cb = callbacks.select("cluster", F.col("trigger_ts").alias("cb_ts"))
+    cb = callbacks.select("cluster", "hour", F.col("trigger_ts").alias("cb_ts"))
     covered = (F.col("trigger_ts") >= F.col("cb_ts")) & (
         F.col("trigger_ts") < F.col("cb_ts") + F.make_dt_interval(secs=F.lit(window_ms / 1000.0)))
-    offline = offline.alias("o").join(cb.alias("c"), (F.col("o.cluster") == F.col("c.cluster")) & covered,
-                                      "left_anti")
+    offline = offline.alias("o").join(cb.alias("c"), (F.col("o.cluster") == F.col("c.cluster"))
+                                      & (F.col("o.hour") == F.col("c.hour")) & covered, "left_anti")
     return callbacks.unionByName(offline)
 
 
@@ -88,10 +89,12 @@ def leader_elections(facts, thresholds):
     groups = facts.offsets_groups.alias("g")
     changes = leader_changes(facts.kafka_events).alias("c")
     changes = (changes.join(groups, (F.col("c.topic") == OFFSETS_TOPIC) & (F.col("c.cluster") == F.col("g.cluster"))
-                            & (F.col("c.partition") == F.col("g.partition")), "left")
+                            & (F.col("c.hour") == F.col("g.hour")) & (F.col("c.partition") == F.col("g.partition")),
+                            "left")
                .select("c.*", F.col("g.groups").alias("groups")).alias("l"))
     trig = triggers(facts.kafka_events, window_ms).alias("t")
-    inside = ((F.col("l.cluster") == F.col("t.cluster")) & (F.col("l.ts") >= F.col("t.trigger_ts"))
+    inside = ((F.col("l.cluster") == F.col("t.cluster")) & (F.col("l.hour") == F.col("t.hour"))
+              & (F.col("l.ts") >= F.col("t.trigger_ts"))
               & (F.col("l.ts") < F.col("t.trigger_ts") + window)
               & (F.col("t.lost_broker").isNull() | F.col("l.new_leader").isNull()
                  | (F.col("l.new_leader") != F.col("t.lost_broker"))))
@@ -99,7 +102,8 @@ def leader_elections(facts, thresholds):
     part = F.when(F.col("l.signal").isNotNull(), F.format_string("%s-%d", F.col("l.topic"), F.col("l.partition")))
     offsets = F.col("l.topic") == OFFSETS_TOPIC
     windows = (trig.join(changes, inside, "left")
-               .groupBy(F.col("t.cluster").alias("cluster"), "trigger_ts", "trigger", "controller", "lost_broker")
+               .groupBy(F.col("t.cluster").alias("cluster"), F.col("t.hour").alias("hour"), "trigger_ts", "trigger",
+                        "controller", "lost_broker")
                .agg(F.count_distinct(part).alias("partitions"),
                     F.count_distinct(F.when(offsets, part)).alias("offsets_partitions"),
                     F.array_sort(F.collect_set(F.when(offsets, F.col("l.partition")))).alias("offsets_partition_list"),
@@ -109,7 +113,7 @@ def leader_elections(facts, thresholds):
                     F.count(F.when(F.col("l.signal") == "starts at Leader Epoch", 1)).alias("epochs"),
                     F.max("l.ts").alias("last_change_ts")))
     return windows.select(
-        F.col("cluster").cast("string"), facts.hour_col.alias("hour"), F.col("trigger_ts").cast("timestamp"),
+        F.col("cluster").cast("string"), "hour", F.col("trigger_ts").cast("timestamp"),
         F.col("trigger").cast("string"), F.col("controller").cast("int"), F.col("lost_broker").cast("int"),
         F.col("partitions").cast("int"), F.col("offsets_partitions").cast("int"),
         F.col("offsets_partition_list").cast("array<int>"), F.col("groups").cast("array<string>"),
@@ -125,7 +129,7 @@ def detect(facts, thresholds):
     min_partitions = thresholds[f"{KIND}.min_partitions"]
     windows = (facts.table("gold.leader_elections", thresholds).where(F.col("storm"))
                .withColumn("storm_broker", F.coalesce("lost_broker", "controller")))
-    per_broker = windows.groupBy("cluster", "storm_broker").agg(
+    per_broker = windows.groupBy("cluster", "hour", "storm_broker").agg(
         F.min("trigger_ts").alias("first_seen"), F.max("last_change_ts").alias("last_seen"),
         F.max_by(F.struct("trigger_ts", "trigger", "controller", "lost_broker", "partitions",
                           "offsets_partitions", "signals", "offline", "epochs"),
@@ -147,4 +151,4 @@ def detect(facts, thresholds):
     return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.format_string("broker-%d", F.col("storm_broker")),
                    first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
-                   evidence=evidence, hour=facts.hour_col)
+                   evidence=evidence, hour=F.col("hour"))

@@ -22,18 +22,18 @@ from pyspark.sql import functions as F
 
 KIND = "metadata_divergence"
 TS_FMT = "HH:mm:ss'Z'"
-PART = ["cluster", "topic", "partition"]
+PART = ["cluster", "hour", "topic", "partition"]
 KEY = PART + ["broker"]
 
 
 def controller_epochs(events):
-    """(cluster, topic, partition, broker, leader_epoch, ts, source): an epoch the controller gave `broker`."""
+    """(cluster, hour, topic, partition, broker, leader_epoch, ts, source): an epoch the controller gave `broker`."""
     ev = events.where(F.col("topic").isNotNull() & F.col("partition").isNotNull() & F.col("leader_epoch").isNotNull())
     receivers = (events.where(F.col("event_type") == "leader_and_isr_received")
-                 .select("cluster", F.coalesce("broker", "broker_id").alias("broker")).distinct()
+                 .select("cluster", "hour", F.coalesce("broker", "broker_id").alias("broker")).distinct()
                  .withColumn("logs_requests", F.lit(True)))
     sent = (ev.where(F.col("event_type") == "leader_and_isr_sent")
-            .join(receivers, ["cluster", "broker"], "left")
+            .join(receivers, ["cluster", "hour", "broker"], "left")
             .where((F.col("transition") == "become-leader") | F.col("logs_requests"))
             .select(*KEY, "leader_epoch", "ts", F.concat(F.lit("LeaderAndIsr "), "transition").alias("source")))
     elected = (ev.where(F.col("event_type").isin("partition_state_change", "leader_elected") & (F.col("leader") >= 0))
@@ -43,7 +43,7 @@ def controller_epochs(events):
 
 
 def broker_epochs(events):
-    """(cluster, topic, partition, broker, leader_epoch, ts): an epoch a broker says it took."""
+    """(cluster, hour, topic, partition, broker, leader_epoch, ts): an epoch a broker says it took."""
     return (events.where(F.col("event_type").isin("leader_epoch_start", "leader_and_isr_received")
                          & F.col("leader_epoch").isNotNull())
             .select(*PART, F.coalesce("broker", "broker_id").alias("broker"), "leader_epoch", "ts"))
@@ -53,13 +53,13 @@ def lags(events, min_lag_ms: int):
     """Per (partition, broker) that stayed behind longer than min_lag_ms: the lag window and its epochs."""
     given = controller_epochs(events).alias("g")
     taken = broker_epochs(events).alias("t")
-    alive = events.groupBy("cluster", F.col("broker_id").alias("broker")).agg(F.max("ts").alias("as_of"))
+    alive = events.groupBy("cluster", "hour", F.col("broker_id").alias("broker")).agg(F.max("ts").alias("as_of"))
     taken_at = (given.join(taken, [F.col(f"g.{k}") == F.col(f"t.{k}") for k in KEY]
                            + [F.col("t.leader_epoch") >= F.col("g.leader_epoch")], "left")
                 .groupBy(*[F.col(f"g.{k}") for k in KEY], "g.leader_epoch", "g.ts", "g.source")
                 .agg(F.min("t.ts").alias("taken_ts")))
     lag_end = F.coalesce("taken_ts", "as_of")
-    behind = (taken_at.join(alive, ["cluster", "broker"])
+    behind = (taken_at.join(alive, ["cluster", "hour", "broker"])
               .withColumn("lag_end", lag_end)
               .where(F.unix_millis("lag_end") - F.unix_millis("ts") > min_lag_ms))
     per = (behind.groupBy(*KEY)
@@ -100,14 +100,14 @@ def divergence(facts, thresholds):
     ev = facts.kafka_events
     df = lags(ev, min_lag_ms)
     nlp = (ev.where((F.col("event_type") == "not_leader_for_partition") & F.col("peer_broker").isNotNull())
-           .select("cluster", "topic", "partition", F.col("peer_broker").alias("broker"), F.col("ts").alias("nl_ts")))
+           .select(*PART, F.col("peer_broker").alias("broker"), F.col("ts").alias("nl_ts")))
     errors = (df.select(*KEY, "lag_start", "lag_end").join(nlp, KEY)
               .where(F.col("nl_ts").between(F.col("lag_start"), F.col("lag_end")))
               .groupBy(*KEY).agg(F.count(F.lit(1)).alias("not_leader_errors")))
     df = df.join(errors, KEY, "left")
     return df.select(
         F.col("cluster").cast("string"), F.col("topic").cast("string"), F.col("partition").cast("int"),
-        F.col("broker").cast("int"), facts.hour_col.alias("hour"), F.col("stuck_epoch").cast("int"),
+        F.col("broker").cast("int"), "hour", F.col("stuck_epoch").cast("int"),
         F.col("controller_min_epoch").cast("int"), F.col("controller_max_epoch").cast("int"),
         F.col("epochs_not_taken").cast("array<int>"), F.col("lag_start").cast("timestamp"),
         F.col("lag_end").cast("timestamp"), F.col("caught_up_ts").cast("timestamp"),
@@ -139,4 +139,4 @@ def detect(facts, thresholds):
     return finding(df, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.format_string("%s-%d@broker-%d", F.col("topic"), F.col("partition"), F.col("broker")),
                    first_seen=F.col("lag_start"), last_seen=F.col("lag_end"),
-                   evidence=evidence, hour=facts.hour_col)
+                   evidence=evidence, hour=F.col("hour"))

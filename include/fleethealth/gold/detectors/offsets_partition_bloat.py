@@ -23,8 +23,8 @@ def detect(facts, thresholds):
     max_size = thresholds[f"{KIND}.max_size_bytes"]
     max_growth = thresholds[f"{KIND}.max_growth_bytes_per_hour"]
     over = (offsets_size_samples(facts.jmx).where(F.col("size_bytes") > max_size)
-            .groupBy("cluster", "broker_id", "partition").agg(F.min("ts").alias("first_over_ts")))
-    parts = facts.offsets_partitions.join(over, ["cluster", "broker_id", "partition"], "left")
+            .groupBy("cluster", "broker_id", "partition", "hour").agg(F.min("ts").alias("first_over_ts")))
+    parts = facts.offsets_partitions.join(over, ["cluster", "broker_id", "partition", "hour"], "left")
     too_big = F.col("max_size_bytes") > max_size
     growing = (F.col("growth_bytes") > max_growth) & ~F.col("compaction_seen")
     hits = parts.where(too_big | growing)

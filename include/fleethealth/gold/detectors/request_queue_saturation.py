@@ -21,11 +21,11 @@ from fleethealth import mbeans
 
 KIND = "request_queue_saturation"
 TS_FMT = "HH:mm:ss'Z'"
-KEY = ["cluster", "broker_id"]
+KEY = ["cluster", "broker_id", "hour"]
 
 
 def queued_max_requests(events):
-    """(cluster, broker_id, queued_max_requests) from the brokers' last KafkaConfig block of the hour."""
+    """(cluster, broker_id, hour, queued_max_requests) from the brokers' last KafkaConfig block of the hour."""
     value = F.regexp_extract(F.concat_ws("\n", "message", "detail"), r"\bqueued\.max\.requests = (\d+)", 1)
     return (events.where(F.col("event_type") == "kafka_config")
             .select(*KEY, "ts", F.when(value != "", value.cast("int")).alias("qmr"))
@@ -75,7 +75,7 @@ def saturation(facts, thresholds):
                 F.min(sat_ts).alias("first_saturated_ts"), F.max(sat_ts).alias("last_saturated_ts"))
            .join(qmr, KEY, "left"))
     return per.select(
-        F.col("cluster").cast("string"), F.col("broker_id").cast("int"), facts.hour_col.alias("hour"),
+        F.col("cluster").cast("string"), F.col("broker_id").cast("int"), "hour",
         F.col("samples").cast("int"), F.col("saturated_samples").cast("int"), F.col("max_queue").cast("double"),
         limit.cast("int").alias("queue_limit"), F.col("queued_max_requests").isNotNull().alias("limit_from_config"),
         F.col("min_handler_idle").cast("double"), F.col("min_network_idle").cast("double"),
@@ -108,4 +108,4 @@ def detect(facts, thresholds):
     return finding(per, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.concat(F.lit("broker-"), F.col("broker_id")),
                    first_seen=F.col("first_saturated_ts"), last_seen=F.col("last_saturated_ts"),
-                   evidence=evidence, hour=facts.hour_col)
+                   evidence=evidence, hour=F.col("hour"))

@@ -23,11 +23,11 @@ def detect(facts, thresholds):
     ev = facts.kafka_events
     slow = (ev.where((F.col("event_type") == "group_load_finished") & (F.col("topic") == OFFSETS_TOPIC)
                      & (F.col("duration_ms") > limit))
-            .groupBy("cluster", "broker_id", "partition")
+            .groupBy("cluster", "broker_id", "partition", "hour")
             .agg(F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"),
                  F.max("duration_ms").alias("duration_ms"), F.count(F.lit(1)).alias("loads")))
     groups = facts.offsets_groups
-    hits = slow.join(groups, ["cluster", "partition"], "left")
+    hits = slow.join(groups, ["cluster", "partition", "hour"], "left")
     evidence = F.concat_ws("; ",
         F.format_string("'Finished loading offsets and group metadata from %s-%d in %d milliseconds' > %d ms",
                         F.lit(OFFSETS_TOPIC), F.col("partition"), F.col("duration_ms"), F.lit(limit)),
@@ -38,4 +38,4 @@ def detect(facts, thresholds):
                    entity=F.format_string("%s-%d@broker-%d", F.lit(OFFSETS_TOPIC), F.col("partition"),
                                           F.col("broker_id")),
                    first_seen=F.col("first_ts"), last_seen=F.col("last_ts"), evidence=evidence,
-                   hour=facts.hour_col)
+                   hour=F.col("hour"))

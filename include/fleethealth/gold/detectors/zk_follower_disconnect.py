@@ -32,7 +32,7 @@ def detect(facts, thresholds):
     # parser kept the stack trace in the message or in detail
     cause = F.regexp_extract(F.concat_ws("\n", "message", "detail"), r"^[^\n]*\n\s*([^\n]+)", 1)
     follower = (ev.where(F.col("event_type").isin("follower_exception", "follower_disconnected"))
-                .groupBy("cluster", "host", "myid")
+                .groupBy("cluster", "host", "myid", "hour")
                 .agg(F.min("ts").alias("follower_ts"), F.max("ts").alias("follower_last_ts"),
                      F.min(F.when(F.col("event_type") == "follower_exception", F.col("ts"))).alias("exception_ts"),
                      F.first(F.when(F.col("event_type") == "follower_exception", F.nullif(cause, F.lit(""))),
@@ -40,27 +40,29 @@ def detect(facts, thresholds):
                      F.max(F.when(F.col("event_type") == "follower_disconnected", F.col("duration_ms")))
                      .alias("connected_ms")))
     leader = (ev.where(F.col("event_type") == "follower_transaction_timeout")
-              .select("cluster", F.col("host").alias("leader_host"), F.col("myid").alias("leader_myid"),
+              .select("cluster", "hour", F.col("host").alias("leader_host"), F.col("myid").alias("leader_myid"),
                       F.col("ts").alias("leader_ts")))
     f = follower.alias("f")
-    near_leader = ((F.col("f.cluster") == F.col("leader.cluster")) & (F.col("leader.leader_host") != F.col("f.host"))
+    near_leader = ((F.col("f.cluster") == F.col("leader.cluster")) & (F.col("f.hour") == F.col("leader.hour"))
+                   & (F.col("leader.leader_host") != F.col("f.host"))
                    & (F.col("leader.leader_ts") <= F.col("f.follower_ts"))
                    & (F.col("leader.leader_ts") >= F.col("f.follower_ts") - link))
     with_leader = (f.join(leader.alias("leader"), near_leader, "left")
-                   .groupBy("f.cluster", "f.host", "f.myid", "f.follower_ts", "f.follower_last_ts", "f.exception_ts",
-                            "f.cause", "f.connected_ms")
+                   .groupBy("f.cluster", "f.host", "f.myid", "f.hour", "f.follower_ts", "f.follower_last_ts",
+                            "f.exception_ts", "f.cause", "f.connected_ms")
                    .agg(F.min("leader.leader_ts").alias("leader_ts"),
                         F.min_by("leader.leader_myid", "leader.leader_ts").alias("leader_myid")))
     elections = (ev.where((F.col("event_type") == "election_time") & F.col("state").isin("FOLLOWING", "OBSERVING"))
-                 .select("cluster", F.col("host").alias("e_host"), F.col("ts").alias("election_ts"),
+                 .select("cluster", "hour", F.col("host").alias("e_host"), F.col("ts").alias("election_ts"),
                          F.col("duration_ms").alias("election_ms"), F.col("state").alias("election_state")))
     w = with_leader.alias("w")
-    after = ((F.col("w.cluster") == F.col("e.cluster")) & (F.col("e.e_host") == F.col("w.host"))
+    after = ((F.col("w.cluster") == F.col("e.cluster")) & (F.col("w.hour") == F.col("e.hour"))
+             & (F.col("e.e_host") == F.col("w.host"))
              & (F.col("e.election_ts") >= F.col("w.follower_ts"))
              & (F.col("e.election_ts") <= F.col("w.follower_ts") + link))
     df = (w.join(elections.alias("e"), after, "left")
-          .groupBy("w.cluster", "w.host", "w.myid", "w.follower_ts", "w.follower_last_ts", "w.exception_ts",
-                   "w.cause", "w.connected_ms", "w.leader_ts", "w.leader_myid")
+          .groupBy("w.cluster", "w.host", "w.myid", "w.hour", "w.follower_ts", "w.follower_last_ts",
+                   "w.exception_ts", "w.cause", "w.connected_ms", "w.leader_ts", "w.leader_myid")
           .agg(F.min_by(F.struct("election_ts", "election_ms", "election_state"), "e.election_ts").alias("el")))
     el = F.col("el")
     evidence = F.concat_ws("; ",
@@ -82,4 +84,4 @@ def detect(facts, thresholds):
     last_seen = F.greatest("follower_last_ts", el["election_ts"])
     return finding(df, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.format_string("zk-%d", F.col("myid")),
-                   first_seen=first_seen, last_seen=last_seen, evidence=evidence, hour=facts.hour_col)
+                   first_seen=first_seen, last_seen=last_seen, evidence=evidence, hour=F.col("hour"))

@@ -31,35 +31,35 @@ HMS = "HH:mm:ss.SSS'Z'"
 
 
 def _log_expiries(kafka_events, zk_events):
-    """(cluster, broker_id) -> expiry lines of the broker log, with the ZooKeeper server's expiry time, and
+    """(cluster, broker_id, hour) -> expiry lines of the broker log, with the ZooKeeper server's expiry time, and
     its client timeouts and re-registrations (a row for each broker with any of these lines)."""
     ev = kafka_events.where(F.col("event_type").isin("zk_session_expired", "zk_session_timeout",
                                                       "zk_reregistering", "broker_registered"))
     server = (zk_events.where((F.col("event_type") == "session_expired") & F.col("session_id").isNotNull())
-              .groupBy("cluster", "session_id")
+              .groupBy("cluster", "hour", "session_id")
               .agg(F.min("ts").alias("server_expired_ts"), F.max("duration_ms").alias("server_timeout_ms")))
     exp = (ev.where(F.col("event_type") == "zk_session_expired")
-           .join(server, ["cluster", "session_id"], "left"))
-    per_broker = exp.groupBy("cluster", "broker_id").agg(
+           .join(server, ["cluster", "hour", "session_id"], "left"))
+    per_broker = exp.groupBy("cluster", "broker_id", "hour").agg(
         F.min("ts").alias("log_expired_ts"), F.max("ts").alias("log_expired_last_ts"),
         F.count(F.lit(1)).alias("expiry_lines"),
         F.array_sort(F.collect_set("session_id")).alias("sessions"),
         F.min("server_expired_ts").alias("server_expired_ts"),
         F.max("server_timeout_ms").alias("server_timeout_ms"))
-    corroboration = ev.groupBy("cluster", "broker_id").agg(
+    corroboration = ev.groupBy("cluster", "broker_id", "hour").agg(
         F.count(F.when(F.col("event_type") == "zk_session_timeout", 1)).alias("timeouts"),
         F.max(F.when(F.col("event_type") == "zk_session_timeout", F.col("duration_ms"))).alias("not_heard_ms"),
         F.count(F.when(F.col("event_type").isin("zk_reregistering", "broker_registered"), 1)).alias("registrations"))
-    return corroboration.join(per_broker, ["cluster", "broker_id"], "left")
+    return corroboration.join(per_broker, ["cluster", "broker_id", "hour"], "left")
 
 
 def _jmx_expiries(jmx):
-    """(cluster, broker_id) -> increase of the ZooKeeperExpiresPerSec Count within the hour."""
-    s = jmx.where(mbeans.ZK_EXPIRES.matches()).select("cluster", "broker_id", "ts", "value")
-    w = Window.partitionBy("cluster", "broker_id").orderBy("ts")
+    """(cluster, broker_id, hour) -> increase of the ZooKeeperExpiresPerSec Count within the hour."""
+    s = jmx.where(mbeans.ZK_EXPIRES.matches()).select("cluster", "broker_id", "hour", "ts", "value")
+    w = Window.partitionBy("cluster", "broker_id", "hour").orderBy("ts")
     s = s.withColumn("prev_ts", F.lag("ts").over(w)).withColumn("delta", F.col("value") - F.lag("value").over(w))
     up = F.col("delta") > 0
-    return s.groupBy("cluster", "broker_id").agg(
+    return s.groupBy("cluster", "broker_id", "hour").agg(
         F.sum(F.when(up, F.col("delta")).otherwise(0)).cast("long").alias("jmx_expiries"),
         F.min(F.when(up, F.col("prev_ts"))).alias("jmx_after_ts"),
         F.min(F.when(up, F.col("ts"))).alias("jmx_seen_ts"),
@@ -86,7 +86,7 @@ def zk_sessions(facts, thresholds):
     samples in the hour, and a restart resets it (decreases are ignored); a broker whose log and JMX
     did not arrive has no row.
     """
-    key = ["cluster", "broker_id"]
+    key = ["cluster", "broker_id", "hour"]
     logs = _log_expiries(facts.kafka_events, facts.zk_events)
     jmx = _jmx_expiries(facts.jmx)
     df = logs.join(jmx, key, "full")
@@ -104,7 +104,7 @@ def zk_sessions(facts, thresholds):
     jmx_ts = [F.col(c).cast("timestamp").alias(c) for c in ("jmx_after_ts", "jmx_seen_ts", "jmx_last_ts")]
     return df.select(
         F.col("cluster").cast("string"), F.col("broker_id").cast("int"), F.col("log_host").cast("string").alias("host"),
-        facts.hour_col.alias("hour"),
+        "hour",
         F.greatest(log_expiries, F.coalesce("jmx_expiries", F.lit(0))).cast("int").alias("expiries"),
         F.coalesce("expiry_lines", F.lit(0)).cast("int").alias("expiry_lines"),
         F.coalesce("sessions", F.array().cast("array<string>")).alias("sessions"),
@@ -145,4 +145,4 @@ def detect(facts, thresholds):
     return finding(df, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.format_string("broker-%d", F.col("broker_id")),
                    first_seen=first_seen, last_seen=F.coalesce(last_seen, first_seen),
-                   evidence=evidence, hour=facts.hour_col)
+                   evidence=evidence, hour=F.col("hour"))
