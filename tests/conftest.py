@@ -50,14 +50,14 @@ def lakehouse(tmp_path, monkeypatch):
     return path
 
 
-# Seconds each file took in a full `make test` (2026-11-25, 2 workers on a loaded 2-core machine; see the
-# commit). Under `--dist loadfile` xdist hands files out by how many tests they hold, which put the
-# 24-hour healthy day (3 tests, the longest file) last and made it the run's tail; the longest go first.
+# Seconds each file took in a full `make test` (2026-11-25, 2 workers on a loaded 2-core machine, gold of
+# the healthy day in one plan). Under `--dist loadfile` xdist hands files out by how many tests they
+# hold, which can put a long file last and make it the run's tail; the longest go first.
 SLOW_FILES = {
-    "test_healthy_day.py": 870, "test_jobs.py": 850, "test_e2e_dag.py": 570, "test_scenarios.py": 470,
-    "test_faults.py": 400, "test_archive_equivalence.py": 200, "test_broken_inputs.py": 130,
-    "test_silver.py": 110, "test_cli.py": 80, "test_golden.py": 80, "test_detector_metadata_divergence.py": 70,
-    "test_maintenance.py": 60,
+    "test_jobs.py": 580, "test_e2e_dag.py": 350, "test_faults.py": 280, "test_scenarios.py": 240,
+    "test_healthy_day.py": 230, "test_archive_equivalence.py": 75, "test_broken_inputs.py": 55,
+    "test_cli.py": 50, "test_detector_metadata_divergence.py": 40, "test_silver.py": 40,
+    "test_fact_metadata_divergence.py": 35, "test_golden.py": 20, "test_maintenance.py": 15,
 }
 
 

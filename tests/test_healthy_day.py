@@ -1,8 +1,8 @@
 """A healthy fleet over 24 simulated hours: no incident but what the known-bug catalogue says of its
 version (issue 4), and every record of the day accounted for.
 
-The day runs through tests/window.py (bronze and silver in one pass, gold hour by hour, no Delta
-round trips or gates: 24 gated hours would cost ~25 minutes)."""
+The day runs through tests/window.py (bronze, silver and gold each in one pass over the 24 hours, no
+Delta round trips or gates: 24 gated hours would cost ~25 minutes; gold hour by hour ~12)."""
 from __future__ import annotations
 
 import json
