@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
@@ -150,14 +151,15 @@ def test_clean_hour_published_with_results_and_data_docs(spark, fleet):
 
 
 # ------------------------------------------------------------------ corrupted hours fail their gate
-def version(spark, lakehouse, name):
-    from delta.tables import DeltaTable
-
-    return DeltaTable.forPath(spark, lake.table(name).path(lakehouse)).history(1).collect()[0].version
+def version(lakehouse, name) -> int:
+    """The table's latest Delta version: its newest commit file (DeltaTable.history is a Spark job
+    per table, 3-7 s for the 21 tables here; this listing takes 2 ms)."""
+    log = Path(lake.table(name).path(lakehouse)) / "_delta_log"
+    return max(int(p.name.split(".")[0]) for p in log.glob("*.json"))
 
 
 def published_versions(spark, lakehouse):
-    return {n: version(spark, lakehouse, n) for layer in ("silver", "gold") for n in lake.layer_tables(layer)}
+    return {n: version(lakehouse, n) for layer in ("silver", "gold") for n in lake.layer_tables(layer)}
 
 
 def layer_frames(spark, lakehouse, layer, hour, **corrupt):
