@@ -7,7 +7,6 @@ from __future__ import annotations
 from functools import reduce
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from fleethealth import bronze, jobs, pull, silver, thresholds
 
