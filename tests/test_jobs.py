@@ -35,8 +35,11 @@ def fleet(spark, tmp_path_factory):
     for f in (root / "fleet" / "healthy" / "healthy-kafka-3" / "jmx").glob("jolokia.jsonl.2026-11-20-12"):
         f.unlink()
     lakehouse = str(root / "lakehouse")
-    recon = run_hour(spark, inventory, H10, lakehouse)
-    return {"root": root, "inventory": inventory, "lakehouse": lakehouse, "recon": recon,
+    for hour in (H10, H11):
+        pull.pull_hour(load_inventory(inventory), hour, lakehouse)
+    # both hours as `fleethealth run` does them: silver and gold each computed once for the window
+    outcomes = jobs.run_window(spark, [H10, H11], str(inventory), lakehouse)
+    return {"root": root, "inventory": inventory, "lakehouse": lakehouse, "recon": outcomes[H10]["reconciliation"],
             "expected": json.loads((root / "expected_incidents.json").read_text())}
 
 
@@ -61,7 +64,7 @@ def test_reconciliation_balances_for_every_host_and_source(fleet):
 
 
 def test_post_mortem_3_incidents_and_none_on_healthy(spark, fleet):
-    found = incidents(spark, fleet["lakehouse"])
+    found = [i for i in incidents(spark, fleet["lakehouse"]) if i["first_hour"] == H10.replace(tzinfo=None)]
     # Kafka 1.1.0 (pm3) is in the affected range of catalogued cleaner bugs; 2.8.2 (healthy) is in none
     assert {(i["cluster"], i["kind"], i["entity"]) for i in found} == {
         ("pm3-dead-cleaner", "log_cleaner_dead", "broker-2"),
@@ -76,8 +79,9 @@ def test_post_mortem_3_incidents_and_none_on_healthy(spark, fleet):
         assert abs(got["first_seen"] - expected) <= timedelta(minutes=5), (exp, got)
     bloat = next(i for i in found if i["kind"] == "offsets_partition_bloat")
     assert "> 1.00 GiB" in bloat["evidence"] and bloat["severity"] == "major"
-    dead = next(i for i in found if i["kind"] == "log_cleaner_dead")
-    assert "time-since-last-run-ms" in dead["evidence"] and "Error due to" in dead["evidence"]
+    # the evidence of 10:00's finding (the incident carries its last hour's: issue 15)
+    dead = lake.read(spark, "gold.incident_findings", fleet["lakehouse"], H10).where("kind = 'log_cleaner_dead'").collect()
+    assert len(dead) == 1 and "time-since-last-run-ms" in dead[0].evidence and "Error due to" in dead[0].evidence
     exposure = next(i for i in found if i["kind"] == "known_bug_exposure")
     assert exposure["known_bug"] == "KAFKA-6834,KAFKA-6854,KAFKA-7215,KAFKA-8335" and exposure["severity"] == "minor"
     assert exposure["evidence"].startswith("inventory kafka_version 1.1.0 of pm3-dead-cleaner-kafka-")
@@ -85,22 +89,22 @@ def test_post_mortem_3_incidents_and_none_on_healthy(spark, fleet):
 
 def test_gold_facts(spark, fleet):
     lh = fleet["lakehouse"]
-    status = {(r.cluster, r.broker_id): r for r in lake.read(spark, "gold.log_cleaner_status", lh).collect()}
+    status = {(r.cluster, r.broker_id): r for r in lake.read(spark, "gold.log_cleaner_status", lh, H10).collect()}
     assert status[("pm3-dead-cleaner", 2)].status == "dead"
     assert status[("pm3-dead-cleaner", 2)].dead_thread_count is None   # Kafka 1.1: no DeadThreadCount
     assert all(status[("healthy", b)].status == "alive" for b in (1, 2, 3))
     assert status[("healthy", 1)].dead_thread_count == 0
-    health = lake.read(spark, "gold.broker_health_hourly", lh).collect()
+    health = lake.read(spark, "gold.broker_health_hourly", lh, H10).collect()
     assert len(health) == 8   # every inventory host, 2 clusters x (3 brokers + 1 ZooKeeper)
     assert all(r.sources_missing == [] for r in health)
     parts = {(r.cluster, r.broker_id, r.partition): r
-             for r in lake.read(spark, "gold.consumer_offsets_partitions", lh).collect()}
+             for r in lake.read(spark, "gold.consumer_offsets_partitions", lh, H10).collect()}
     assert parts[("pm3-dead-cleaner", 2, 38)].size_bytes > 1024 ** 3
     assert parts[("pm3-dead-cleaner", 2, 38)].compaction_seen is True   # cleaned at 10:01, died at 10:20
     assert max(r.size_bytes for k, r in parts.items() if k[0] == "healthy") < 200 * 1024 ** 2
     # the group named by broker 2's failing tombstone appends lives on __consumer_offsets-38 (Java hashCode)
     coords = [(r.cluster, r.group, r.offsets_partition, r.coordinator_broker, r.source, r.events)
-              for r in lake.read(spark, "gold.group_coordinators", lh).collect()]
+              for r in lake.read(spark, "gold.group_coordinators", lh, H10).collect()]
     assert coords == [("pm3-dead-cleaner", "consumer-group", 38, 2, "group_log", 2)]
 
 
@@ -117,7 +121,6 @@ def test_rerunning_an_hour_leaves_gold_identical(spark, fleet):
 
 def test_second_hour_missing_jmx_and_incidents_continue(spark, fleet):
     lh = fleet["lakehouse"]
-    run_hour(spark, fleet["inventory"], H11, lh)
     found = incidents(spark, lh)
     missing = [i for i in found if i["kind"] == "data_missing"]
     assert [(i["cluster"], i["entity"]) for i in missing] == [("healthy", "healthy-kafka-3:jmx")]
@@ -269,7 +272,8 @@ def test_unreported_missing_source_fails_completeness(spark, fleet):
 
 def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet, capsys):
     """Acceptance: a log line of another hour in an hour's file -> `fleethealth run` exits 1 naming the
-    failed expectation; silver and gold keep their Delta versions; gold.quality_results has the failure."""
+    failed expectation; nothing of that hour's silver and gold is published (the next hour of the
+    same window is); gold.quality_results has the failure."""
     from fleethealth import cli
 
     lh = fleet["lakehouse"]
@@ -279,7 +283,7 @@ def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet
     try:
         log.write_bytes(original + b"[2026-11-20 16:30:00,000] INFO a line of another hour (kafka.server.KafkaServer)\n")
         rc = cli.main(["run", "--inventory", str(fleet["inventory"]), "--from", H10.isoformat(),
-                       "--to", H11.isoformat(), "--lakehouse", lh])
+                       "--to", (H11 + timedelta(hours=1)).isoformat(), "--lakehouse", lh])
     finally:
         log.write_bytes(original)
     out, err = capsys.readouterr()
@@ -287,8 +291,32 @@ def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet
     expectation = "expect_column_values_to_be_between(column=ts, min_value=$hour_start, max_value=$hour_end)"
     assert "FAILED quality gate" in err and "silver.kafka_events" in err and expectation in err
     assert "2026-11-20 15:30:00" in err and "host='healthy-kafka-1'" in err   # the offending row, in UTC
+    assert f"1 of 2 hours failed: {H10.isoformat()}" in err
+    assert f"{H11.isoformat()}: " in out and f"validate_gold {H11.isoformat()}: " in out   # the window went on
+    assert f"validate_gold {H10.isoformat()}" not in out
     assert f"Data Docs: {lake.quality_dir(lh) / 'index.html'}" in out
-    assert published_versions(spark, lh) == before
+    # 11:00 was published again, and no commit since touched a file of 10:00 (a write that changes
+    # nothing, such as an empty hour of a table that had none, commits nothing)
+    after = published_versions(spark, lh)
+    assert after["silver.kafka_events"] > before["silver.kafka_events"]
+    assert after["gold.incident_findings"] > before["gold.incident_findings"]
+    touched = set().union(*(hours_committed(lh, name, version) for name, version in before.items()))
+    assert touched <= {H11.replace(tzinfo=None), None}, touched
     failed = (lake.read(spark, "gold.quality_results", lh, H10)
               .where("NOT success AND critical AND `table` LIKE 'silver.%'").collect())
     assert [(r.table, r.expectation) for r in failed] == [("silver.kafka_events", expectation)]
+
+
+def hours_committed(lakehouse, name, after: int) -> set:
+    """The hour partitions that the table's Delta commits after version `after` added or removed files of."""
+    log = Path(lake.table(name).path(lakehouse)) / "_delta_log"
+    hours = set()
+    for commit in log.glob("*.json"):
+        if int(commit.name.split(".")[0]) > after:
+            for line in commit.read_text().splitlines():
+                action = json.loads(line)
+                for kind in ("add", "remove"):
+                    if kind in action:
+                        hour = action[kind]["partitionValues"].get("hour")   # none: not partitioned
+                        hours.add(datetime.fromisoformat(hour).replace(tzinfo=None) if hour else None)
+    return hours

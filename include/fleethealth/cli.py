@@ -1,4 +1,4 @@
-"""`fleethealth` command line: simulate, pull, run (hour by hour: the backfill path), parse, query.
+"""`fleethealth` command line: simulate, pull, run (windows of hours: the backfill path), parse, query.
 
 User mistakes (bad inventory, bad time, unknown table) print one clear line and exit 2.
 """
@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
-from fleethealth import config
+from fleethealth import config, locks
 from fleethealth.hours import hours_between, parse_hour, parse_instant
 from fleethealth.inventory import InventoryError, load_inventory
 
@@ -60,45 +62,42 @@ def cmd_pull(args) -> int:
 
 
 def cmd_run(args) -> int:
-    """Each hour: pull, then bronze, silver, gold, each computed, validated by its gate and published
-    (the DAG's steps in one Spark session). A failed critical expectation fails that hour (its
-    layer and everything above it unpublished) and the command exits 1 naming the expectation."""
-    from fleethealth import jobs, lake, locks, pull, report
-    from fleethealth.quality import QualityGateError
+    """Pull, then bronze, silver and gold, each computed, validated by its gate and published hour by
+    hour (the DAG's steps in one Spark session). Consecutive hours are processed as windows (silver
+    and gold computed once per window, jobs.run_window), each window holding its hours' locks from
+    pull to publish. A failed critical expectation fails that hour (its layer and everything above
+    it unpublished) and the command exits 1 naming the expectation."""
+    from fleethealth import jobs, lake, pull, report
 
     inventory = load_inventory(args.inventory)
     hours = hours_between(parse_instant(args.start), parse_instant(args.end))
     if not hours:
         raise UsageError(f"no whole hour in [{args.start}, {args.end})")
     spark = _session("fleethealth-run", args.lakehouse)
-    failed = []
-    for hour in hours:
-        t0 = time.monotonic()
-        try:
-            # one run of an hour at a time: the DAG's jobs of this hour wait, or this run waits
-            with locks.hour_lock(hour, args.lakehouse, "fleethealth run"):
-                try:
-                    landed = pull.pull_hour(inventory, hour, args.lakehouse)
-                except pull.HostsFailed as exc:   # the others landed: gold marks these host-hours data_missing
-                    print(f"{hour.isoformat()}: pull failed for {len(exc.errors)} host(s):\n  "
-                          + "\n  ".join(exc.errors), file=sys.stderr)
-                    landed = exc.landed
-                    failed.append(hour)
-                out = jobs.run_hour(spark, hour, args.inventory, args.lakehouse, args.thresholds, echo=print)
-        except QualityGateError as exc:
-            if hour not in failed:
+    failed: list = []
+    window: list = []
+    with ExitStack() as locked:
+        for i, hour in enumerate(hours):
+            try:
+                # one run of an hour at a time: the DAG's jobs of this hour wait, or this run waits
+                locked.enter_context(locks.hour_lock(hour, args.lakehouse, "fleethealth run"))
+                landed = pull.pull_hour(inventory, hour, args.lakehouse)
+            except pull.HostsFailed as exc:   # the others landed: gold marks these host-hours data_missing
+                print(f"{hour.isoformat()}: pull failed for {len(exc.errors)} host(s):\n  "
+                      + "\n  ".join(exc.errors), file=sys.stderr)
+                landed = exc.landed
                 failed.append(hour)
-            print(f"{hour.isoformat()}: FAILED quality gate, nothing of the layer published:\n{exc}",
-                  file=sys.stderr)
-            continue
-        except Exception as exc:  # one hour failing must not hide the others
-            if hour not in failed:
+            except Exception as exc:  # one hour failing must not hide the others
+                print(f"{hour.isoformat()}: FAILED: {exc}", file=sys.stderr)
                 failed.append(hour)
-            print(f"{hour.isoformat()}: FAILED: {exc}", file=sys.stderr)
-            continue
-        print(f"{hour.isoformat()}: {len(landed)} files, {out['bronze_records']} bronze records, "
-              f"{out['findings']} findings ({time.monotonic() - t0:.1f} s)")
-        print(report.reconciliation_text(out["reconciliation"]))
+                landed = None
+            if landed is not None:
+                window.append((hour, landed))
+            last = i == len(hours) - 1
+            if window and (last or _window_full(window)):
+                _run_window(spark, window, args, failed)
+                window = []
+                locked.close()
     rows = [r.asDict() for r in jobs.incident_summary(spark, args.lakehouse)] \
         if lake.exists(spark, "gold.incidents", args.lakehouse) else []
     print(f"\ngold.incidents ({len(rows)}):")
@@ -107,10 +106,44 @@ def cmd_run(args) -> int:
     if docs:
         print(f"Data Docs: {docs / 'index.html'}")
     if failed:
-        print(f"{len(failed)} of {len(hours)} hours failed: {', '.join(h.isoformat() for h in failed)}",
+        print(f"{len(failed)} of {len(hours)} hours failed: {', '.join(h.isoformat() for h in sorted(failed))}",
               file=sys.stderr)
         return 1
     return 0
+
+
+def _window_full(window: list) -> bool:
+    """Whether the hours pulled so far make a window: as many hours, or as many landed bytes, as one
+    Spark plan should hold (FLEETHEALTH_RUN_WINDOW_HOURS, FLEETHEALTH_RUN_WINDOW_MB)."""
+    hours = int(os.environ.get("FLEETHEALTH_RUN_WINDOW_HOURS", "24"))
+    megabytes = float(os.environ.get("FLEETHEALTH_RUN_WINDOW_MB", "256"))
+    landed = sum(x.size for _, files in window for x in files)
+    return len(window) >= hours or landed >= megabytes * 1e6
+
+
+def _run_window(spark, window: list, args, failed: list) -> None:
+    """jobs.run_window over the pulled hours of `window` ([(hour, landed files)]), reported hour by hour."""
+    from fleethealth import jobs, report
+    from fleethealth.quality import QualityGateError
+
+    t0 = time.monotonic()
+    outcomes = jobs.run_window(spark, [hour for hour, _ in window], args.inventory, args.lakehouse,
+                               args.thresholds, echo=print)
+    took = f"{time.monotonic() - t0:.1f} s" + (f" for {len(window)} hours" if len(window) > 1 else "")
+    for hour, landed in window:
+        out = outcomes[hour]
+        if isinstance(out, BaseException):
+            if hour not in failed:
+                failed.append(hour)
+            if isinstance(out, QualityGateError):
+                print(f"{hour.isoformat()}: FAILED quality gate, nothing of the layer published:\n{out}",
+                      file=sys.stderr)
+            else:
+                print(f"{hour.isoformat()}: FAILED: {out}", file=sys.stderr)
+            continue
+        print(f"{hour.isoformat()}: {len(landed)} files, {out['bronze_records']} bronze records, "
+              f"{out['findings']} findings ({took})")
+        print(report.reconciliation_text(out["reconciliation"]))
 
 
 def cmd_parse(args) -> int:
@@ -203,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--lakehouse", **lakehouse)
     s.set_defaults(func=cmd_pull)
 
-    for name, help_ in (("run", "pull + bronze + silver + gold, hour by hour (the DAG's jobs)"),
+    for name, help_ in (("run", "pull + bronze + silver + gold, each hour gated (the DAG's jobs; windows of hours)"),
                         ("backfill", "same as run: recompute a window, idempotently")):
         s = sub.add_parser(name, help=help_)
         s.add_argument("--inventory", required=True)

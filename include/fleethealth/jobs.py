@@ -10,7 +10,7 @@ were, and writes the rejected tables to <lakehouse>/_staging/<hour>/<layer>/ for
 
 spark/<layer>.py call these under spark-submit (the DAG: bronze -> silver -> gold, one Spark step
 per layer); `fleethealth run` calls the same functions in one session for a window of hours (the
-backfill path, `run_hour`).
+backfill path, `run_window`: silver and gold computed once for the window, gated hour by hour).
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from fleethealth.gold import facts as gold_facts
 from fleethealth.gold import incidents as gold_incidents
 from fleethealth.gold.detectors import DETECTORS, detect_all
 from fleethealth.inventory import load_inventory
+from fleethealth.quality import QualityGateError
 
 log = logging.getLogger("fleethealth.jobs")
 WRITE_THREADS = 4
@@ -82,20 +83,50 @@ def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehou
                ) -> tuple[list[dict], "GateReport"]:
     """Published bronze.records of `hour` -> silver tables, quarantine and reconciliation, gated.
     Returns the reconciliation rows and the gate's report."""
+    return _settled(silver_window(spark, [hour], inventory_path, lakehouse)[hour])
+
+
+def silver_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse=None) -> dict:
+    """Published bronze.records of `hours` -> their silver tables computed at once (one plan per
+    table: silver keeps each row's hour), then each hour gated and published in time order. Per hour:
+    (reconciliation rows, gate report), or the QualityGateError of its failed gate."""
     inventory = load_inventory(inventory_path)
-    records = materialize(lake.read(spark, "bronze.records", lakehouse, hour))
-    files = bronze_files(spark, hour, lakehouse)
-    try:
-        tables = materialize_all(silver.build(spark, records, inventory, files))
-        recon = tables["silver.reconciliation"] = materialize(reconciliation(records, tables, files))
-        report = gate(spark, "silver", hour, tables, lakehouse)
-        return [r.asDict() for r in recon.orderBy("cluster", "host", "source").collect()], report
-    finally:
-        spark.catalog.clearCache()
+    with locks.hours_lock(hours, lakehouse, "silver job"):
+        records = materialize(lake.read(spark, "bronze.records", lakehouse, hours))
+        files = bronze_files(spark, hours, lakehouse)
+        try:
+            tables = materialize_all(silver.build(spark, records, inventory, files))
+            tables["silver.reconciliation"] = materialize(reconciliation(records, tables, files))
+            out = {}
+            for hour in hours:
+                hourly = of_hour(tables, hour)
+                try:
+                    report = gate(spark, "silver", hour, hourly, lakehouse)
+                except QualityGateError as exc:
+                    out[hour] = exc
+                    continue
+                recon = hourly["silver.reconciliation"].orderBy("cluster", "host", "source").collect()
+                out[hour] = ([r.asDict() for r in recon], report)
+            return out
+        finally:
+            spark.catalog.clearCache()
 
 
-def bronze_files(spark: SparkSession, hour: datetime, lakehouse=None) -> DataFrame:
-    """The published bronze.files of `hour` (empty for a lakehouse written before it existed)."""
+def of_hour(tables: dict, hour: datetime) -> dict:
+    """The rows of `hour` of each hourly table of a window (a table that is not hourly as it is)."""
+    return {name: df.where(F.expr(lake.hour_predicate(hour))) if lake.table(name).hourly else df
+            for name, df in tables.items()}
+
+
+def _settled(outcome):
+    """A window function's outcome for one hour: its result, or the exception that failed it, raised."""
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
+
+
+def bronze_files(spark: SparkSession, hour, lakehouse=None) -> DataFrame:
+    """The published bronze.files of `hour` (or hours; empty for a lakehouse written before it existed)."""
     return lake.read_or_empty(spark, "bronze.files", bronze.FILES_SCHEMA, lakehouse, hour)
 
 
@@ -146,23 +177,41 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
     """Published silver of `hour` -> gold facts and findings, and gold.incidents rebuilt from the
     published findings of the other hours plus this hour's, gated. Returns the findings count and
     the gate's report."""
+    return _settled(gold_window(spark, [hour], inventory_path, lakehouse, thresholds_path)[hour])
+
+
+def gold_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse=None,
+                thresholds_path: str | None = None) -> dict:
+    """Published silver of `hours` -> their gold tables computed at once (one plan per table), then
+    each hour in time order gated and published with gold.incidents rebuilt from the published
+    findings of the other hours plus its own. Per hour: (findings count, gate report), or the
+    QualityGateError of its failed gate."""
     limits = thresholds_mod.load(thresholds_path)
     inventory = load_inventory(inventory_path)
-    try:
-        inputs = materialize_all({name: lake.read(spark, f"silver.{name}", lakehouse, hour)
-                                  for name in GOLD_INPUTS})
-        outputs = gold_tables(facts_of(hour, silver.hosts_frame(spark, inventory), inputs), limits)
-        findings = outputs["gold.incident_findings"]
-        all_findings = findings
-        if lake.exists(spark, "gold.incident_findings", lakehouse):
-            others = lake.read(spark, "gold.incident_findings", lakehouse).where(
-                ~F.expr(lake.hour_predicate(hour)))
-            all_findings = others.unionByName(findings)
-        outputs["gold.incidents"] = materialize(gold_incidents.merge(all_findings))
-        report = gate(spark, "gold", hour, outputs, lakehouse, inventory_path)
-        return findings.count(), report
-    finally:
-        spark.catalog.clearCache()
+    with locks.hours_lock(hours, lakehouse, "gold job"):
+        try:
+            inputs = materialize_all({name: lake.read(spark, f"silver.{name}", lakehouse, hours)
+                                      for name in GOLD_INPUTS})
+            window = gold_tables(facts_of(hours, silver.hosts_frame(spark, inventory), inputs), limits)
+            out = {}
+            for hour in hours:
+                outputs = of_hour(window, hour)
+                findings = outputs["gold.incident_findings"]
+                all_findings = findings
+                if lake.exists(spark, "gold.incident_findings", lakehouse):
+                    others = lake.read(spark, "gold.incident_findings", lakehouse).where(
+                        ~F.expr(lake.hour_predicate(hour)))
+                    all_findings = others.unionByName(findings)
+                outputs["gold.incidents"] = materialize(gold_incidents.merge(all_findings))
+                try:
+                    report = gate(spark, "gold", hour, outputs, lakehouse, inventory_path)
+                except QualityGateError as exc:
+                    out[hour] = exc
+                    continue
+                out[hour] = (findings.count(), report)
+            return out
+        finally:
+            spark.catalog.clearCache()
 
 
 # ------------------------------------------------------------------------------------- the gate
@@ -251,15 +300,58 @@ def run_hour(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
              thresholds_path: str | None = None, echo=None) -> dict:
     """Bronze, silver and gold of one (already pulled) hour, each gated: the DAG's three Spark steps
     in one session. `echo(text)` receives each gate's summary. Raises QualityGateError."""
+    return _settled(run_window(spark, [hour], inventory_path, lakehouse, thresholds_path, echo)[hour])
+
+
+def run_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse=None,
+               thresholds_path: str | None = None, echo=None) -> dict:
+    """Bronze, silver and gold of (already pulled) hours, each hour gated per layer as the DAG gates
+    it: bronze hour by hour, then silver and gold each computed once for the hours that passed the
+    layer below (a window's plan costs about what one hour's does) and published hour by hour in time
+    order. An hour that fails a gate (or whose job raises) is left out of the layers above it; the
+    other hours go on. If computing a window raises, its hours are retried one by one, so one hour's
+    input cannot fail the others. `echo(text)` receives each gate's summary.
+
+    Per hour: {"bronze_records", "reconciliation", "findings"}, or the exception that stopped it."""
     echo = echo or log.info
-    out = {}
-    out["bronze_records"], report = run_bronze(spark, hour, lakehouse)
-    echo(report.summary())
-    out["reconciliation"], report = run_silver(spark, hour, inventory_path, lakehouse)
-    echo(report.summary())
-    out["findings"], report = run_gold(spark, hour, inventory_path, lakehouse, thresholds_path)
-    echo(report.summary())
+    out: dict = {hour: {} for hour in sorted(hours)}
+
+    def settle(key: str, outcomes: dict) -> None:
+        for hour, outcome in sorted(outcomes.items()):
+            if isinstance(outcome, BaseException):
+                out[hour] = outcome
+            else:
+                out[hour][key], report = outcome
+                echo(report.summary())
+
+    def going() -> list[datetime]:
+        return [hour for hour, outcome in out.items() if not isinstance(outcome, BaseException)]
+
+    settle("bronze_records", {hour: _outcome(run_bronze, spark, hour, lakehouse) for hour in going()})
+    for key, window_fn, args in (("reconciliation", silver_window, (inventory_path, lakehouse)),
+                                 ("findings", gold_window, (inventory_path, lakehouse, thresholds_path))):
+        hours_left = going()
+        if not hours_left:
+            break
+        try:
+            outcomes = window_fn(spark, hours_left, *args)
+        except Exception as exc:
+            if len(hours_left) == 1:
+                outcomes = {hours_left[0]: exc}
+            else:
+                log.warning("%s of %d hours failed (%s); hour by hour instead", key, len(hours_left), exc)
+                outcomes = {hour: _outcome(window_fn, spark, [hour], *args, of=hour) for hour in hours_left}
+        settle(key, outcomes)
     return out
+
+
+def _outcome(fn, *args, of: datetime | None = None):
+    """fn(*args), or the exception it raised; `of`: take that hour's outcome of a window function."""
+    try:
+        result = fn(*args)
+    except Exception as exc:
+        return exc
+    return result[of] if of is not None else result
 
 
 def incident_summary(spark: SparkSession, lakehouse=None):

@@ -11,6 +11,7 @@ rejected hour is written to a staging Delta table <lakehouse>/_staging/<hour>/<l
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -74,8 +75,8 @@ def exists(spark, qualified: str, lakehouse=None) -> bool:
     return DeltaTable.isDeltaTable(spark, table(qualified).path(lakehouse))
 
 
-def read(spark, qualified: str, lakehouse=None, hour: datetime | None = None):
-    """The table's rows (of one hour if given)."""
+def read(spark, qualified: str, lakehouse=None, hour: datetime | Sequence[datetime] | None = None):
+    """The table's rows (of one hour, or of several, if given)."""
     from pyspark.sql import functions as F
 
     df = spark.read.format("delta").load(table(qualified).path(lakehouse))
@@ -84,14 +85,22 @@ def read(spark, qualified: str, lakehouse=None, hour: datetime | None = None):
     return df
 
 
-def read_or_empty(spark, qualified: str, schema, lakehouse=None, hour: datetime | None = None):
+def read_or_empty(spark, qualified: str, schema, lakehouse=None,
+                  hour: datetime | Sequence[datetime] | None = None):
     if exists(spark, qualified, lakehouse):
         return read(spark, qualified, lakehouse, hour)
     return spark.createDataFrame([], schema)
 
 
-def hour_predicate(hour: datetime) -> str:
-    return f"hour = TIMESTAMP '{hour.strftime('%Y-%m-%d %H:%M:%S')}'"
+def hour_predicate(hour: datetime | Sequence[datetime]) -> str:
+    """The SQL predicate of one hour, or of several."""
+    if isinstance(hour, datetime):
+        return f"hour = {_timestamp(hour)}"
+    return f"hour IN ({', '.join(_timestamp(h) for h in hour)})"
+
+
+def _timestamp(hour: datetime) -> str:
+    return f"TIMESTAMP '{hour.strftime('%Y-%m-%d %H:%M:%S')}'"
 
 
 def write_hour(df, qualified: str, hour: datetime, lakehouse=None, where: str | None = None) -> None:

@@ -17,7 +17,7 @@ import socket
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -81,6 +81,16 @@ def hour_lock(hour: datetime, lakehouse=None, what: str = "", wait_s: float | No
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def hours_lock(hours, lakehouse=None, what: str = ""):
+    """Hold the locks of several hours, taken in time order (two runs of overlapping windows cannot
+    each hold an hour the other waits for)."""
+    with ExitStack() as stack:
+        for hour in sorted(hours):
+            stack.enter_context(hour_lock(hour, lakehouse, what))
+        yield
 
 
 def _holder(path: Path) -> str:
