@@ -10,7 +10,9 @@ were, and writes the rejected tables to <lakehouse>/_staging/<hour>/<layer>/ for
 
 spark/<layer>.py call these under spark-submit (the DAG: bronze -> silver -> gold, one Spark step
 per layer); `fleethealth run` calls the same functions in one session for a window of hours (the
-backfill path, `run_window`: silver and gold computed once for the window, gated hour by hour).
+backfill path, `run_window`): silver and gold are computed once for the window, each hour is
+validated on its own (`audit`: the gate without its write, exactly as above), and the hours that
+passed are published together, one commit per table (`publish`).
 """
 from __future__ import annotations
 
@@ -59,7 +61,7 @@ def materialize_all(frames: dict) -> dict:
 
 
 def write_all(write, tables: dict, hour: datetime, lakehouse=None) -> None:
-    """`write(df, name, hour, lakehouse)` (lake.write_table or lake.stage) for each table at once."""
+    """`write(df, name, hour, lakehouse)` (e.g. lake.stage) for each table at once."""
     _concurrently(lambda item: write(item[1], item[0], hour, lakehouse), tables.items())
 
 
@@ -97,25 +99,36 @@ def silver_window(spark: SparkSession, hours: list[datetime], inventory_path: st
         try:
             tables = materialize_all(silver.build(spark, records, inventory, files))
             tables["silver.reconciliation"] = materialize(reconciliation(records, tables, files))
-            out = {}
+            out, passed = {}, []
             for hour in hours:
-                hourly = of_hour(tables, hour)
+                hourly = of_hours(tables, hour)
                 try:
-                    report = gate(spark, "silver", hour, hourly, lakehouse)
+                    report = audit(spark, "silver", hour, hourly, lakehouse)
                 except QualityGateError as exc:
                     out[hour] = exc
                     continue
+                passed.append(hour)
                 recon = hourly["silver.reconciliation"].orderBy("cluster", "host", "source").collect()
                 out[hour] = ([r.asDict() for r in recon], report)
+            _publish_passed(of_hours(tables, passed), passed, out, lakehouse)
             return out
         finally:
             spark.catalog.clearCache()
 
 
-def of_hour(tables: dict, hour: datetime) -> dict:
-    """The rows of `hour` of each hourly table of a window (a table that is not hourly as it is)."""
-    return {name: df.where(F.expr(lake.hour_predicate(hour))) if lake.table(name).hourly else df
+def of_hours(tables: dict, hours) -> dict:
+    """The rows of `hours` (or of one hour) of each hourly table of a window (a table that is not
+    hourly as it is)."""
+    return {name: df.where(F.expr(lake.hour_predicate(hours))) if lake.table(name).hourly else df
             for name, df in tables.items()}
+
+
+def _publish_passed(tables: dict, passed: list[datetime], out: dict, lakehouse=None) -> None:
+    """Publish the hours of a window that passed their audit (`tables`: their rows), at once."""
+    if passed:
+        publish(tables, passed, lakehouse)
+        for hour in passed:
+            out[hour][1].published = [name for name in lake.TABLES if name in tables]
 
 
 def _settled(outcome):
@@ -193,22 +206,27 @@ def gold_window(spark: SparkSession, hours: list[datetime], inventory_path: str,
             inputs = materialize_all({name: lake.read(spark, f"silver.{name}", lakehouse, hours)
                                       for name in GOLD_INPUTS})
             window = gold_tables(facts_of(hours, silver.hosts_frame(spark, inventory), inputs), limits)
-            out = {}
+            published = (lake.read(spark, "gold.incident_findings", lakehouse)
+                         if lake.exists(spark, "gold.incident_findings", lakehouse) else None)
+            out, passed, incidents = {}, [], None
             for hour in hours:
-                outputs = of_hour(window, hour)
-                findings = outputs["gold.incident_findings"]
-                all_findings = findings
-                if lake.exists(spark, "gold.incident_findings", lakehouse):
-                    others = lake.read(spark, "gold.incident_findings", lakehouse).where(
-                        ~F.expr(lake.hour_predicate(hour)))
-                    all_findings = others.unionByName(findings)
+                outputs = of_hours(window, hour)
+                # the findings as they will be published: this hour's and the window's hours passed
+                # so far replace theirs, every other hour keeps what is published
+                replaced = lake.hour_predicate(passed + [hour])
+                all_findings = window["gold.incident_findings"].where(F.expr(replaced))
+                if published is not None:
+                    all_findings = published.where(~F.expr(replaced)).unionByName(all_findings)
                 outputs["gold.incidents"] = materialize(gold_incidents.merge(all_findings))
                 try:
-                    report = gate(spark, "gold", hour, outputs, lakehouse, inventory_path)
+                    report = audit(spark, "gold", hour, outputs, lakehouse, inventory_path)
                 except QualityGateError as exc:
                     out[hour] = exc
                     continue
-                out[hour] = (findings.count(), report)
+                passed.append(hour)
+                incidents = outputs["gold.incidents"]
+                out[hour] = (outputs["gold.incident_findings"].count(), report)
+            _publish_passed(dict(of_hours(window, passed), **{"gold.incidents": incidents}), passed, out, lakehouse)
             return out
         finally:
             spark.catalog.clearCache()
@@ -272,6 +290,18 @@ def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehous
     frame): validate them (and the layer's audits), record the results, then either publish them
     (one write per table) or, on a critical failure, stage them for inspection and raise
     QualityGateError (nothing published)."""
+    report = audit(spark, layer, hour, tables, lakehouse, inventory_path)
+    publish(tables, [hour], lakehouse)
+    report.published = lake.layer_tables(layer)
+    return report
+
+
+@locks.holding_hour("validate_{layer}")
+def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse=None,
+          inventory_path: str | None = None) -> GateReport:
+    """The gate without its publishing: validate the hour's tables and the layer's audits and record
+    the results; on a critical failure stage the tables for inspection and raise QualityGateError.
+    A window validates each of its hours so, then publishes those that passed at once."""
     if layer not in LAYERS:
         raise ValueError(f"unknown layer {layer!r}; one of {', '.join(LAYERS)}")
     names = lake.layer_tables(layer)
@@ -291,9 +321,19 @@ def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehous
     except quality.QualityGateError:
         write_all(lake.stage, tables, hour, lakehouse)
         raise
-    write_all(lake.write_table, tables, hour, lakehouse)
-    report.published = names
     return report
+
+
+def publish(tables: dict, hours: list[datetime], lakehouse=None) -> None:
+    """Write validated tables (name -> frame holding rows of `hours` only) into the published ones:
+    one commit per table replacing those hours (a table that is not hourly, whole)."""
+    def write(item):
+        name, df = item
+        if lake.table(name).hourly:
+            lake.write_hour(df, name, hours, lakehouse)
+        else:
+            lake.overwrite(df, name, lakehouse)
+    _concurrently(write, tables.items())
 
 
 def run_hour(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,

@@ -4,7 +4,7 @@ Tables live at <lakehouse>/<layer>/<table>; hourly tables are partitioned by `ho
 hour is rewritten with `replaceWhere`, so re-running an hour replaces exactly that hour.
 
 Write-audit-publish: a layer job computes its hour's tables, its quality gate validates them, and
-only then are they written, once, into the real tables (`write_table`: replaceWhere of that hour). A
+only then are they written, once, into the real tables (`write_hour`: replaceWhere of its hours). A
 rejected hour is written to a staging Delta table <lakehouse>/_staging/<hour>/<layer>/<table>
 (`stage`) for inspection instead; the published tables are untouched.
 """
@@ -103,9 +103,11 @@ def _timestamp(hour: datetime) -> str:
     return f"TIMESTAMP '{hour.strftime('%Y-%m-%d %H:%M:%S')}'"
 
 
-def write_hour(df, qualified: str, hour: datetime, lakehouse=None, where: str | None = None) -> None:
-    """Replace exactly `hour` of an hourly table with `df` (whose rows must all be of that hour);
-    `where` narrows what is replaced further (e.g. one validated table's quality results)."""
+def write_hour(df, qualified: str, hour: datetime | Sequence[datetime], lakehouse=None,
+               where: str | None = None) -> None:
+    """Replace exactly `hour` (or hours) of an hourly table with `df` (whose rows must all be of
+    them), in one commit; `where` narrows what is replaced further (e.g. one validated table's
+    quality results)."""
     t = table(qualified)
     assert t.hourly, qualified
     predicate = hour_predicate(hour) + (f" AND ({where})" if where else "")
@@ -155,15 +157,6 @@ def read_staged(spark, qualified: str, hour: datetime, lakehouse=None):
         raise FileNotFoundError(f"{qualified} of {hour.isoformat()} is not staged ({path}): "
                                 f"only an hour rejected by the {table(qualified).layer} gate is staged")
     return spark.read.format("delta").load(path)
-
-
-def write_table(df, qualified: str, hour: datetime, lakehouse=None) -> None:
-    """Publish `df` as the hour of `qualified` (replacing that hour), or as the whole table if the
-    table is not hourly (gold.incidents)."""
-    if table(qualified).hourly:
-        write_hour(df, qualified, hour, lakehouse)
-    else:
-        overwrite(df, qualified, lakehouse)
 
 
 def drop_staging(hour: datetime, layer: str, lakehouse=None) -> None:
