@@ -6,6 +6,7 @@
 #   bash bench/run.sh parse [--brokers 2]    Kafka log parse vs Spark's scan and Python (goal 3)
 #   bash bench/run.sh fleet [--brokers 10,30,100] [--hours 48]
 #                                            hours end to end, layer by layer (goals 2, 5, 6)
+#   bash bench/run.sh backfill [--hours 3]   hours of a small fleet one by one vs as one window
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 project="$(cd "$here/.." && pwd -P)"
@@ -19,6 +20,7 @@ cd "$project"
 case "${1:-all}" in
     parse) shift; exec "$python" bench/parse_throughput.py "$@" ;;
     fleet) shift; exec "$python" bench/fleet_hour.py "$@" ;;
+    backfill) shift; exec "$python" bench/backfill.py "$@" ;;
     all) [ $# -le 1 ] || { echo "bench: arguments go after \`parse\` or \`fleet\`" >&2; exit 2; }
          "$python" bench/parse_throughput.py
          exec "$python" bench/fleet_hour.py ;;
