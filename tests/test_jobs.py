@@ -275,6 +275,7 @@ def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet
     failed expectation; nothing of that hour's silver and gold is published (the next hour of the
     same window is); gold.quality_results has the failure."""
     from fleethealth import cli
+    from fleethealth.quality import QualityGateError
 
     lh = fleet["lakehouse"]
     log = fleet["root"] / "fleet" / "healthy" / "healthy-kafka-1" / "kafka" / "server.log.2026-11-20-11"  # Berlin
@@ -305,6 +306,10 @@ def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet
     failed = (lake.read(spark, "gold.quality_results", lh, H10)
               .where("NOT success AND critical AND `table` LIKE 'silver.%'").collect())
     assert [(r.table, r.expectation) for r in failed] == [("silver.kafka_events", expectation)]
+    # the DAG's silver step of that hour alone (its bronze, with the line, is published): a window of
+    # one hour that fails its gate raises the gate's error, nothing else
+    with pytest.raises(QualityGateError, match="silver.kafka_events"):
+        jobs.run_silver(spark, H10, str(fleet["inventory"]), lh)
 
 
 def hours_committed(lakehouse, name, after: int) -> set:

@@ -62,10 +62,10 @@ def cmd_pull(args) -> int:
 
 
 def cmd_run(args) -> int:
-    """Pull, then bronze, silver and gold, each computed, validated by its gate and published hour by
-    hour (the DAG's steps in one Spark session). Consecutive hours are processed as windows (silver
-    and gold computed once per window, jobs.run_window), each window holding its hours' locks from
-    pull to publish. A failed critical expectation fails that hour (its layer and everything above
+    """Pull, then bronze, silver and gold, each computed, validated hour by hour by its gate and
+    published (the DAG's steps in one Spark session). Consecutive hours are processed as windows
+    (silver and gold computed once per window and the hours that passed published together,
+    jobs.run_window), each window holding its hours' locks from pull to publish. A failed critical expectation fails that hour (its layer and everything above
     it unpublished) and the command exits 1 naming the expectation."""
     from fleethealth import jobs, lake, pull, report
 

@@ -90,8 +90,9 @@ def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehou
 
 def silver_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse=None) -> dict:
     """Published bronze.records of `hours` -> their silver tables computed at once (one plan per
-    table: silver keeps each row's hour), then each hour gated and published in time order. Per hour:
-    (reconciliation rows, gate report), or the QualityGateError of its failed gate."""
+    table: silver keeps each row's hour), each hour audited on its own, then the hours that passed
+    published together. Per hour: (reconciliation rows, gate report), or the QualityGateError of its
+    failed gate."""
     inventory = load_inventory(inventory_path)
     with locks.hours_lock(hours, lakehouse, "silver job"):
         records = materialize(lake.read(spark, "bronze.records", lakehouse, hours))
@@ -110,7 +111,7 @@ def silver_window(spark: SparkSession, hours: list[datetime], inventory_path: st
                 passed.append(hour)
                 recon = hourly["silver.reconciliation"].orderBy("cluster", "host", "source").collect()
                 out[hour] = ([r.asDict() for r in recon], report)
-            _publish_passed(of_hours(tables, passed), passed, out, lakehouse)
+            _publish_passed(tables, passed, out, lakehouse)
             return out
         finally:
             spark.catalog.clearCache()
@@ -124,9 +125,9 @@ def of_hours(tables: dict, hours) -> dict:
 
 
 def _publish_passed(tables: dict, passed: list[datetime], out: dict, lakehouse=None) -> None:
-    """Publish the hours of a window that passed their audit (`tables`: their rows), at once."""
+    """Publish the rows of the hours of a window (`tables`) that passed their audit, at once."""
     if passed:
-        publish(tables, passed, lakehouse)
+        publish(of_hours(tables, passed), passed, lakehouse)
         for hour in passed:
             out[hour][1].published = [name for name in lake.TABLES if name in tables]
 
@@ -195,9 +196,9 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
 
 def gold_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse=None,
                 thresholds_path: str | None = None) -> dict:
-    """Published silver of `hours` -> their gold tables computed at once (one plan per table), then
-    each hour in time order gated and published with gold.incidents rebuilt from the published
-    findings of the other hours plus its own. Per hour: (findings count, gate report), or the
+    """Published silver of `hours` -> their gold tables computed at once (one plan per table), each
+    hour in time order audited with gold.incidents rebuilt from the findings as they will be published,
+    then the hours that passed published together. Per hour: (findings count, gate report), or the
     QualityGateError of its failed gate."""
     limits = thresholds_mod.load(thresholds_path)
     inventory = load_inventory(inventory_path)
@@ -226,7 +227,7 @@ def gold_window(spark: SparkSession, hours: list[datetime], inventory_path: str,
                 passed.append(hour)
                 incidents = outputs["gold.incidents"]
                 out[hour] = (outputs["gold.incident_findings"].count(), report)
-            _publish_passed(dict(of_hours(window, passed), **{"gold.incidents": incidents}), passed, out, lakehouse)
+            _publish_passed(dict(window, **{"gold.incidents": incidents}), passed, out, lakehouse)
             return out
         finally:
             spark.catalog.clearCache()
