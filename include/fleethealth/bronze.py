@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from fleethealth.pull import PROMETHEUS_FILE, Landed
+from fleethealth.session import local_frame
 
 WHOLE_FILE_SOURCES = ("threaddumps",)
 
@@ -84,9 +85,9 @@ def records(spark: SparkSession, landed: list[Landed], landing_dir: Path, hour: 
     """Bronze rows of the landed files of `hour` (rejected files have none)."""
     readable = [x for x in landed if x.status == "read"]
     if not readable:
-        return spark.createDataFrame([], SCHEMA)
-    manifest = spark.createDataFrame(
-        [(x.read_path, x.file, x.cluster, x.host, x.source, x.sha256) for x in readable], _MANIFEST_SCHEMA)
+        return local_frame(spark, [], SCHEMA)
+    manifest = local_frame(
+        spark, [(x.read_path, x.file, x.cluster, x.host, x.source, x.sha256) for x in readable], _MANIFEST_SCHEMA)
     raw = (spark.read.text([str(landing_dir / x.read_path) for x in readable], wholetext=True)
            .select("value", F.col("_metadata.file_path").alias("file_path")))
     # file_path is a URI; its last four segments are the landed path <cluster>/<host>/<source>/<name>
@@ -106,7 +107,7 @@ def files(spark: SparkSession, landed: list[Landed], records_df: DataFrame, hour
     """bronze.files of `hour`: every file listed for it, read or rejected, with its record count."""
     rows = [(x.cluster, x.host, x.source, x.file, x.size, x.sha256 or None, x.status, x.reason or None, 0, hour)
             for x in landed]
-    listed = spark.createDataFrame(rows, FILES_SCHEMA).drop("records")
+    listed = local_frame(spark, rows, FILES_SCHEMA).drop("records")
     counts = records_df.groupBy("file").agg(F.count(F.lit(1)).alias("records"))
     out = listed.join(counts, "file", "left").withColumn("records", F.coalesce("records", F.lit(0)).cast("long"))
     return out.select(*FILES_SCHEMA.fieldNames())

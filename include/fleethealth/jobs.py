@@ -33,6 +33,7 @@ from fleethealth.gold import incidents as gold_incidents
 from fleethealth.gold.detectors import DETECTORS, detect_all
 from fleethealth.inventory import load_inventory
 from fleethealth.quality import QualityGateError
+from fleethealth.session import local_frame
 
 log = logging.getLogger("fleethealth.jobs")
 WRITE_THREADS = 4
@@ -49,6 +50,11 @@ def _concurrently(fn, items) -> list:
         return [future.result() for future in [pool.submit(fn, item) for item in items]]
 
 
+def _run_all(calls) -> None:
+    """Call each of `calls` at once (e.g. the writes of a layer)."""
+    _concurrently(lambda call: call(), calls)
+
+
 def materialize(df: DataFrame) -> DataFrame:
     """Compute `df` once and cut its lineage. The optimizer of every plan that scans a Delta table
     runs Delta's file pruning again (about a second per plan, far more on a cold JVM); the layer
@@ -58,11 +64,6 @@ def materialize(df: DataFrame) -> DataFrame:
 
 def materialize_all(frames: dict) -> dict:
     return dict(zip(frames, _concurrently(materialize, frames.values())))
-
-
-def write_all(write, tables: dict, hour: datetime, lakehouse=None) -> None:
-    """`write(df, name, hour, lakehouse)` (e.g. lake.stage) for each table at once."""
-    _concurrently(lambda item: write(item[1], item[0], hour, lakehouse), tables.items())
 
 
 # ------------------------------------------------------------------------------------ the layers
@@ -127,7 +128,7 @@ def of_hours(tables: dict, hours) -> dict:
 def _publish_passed(tables: dict, passed: list[datetime], out: dict, lakehouse=None) -> None:
     """Publish the rows of the hours of a window (`tables`) that passed their audit, at once."""
     if passed:
-        publish(of_hours(tables, passed), passed, lakehouse)
+        publish(of_hours(tables, passed), passed, lakehouse, [out[hour][1] for hour in passed])
         for hour in passed:
             out[hour][1].published = [name for name in lake.TABLES if name in tables]
 
@@ -241,6 +242,8 @@ class GateReport:
     results: list = field(default_factory=list)
     published: list = field(default_factory=list)
     data_docs: Path | None = None
+    validated: list = field(default_factory=list)   # the tables (and audits) the results are of
+    rows: DataFrame | None = None                   # the results as gold.quality_results rows
 
     def summary(self) -> str:
         failed = [r for r in self.results if not r.success]
@@ -292,7 +295,7 @@ def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehous
     (one write per table) or, on a critical failure, stage them for inspection and raise
     QualityGateError (nothing published)."""
     report = audit(spark, layer, hour, tables, lakehouse, inventory_path)
-    publish(tables, [hour], lakehouse)
+    publish(tables, [hour], lakehouse, [report])
     report.published = lake.layer_tables(layer)
     return report
 
@@ -300,9 +303,11 @@ def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehous
 @locks.holding_hour("validate_{layer}")
 def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse=None,
           inventory_path: str | None = None) -> GateReport:
-    """The gate without its publishing: validate the hour's tables and the layer's audits and record
-    the results; on a critical failure stage the tables for inspection and raise QualityGateError.
-    A window validates each of its hours so, then publishes those that passed at once."""
+    """The gate without its publishing: validate the hour's tables and the layer's audits; on a
+    critical failure record the results, stage the tables for inspection and raise QualityGateError.
+    The results of an hour that passed are recorded when it is published (`publish(..., reports)`,
+    in the same batch of writes). A window validates each of its hours so, then publishes those that
+    passed at once."""
     if layer not in LAYERS:
         raise ValueError(f"unknown layer {layer!r}; one of {', '.join(LAYERS)}")
     names = lake.layer_tables(layer)
@@ -312,29 +317,45 @@ def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehou
     docs = data_docs_dir(lakehouse)
     report = GateReport(layer, hour, data_docs=docs / "index.html" if docs else None)
     report.results = quality.validate_tables(frames, hour=hour, data_docs_dir=docs, persist=False)
-    rows = spark.createDataFrame(quality.results_rows(report.results, hour), quality.RESULTS_SCHEMA_DDL)
-    validated = ", ".join(f"'{name}'" for name in frames)
-    lake.write_hour(rows, "gold.quality_results", hour, lakehouse, where=f"`table` IN ({validated})")
+    report.validated = list(frames)
+    report.rows = local_frame(spark, quality.results_rows(report.results, hour), quality.RESULTS_SCHEMA_DDL)
     log.info(report.summary())
     lake.drop_staging(hour, layer, lakehouse)   # a rejected earlier attempt of this hour
     try:
         quality.enforce(report.results)
     except quality.QualityGateError:
-        write_all(lake.stage, tables, hour, lakehouse)
+        _run_all([lambda: record([report], lakehouse)] + [
+            lambda item=item: lake.stage(item[1], item[0], hour, lakehouse) for item in tables.items()])
         raise
     return report
 
 
-def publish(tables: dict, hours: list[datetime], lakehouse=None) -> None:
+def record(reports: list[GateReport], lakehouse=None) -> None:
+    """Write the results of gates (of one layer, one or several hours) into gold.quality_results, in
+    one commit replacing those hours' results of the validated tables."""
+    validated = ", ".join(f"'{name}'" for name in dict.fromkeys(n for r in reports for n in r.validated))
+    rows = reports[0].rows
+    for report in reports[1:]:
+        rows = rows.unionByName(report.rows)
+    lake.write_hour(rows, "gold.quality_results", [r.hour for r in reports], lakehouse,
+                    where=f"`table` IN ({validated})")
+
+
+def publish(tables: dict, hours: list[datetime], lakehouse=None, reports: list[GateReport] = ()) -> None:
     """Write validated tables (name -> frame holding rows of `hours` only) into the published ones:
-    one commit per table replacing those hours (a table that is not hourly, whole)."""
+    one commit per table replacing those hours (a table that is not hourly, whole); `reports` (the
+    gates that passed those hours) are recorded in gold.quality_results in the same batch of writes
+    (a tiny Delta write costs about as much as a big one: together they overlap)."""
     def write(item):
         name, df = item
         if lake.table(name).hourly:
             lake.write_hour(df, name, hours, lakehouse)
         else:
             lake.overwrite(df, name, lakehouse)
-    _concurrently(write, tables.items())
+    writes = [lambda item=item: write(item) for item in tables.items()]
+    if reports:
+        writes.insert(0, lambda: record(list(reports), lakehouse))
+    _run_all(writes)
 
 
 def run_hour(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,

@@ -219,7 +219,9 @@ def ranges_frame(spark, catalogue: tuple[KnownBug, ...] | None = None):
         for r in b.affected:
             rows.append((b.id, b.component, list(version_key(r.start)) if r.start else None,
                          list(version_key(r.end)) if r.end else None, str(r), summary))
-    return spark.createDataFrame(rows, "bug_id string, component string, from_key array<int>, "
+    from fleethealth.session import local_frame
+
+    return local_frame(spark, rows, "bug_id string, component string, from_key array<int>, "
                                        "to_key array<int>, affected string, summary string")
 
 
@@ -227,7 +229,9 @@ def signatures_frame(spark, catalogue: tuple[KnownBug, ...] | None = None):
     """One row per bug with a thread-dump signature: bug_id, threads, lock_classes (Java regexes)."""
     rows = [(b.id, list(b.threads), list(b.lock_classes))
             for b in (catalogue if catalogue is not None else load()) if b.threads]
-    return spark.createDataFrame(rows, "bug_id string, threads array<string>, lock_classes array<string>")
+    from fleethealth.session import local_frame
+
+    return local_frame(spark, rows, "bug_id string, threads array<string>, lock_classes array<string>")
 
 
 def deadlock_matches_col(threads, lock_classes, bug_threads, bug_lock_classes):

@@ -89,7 +89,9 @@ def read_or_empty(spark, qualified: str, schema, lakehouse=None,
                   hour: datetime | Sequence[datetime] | None = None):
     if exists(spark, qualified, lakehouse):
         return read(spark, qualified, lakehouse, hour)
-    return spark.createDataFrame([], schema)
+    from fleethealth.session import local_frame
+
+    return local_frame(spark, [], schema)
 
 
 def hour_predicate(hour: datetime | Sequence[datetime]) -> str:

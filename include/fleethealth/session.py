@@ -20,3 +20,21 @@ def build_session(app_name: str, lakehouse: str | None = None, master: str | Non
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     return spark
+
+
+def local_frame(spark, rows, schema):
+    """A DataFrame of a few local rows (tuples in the order of `schema`, or dicts), handed to the JVM
+    as Arrow. (createDataFrame of a Python list is a Python RDD: every job that scans it runs a Python
+    worker, and a small frame such as the inventory is scanned by dozens of jobs; starting those
+    workers cost a fresh spark-submit job seconds.)"""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+
+    struct = schema if isinstance(schema, StructType) else StructType.fromDDL(schema)
+    names = struct.fieldNames()
+    columns: dict[str, list] = {name: [] for name in names}
+    for row in rows:
+        for name, value in zip(names, [row[n] for n in names] if isinstance(row, dict) else row):
+            columns[name].append(value)
+    return spark.createDataFrame(pa.table(columns, schema=to_arrow_schema(struct)), struct)

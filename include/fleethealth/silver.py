@@ -11,6 +11,7 @@ from pyspark.sql import types as T
 from functools import reduce
 
 from fleethealth.inventory import Inventory
+from fleethealth.session import local_frame
 from fleethealth.bronze import is_prometheus
 from fleethealth.parsers import jolokia, log4j, logdirs, prometheus, threaddump
 
@@ -37,7 +38,7 @@ def hosts_frame(spark: SparkSession, inventory: Inventory) -> DataFrame:
     rows = [(h.cluster, h.host, h.role, h.broker_id, h.zk_myid, h.kafka_version, c.timezone,
              c.offsets_topic_partitions, list(h.expect))
             for c in inventory.clusters for h in c.hosts]
-    return spark.createDataFrame(rows, HOSTS_SCHEMA)
+    return local_frame(spark, rows, HOSTS_SCHEMA)
 
 
 def _quarantine(df: DataFrame) -> DataFrame:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from fleethealth.session import local_frame
+
 OFFSETS_TOPIC = "__consumer_offsets"
 _2_32 = 1 << 32
 _2_31 = 1 << 31
@@ -50,8 +52,7 @@ def groups_by_partition(kafka_events: DataFrame, hosts: DataFrame | None) -> Dat
     cluster's offsets.topic.num.partitions from the inventory, 50 when unknown or `hosts` is None).
     Only groups the logs name: a quiet group is not listed."""
     if "group" not in kafka_events.columns:   # test frames carry only the columns they need
-        return kafka_events.sparkSession.createDataFrame(
-            [], "cluster string, `partition` int, hour timestamp, groups array<string>")
+        return local_frame(kafka_events.sparkSession, [], "cluster string, `partition` int, hour timestamp, groups array<string>")
     named = kafka_events.where(F.col("group").isNotNull()).select("cluster", "hour", "group").distinct()
     if hosts is None:
         named = named.withColumn("offsets_topic_partitions", F.lit(None).cast("int"))

@@ -24,6 +24,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from fleethealth.parsers.logdirs import captured_at
+from fleethealth.parsers.rules import sql_string
 
 MAPPING_FILE = "jmx_prometheus_mapping.yaml"
 LINEAGE = ["cluster", "host", "source", "file", "file_sha256", "line_number", "hour"]
@@ -112,20 +113,27 @@ def columns(name: Column, labels: Column, m: Mapping) -> Column:
     """
     # the name cut after its n-th '_' looked up among the prefixes with n '_', most first (a few map
     # lookups: no lambda, no 75-branch CASE)
-    by_name = F.create_map(*[x for p, d, t in m.prefixes for x in (
-        F.lit(p), F.struct(F.lit(p).alias("prefix"), F.lit(d).alias("domain"), F.lit(t).alias("type")))])
+    by_name = _sql_map((p, f"named_struct('prefix', {sql_string(p)}, 'domain', {sql_string(d)}, "
+                           f"'type', {sql_string(t)})") for p, d, t in m.prefixes)
     cuts = sorted({p.count("_") for p, _, _ in m.prefixes}, reverse=True)
     first = F.coalesce(*[F.try_element_at(by_name, F.concat(F.substring_index(name, "_", n), F.lit("_")))
                          for n in cuts])
-    attrs = F.create_map(*[F.lit(x) for kv in m.attributes.items() for x in kv])
+    attrs = _sql_map((k, sql_string(v)) for k, v in m.attributes.items())
     attribute = F.try_element_at(attrs, F.substring(name, F.length(first["prefix"]) + 1, 1 << 20))
     by_prefix = F.struct(F.when(attribute.isNotNull(), first["domain"]).alias("domain"),
                          first["type"].alias("type"), attribute.alias("attribute"))
     if not m.series:
         return by_prefix
-    whole = F.create_map(*[x for n, (d, t, a) in m.series.items() for x in (
-        F.lit(n), F.struct(F.lit(d).alias("domain"), F.lit(t).alias("type"), F.lit(a).alias("attribute")))])
+    whole = _sql_map((n, f"named_struct('domain', {sql_string(d)}, 'type', {sql_string(t)}, "
+                         f"'attribute', {sql_string(a)})") for n, (d, t, a) in m.series.items())
     return F.coalesce(F.try_element_at(whole, name), by_prefix)
+
+
+def _sql_map(entries) -> Column:
+    """map(key -> value SQL) of (key string, value as SQL text), parsed once in the JVM (built from
+    Column calls the mapping's few hundred literals were as many py4j round trips: seconds per plan
+    on a fresh JVM)."""
+    return F.expr("map(" + ", ".join(f"{sql_string(k)}, {v}" for k, v in entries) + ")")
 
 
 def key_properties(hit: Column, labels: Column, m: Mapping) -> tuple[Column, Column]:
@@ -139,14 +147,18 @@ def key_properties(hit: Column, labels: Column, m: Mapping) -> tuple[Column, Col
     keys = F.when(template.contains("{"), F.map_filter(
         labels, lambda k, v: ~template.contains(F.concat(F.lit("{"), k, F.lit("}"))))).otherwise(labels)
     if m.labels:
-        renames = F.create_map(*[F.lit(x) for kv in m.labels.items() for x in kv])
-        renamed = F.arrays_overlap(F.map_keys(labels), F.array(*[F.lit(k) for k in m.labels]))
+        renames = _sql_map((k, sql_string(v)) for k, v in m.labels.items())
+        renamed = F.arrays_overlap(F.map_keys(labels), _sql_array(m.labels))
         keys = F.when(renamed, F.transform_keys(keys, lambda k, v: F.coalesce(F.try_element_at(renames, k), k))) \
                 .otherwise(keys)
     # a label named `type` would clash with the ObjectName's type key: the bean's own type wins
     keys = F.when(F.array_contains(F.map_keys(keys), "type"), F.map_filter(keys, lambda k, v: k != "type")) \
             .otherwise(keys)
     return attribute, F.map_concat(F.create_map(F.lit("type"), hit["type"]), keys)
+
+
+def _sql_array(values) -> Column:
+    return F.expr("array(" + ", ".join(sql_string(v) for v in values) + ")")
 
 
 def _unescape(value: Column) -> Column:
@@ -178,7 +190,7 @@ def series(lines: DataFrame, text: str = "text", m: Mapping | None = None) -> Da
     # they are (the common case), else from the props map (a lambda per key)
     plain = ~F.col("_escaped") & (F.size("props") == F.size("labels") + 1)
     if m.labels:
-        plain = plain & ~F.arrays_overlap(F.map_keys("labels"), F.array(*[F.lit(k) for k in m.labels]))
+        plain = plain & ~F.arrays_overlap(F.map_keys("labels"), _sql_array(m.labels))
     from_text = F.concat(F.lit("type="), F.col("type"), F.regexp_replace(F.col("_raw"), LABEL + ",?", ",$1=$2"))
     from_map = F.array_join(F.transform(F.map_entries("props"), lambda e: F.concat(e["key"], F.lit("="), e["value"])), ",")
     mbean = F.concat(F.col("domain"), F.lit(":"), F.when(plain, from_text).otherwise(from_map))
