@@ -19,11 +19,11 @@ value (e.g. cluster, host, source), so a failure message points at rows, not jus
 Typical use in a job::
 
     results = quality.validate_tables({"gold.incident_findings": df}, hour=hour, data_docs_dir=docs)
-    write_delta(spark.createDataFrame(quality.results_rows(results, hour),
-                                      quality.RESULTS_SCHEMA_DDL), "gold.quality_results")
+    rows = quality.results_rows(results, hour)   # -> gold.quality_results (RESULTS_SCHEMA_DDL)
     quality.enforce(results)
 
-(fleethealth.jobs.gate does exactly that on the computed tables of a layer.)
+(fleethealth.jobs.gate does that on the computed tables of a layer, and writes the rows with the
+layer's tables, or with its staged tables when the gate fails.)
 
 GX is imported lazily (it takes seconds) and its context is created once per process. The gate
 never creates a Spark session: it validates the DataFrame it is given, on that DataFrame's session
