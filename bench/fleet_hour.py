@@ -18,14 +18,18 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from common import load
+
 TARGET_VS_SCAN = 40.0
 TARGET_GROWTH = 1.25
+TARGET_FLEET100_S = 180.0
 LAYERS = ("pull", "bronze", "silver", "gold")
 
 
@@ -78,7 +82,7 @@ def _run(a: argparse.Namespace, work: Path) -> int:
     hours = [start + timedelta(hours=i) for i in range(a.hours)]
     t_begin = time.perf_counter()
     print(f"fleethealth fleet hours — {datetime.now().astimezone():%Y-%m-%d %H:%M %Z}, {os.cpu_count()} CPUs, "
-          f"load average {_load()} (other work on the cores skews every figure)")
+          f"load average {load()} (other work on the cores skews every figure)")
     print(f"per fleet: healthy scenario, {a.hours} h x {a.bytes_per_broker_hour:,} B of logs and "
           f"{a.jmx_samples_per_broker_hour:,} JMX samples per broker-hour", flush=True)
 
@@ -117,7 +121,7 @@ def _run(a: argparse.Namespace, work: Path) -> int:
     heap_peak, heap_max = _heap(spark)
     spark.stop()
     _summary(a, rows, heap_peak, heap_max)
-    print(f"\nload average now {_load()}; total wall {time.perf_counter() - t_begin:.0f}s")
+    print(f"\nload average now {load()}; total wall {time.perf_counter() - t_begin:.0f}s")
     return 0
 
 
@@ -145,9 +149,15 @@ def _summary(a: argparse.Namespace, rows: list, heap_peak: float, heap_max: floa
         print(f"{size:>7} {n:>5} {mb:>8.1f} {mean['scan']:>7.1f}" + "".join(f"{mean[x]:>9.1f}" for x in LAYERS)
               + f"{_total(mean):>9.1f}{_total(mean) / mean['scan']:>10.1f}x")
     print()
-    worst = max((_total(t) / t["scan"], size) for size, _h, _b, t in rows)
-    print(f"goal 2  end to end / scan   worst hour {worst[0]:5.1f}x ({worst[1]} brokers)   target <= {TARGET_VS_SCAN:.0f}x   "
-          f"{'met' if worst[0] <= TARGET_VS_SCAN else 'MISSED'}")
+    biggest = max(by_size)  # the goal is the 2 GB hour; a small hour is all fixed cost and no scan
+    worst = max(_total(t) / t["scan"] for _, t in by_size[biggest])
+    print(f"goal 2  end to end / scan   {biggest} brokers, worst hour {worst:5.1f}x   target <= {TARGET_VS_SCAN:.0f}x   "
+          f"{'met' if worst <= TARGET_VS_SCAN else 'MISSED'}")
+    if 100 in by_size:
+        secs = max(_total(t) for _, t in by_size[100])
+        print(f"goal 2  fleet-100 hour (100 brokers)   {secs:6.1f}s   target <= {TARGET_FLEET100_S:.0f}s   "
+              f"{'met' if secs <= TARGET_FLEET100_S else 'MISSED'}   (ZooKeeper servers included; the DAG's "
+              "spark-submits not measured here)")
     print(f"goal 2  JVM heap            max {heap_max / 2**20:,.0f} MB (spark.driver.memory; every hour above ran within it), "
           f"old generation peak {heap_peak / 2**20:,.0f} MB   target: within 4096 MB")
     if a.hours >= 2:
@@ -155,6 +165,15 @@ def _summary(a: argparse.Namespace, rows: list, heap_peak: float, heap_max: floa
             growth = _total(hs[-1][1]) / _total(hs[0][1])
             print(f"goal 5  {size} brokers: hour {len(hs)} / hour 1   {growth:5.2f}x   target <= {TARGET_GROWTH}x   "
                   f"{'met' if growth <= TARGET_GROWTH else 'MISSED'}   (hour 1 includes the JVM's warm-up)")
+            if len(hs) >= 8:  # without the warm-up, and steadier: median of 3 hours at each end
+                early = statistics.median(_total(t) for _, t in hs[1:4])
+                late = statistics.median(_total(t) for _, t in hs[-3:])
+                print(f"goal 5  {size} brokers: median of the last 3 hours / of hours 2-4   {late / early:5.2f}x   "
+                      f"({late:.1f}s / {early:.1f}s)   {'met' if late / early <= TARGET_GROWTH else 'MISSED'}")
+                for layer in ("bronze", "silver", "gold"):
+                    e = statistics.median(t[layer] for _, t in hs[1:4])
+                    l_ = statistics.median(t[layer] for _, t in hs[-3:])
+                    print(f"          {layer:<7} {e:6.1f}s -> {l_:6.1f}s   {l_ / e:5.2f}x")
     else:
         print("goal 5  (needs --hours >= 2; the goal's own run is --brokers 10 --hours 48)")
     if len(by_size) >= 2:
@@ -177,12 +196,6 @@ def _heap(spark) -> tuple[float, float]:
                 if str(p.getType()) == "Heap memory" and "Old" in p.getName()), default=0)
     return float(peak), float(mf.getMemoryMXBean().getHeapMemoryUsage().getMax())
 
-
-def _load() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "n/a"
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from parse_throughput import PYTHON_UDF_NODES, _load  # noqa: E402  (one definition for both benches)
+from common import load  # noqa: E402
+from parse_throughput import PYTHON_UDF_NODES  # noqa: E402  (one definition for both benches)
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "fixtures" / "golden"
@@ -117,7 +118,7 @@ def _run(a, work: Path) -> int:
     t0 = time.perf_counter()
     inputs = _inputs(landing, a.mb)
     print(f"fleethealth non-log parse throughput — {datetime.now().astimezone():%Y-%m-%d %H:%M %Z}, "
-          f"{os.cpu_count()} CPUs, load average {_load()}; inputs written in {time.perf_counter() - t0:.1f}s")
+          f"{os.cpu_count()} CPUs, load average {load()}; inputs written in {time.perf_counter() - t0:.1f}s")
     spark = build_session("bench-nonlog", str(lakehouse))
     spark.sparkContext.setLogLevel("ERROR")
     spark.range(1000).selectExpr("sum(length(cast(id as string)))").collect()
@@ -162,7 +163,7 @@ def _run(a, work: Path) -> int:
     for source, mb, ts, tb, tsv, udf in results:
         print(f"{source:<12}{mb:>7.1f}{mb / ts:>11.1f}{mb / tb:>13.1f}{mb / tsv:>13.1f}{ts / tsv:>12.2f}x  "
               f"{', '.join(udf) or 'no'}")
-    print(f"load average now {_load()}")
+    print(f"load average now {load()}")
     return 0
 
 

@@ -2,8 +2,10 @@
 # fleethealth benchmarks (SPEC §8, issue 13's goals). `make bench` runs this with scripts/env.sh
 # sourced; `make bench ARGS="fleet --brokers 10,30,100"` passes arguments.
 #
-#   bash bench/run.sh                        both, with their defaults (~10 min on 2 cores)
-#   bash bench/run.sh parse [--brokers 2]    Kafka log parse vs Spark's scan and Python (goal 3)
+#   bash bench/run.sh                        every goal (2-6) from one run, then their lines again as
+#                                            a summary (~1.5 h on 2 cores; log: bench/last-run.log)
+#   bash bench/run.sh parse [--brokers 2]    Kafka log parse vs Spark's scan, Python and DuckDB (goal 3)
+#   bash bench/run.sh tiny [--hours 3]       the demo's fleet through the DAG, hour by hour (goal 4)
 #   bash bench/run.sh fleet [--brokers 10,30,100] [--hours 48]
 #                                            hours end to end, layer by layer (goals 2, 5, 6)
 #   bash bench/run.sh backfill [--hours 3]   hours of a small fleet one by one vs as one window
@@ -17,12 +19,26 @@ fi
 python="$project/.venv/bin/python"
 [ -x "$python" ] || { echo "bench: $python missing: run \`make setup\`" >&2; exit 1; }
 cd "$project"
+"$python" -c 'import duckdb' 2>/dev/null || "$python" -m pip install -q -r bench/requirements.txt -c constraints.txt
 case "${1:-all}" in
     parse) shift; exec "$python" bench/parse_throughput.py "$@" ;;
     fleet) shift; exec "$python" bench/fleet_hour.py "$@" ;;
+    tiny) shift; exec "$python" bench/tiny_hour.py "$@" ;;
     backfill) shift; exec "$python" bench/backfill.py "$@" ;;
-    all) [ $# -le 1 ] || { echo "bench: arguments go after \`parse\` or \`fleet\`" >&2; exit 2; }
-         "$python" bench/parse_throughput.py
-         exec "$python" bench/fleet_hour.py ;;
+    all) [ $# -le 1 ] || { echo "bench: arguments go after \`parse\`, \`tiny\` or \`fleet\`" >&2; exit 2; }
+         log=bench/last-run.log
+         {
+             # one failed bench is reported and the others still run
+             "$python" bench/parse_throughput.py || echo "bench: parse failed"         # goal 3: 5 brokers, 100 MB
+             "$python" bench/tiny_hour.py || echo "bench: tiny failed"                  # goal 4: the demo's 3 DAG hours
+             "$python" bench/fleet_hour.py --brokers 10,30,100 || echo "bench: fleet failed"  # goals 2, 6
+             # goal 5: growth with history is growth of the fixed cost, so 48 small hours (1 MB of logs,
+             # 2 000 JMX samples per broker-hour) show it best and take the least time.
+             "$python" bench/fleet_hour.py --brokers 10 --hours 48 \
+                 --bytes-per-broker-hour 1000000 --jmx-samples-per-broker-hour 2000 || echo "bench: growth failed"
+         } 2>&1 | tee "$log"
+         echo
+         echo "== goals of this run ($(date -u '+%Y-%m-%d %H:%M UTC'), log $log) =="
+         grep -E '^(goal [0-9]|bench: .* failed)' "$log" ;;
     *) exec "$python" bench/parse_throughput.py "$@" ;;   # options only: the parse bench, as before
 esac
