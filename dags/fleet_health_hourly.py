@@ -35,6 +35,8 @@ START = datetime.fromisoformat(os.environ.get("FLEETHEALTH_START_DATE", "2026-01
 CATCHUP = os.environ.get("FLEETHEALTH_CATCHUP", "false").lower() == "true"
 PULL_RETRIES = int(os.environ.get("FLEETHEALTH_PULL_RETRIES", "3"))
 PULL_RETRY_DELAY = timedelta(seconds=float(os.environ.get("FLEETHEALTH_PULL_RETRY_DELAY_S", "30")))
+# a host that accepts the connection and then stalls must not hold its slot (and the hour) for ever
+PULL_TIMEOUT = timedelta(seconds=float(os.environ.get("FLEETHEALTH_PULL_TIMEOUT_S", "900")))
 
 HOUR = "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
 
@@ -83,6 +85,7 @@ with DAG(
     # One task per host: an unreachable host fails alone and retries (30 s, 60 s, 120 s, ...) while
     # the others land; bronze runs anyway (all_done) and gold marks the missing host-hour data_missing.
     @task(retries=PULL_RETRIES, retry_delay=PULL_RETRY_DELAY, retry_exponential_backoff=True,
+          execution_timeout=PULL_TIMEOUT,
           max_retry_delay=timedelta(minutes=10), map_index_template="{{ task.op_kwargs['host'] }}")
     def pull(host: str, hour: str, params=None) -> int:
         from fleethealth.hours import parse_hour

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pendulum
@@ -75,6 +76,8 @@ def test_pull_is_mapped_per_host(dag):
     assert list(expanded) == ["host"]
     assert expanded["host"].operator.task_id == "list_hosts"
     assert pull.partial_kwargs["op_kwargs"]["hour"].operator.task_id == "resolve_hour"
+    # a stalled host must not hold the hour: every try has a deadline
+    assert pull.partial_kwargs["execution_timeout"] == timedelta(seconds=900)
 
 
 def test_bronze_runs_even_if_one_host_fails(dag):

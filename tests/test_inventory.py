@@ -248,3 +248,10 @@ def test_missing_file(tmp_path):
     path = tmp_path / "nope.yaml"
     [line] = problems_of(path)
     assert "cannot read inventory" in line
+
+
+@pytest.mark.parametrize("value, shown", [("0", 0), ("-5", -5), ("'big'", "big"), ("1.5", 1.5), ("true", True)])
+def test_a_size_cap_that_is_not_a_positive_byte_count_is_one_line(tmp_path, value, shown):
+    path = write(tmp_path, MINIMAL.format(root="/r").replace("    root: /r\n", f"    root: /r\n    max_file_bytes: {value}\n"))
+    assert [line.split(": ", 2)[1:] for line in problems_of(path)] == [
+        ["clusters[bigdata].max_file_bytes", f"expected a size in bytes (an integer >= 1), got {shown!r}"]]

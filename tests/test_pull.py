@@ -137,7 +137,7 @@ def test_pull_same_hour_twice_is_harmless(fleet):
     assert strip(second) == strip(first)
     assert strip(read_manifests(HOUR, lake)) == strip(first)          # no duplicate rows
     assert len(read_manifests(HOUR, lake)) == len(EXPECTED)
-    assert not list((lake / "landing").rglob("*.partial"))
+    assert not list((lake / "landing").rglob("_partial/*/*"))          # no host's temporary folder left
 
 
 def test_repull_replaces_host_folder(fleet):
@@ -162,10 +162,13 @@ def test_other_hours_land_in_their_own_folder(fleet):
     assert read_manifests(HOUR, lake) == []
 
 
-def test_file_over_cap_is_rejected_and_the_others_land(fleet, monkeypatch):
+def test_file_over_cap_is_rejected_and_the_others_land(fleet):
     lake = fleet / "lake"
-    monkeypatch.setattr(pull, "MAX_FILE_BYTES", 45)   # server.log (51 B) over, jolokia (39 B) under
+    # server.log (51 B) over, jolokia (39 B) under the host's cap; the cluster's is overridden
+    (fleet / "inventory.yaml").write_text(INVENTORY.replace("    root: fleet\n", "    root: fleet\n    max_file_bytes: 10\n")
+                                          .replace("kafka_version: 3.6.1}", "kafka_version: 3.6.1, max_file_bytes: 45}", 1))
     inv = load_inventory(fleet / "inventory.yaml")
+    assert [h.max_file_bytes for h in inv.hosts] == [45, 10, 10]
     landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake)
     assert {(x.file.rsplit("/", 1)[1], x.status, x.reason) for x in landed} == {
         ("server.log.2026-11-20-11", "rejected", "51 bytes, over the cap of 45"),
@@ -180,7 +183,7 @@ def test_sftp_host_without_its_connection_fails_naming_host_and_connection(fleet
     with pytest.raises(PullError, match=r"^b-kafka-2: Airflow connection 'fleet_ssh' not found"):
         pull_host(inv.host("b-kafka-2"), "Europe/Berlin", HOUR, lake)
     assert not (lake / "landing" / "2026-11-20T10" / "berlin" / "b-kafka-2").exists()
-    assert not (lake / "landing" / "2026-11-20T10" / "berlin" / "b-kafka-2.partial").exists()
+    assert not list((lake / "landing" / "2026-11-20T10").rglob("b-kafka-2"))
 
 
 def test_pull_hour_pulls_every_host_and_names_the_failed_ones(fleet):
@@ -223,6 +226,60 @@ def test_a_landing_target_outside_the_host_folder_is_refused(tmp_path):
     assert pull._inside(tmp_path / "host.partial", tmp_path / "host.partial" / "zookeeper" / "zookeeper.log")
 
 
+@pytest.mark.parametrize("linked", ["kafka", "b-kafka-1"])
+def test_a_symlinked_folder_is_never_followed_and_is_reported(fleet, linked):
+    """…/b-kafka-1/kafka (a source folder) or …/b-kafka-1 (between root and it) pointing at a folder
+    holding a key: nothing of it lands, the folder is a rejected row, the host's other sources land."""
+    berlin = fleet / "fleet" / "berlin"
+    secrets = put(fleet / "keys" / "kafka" / "id_ed25519", b"-----BEGIN OPENSSH PRIVATE KEY-----\n").parent
+    if linked == "kafka":
+        (berlin / "b-kafka-1" / "kafka").rename(fleet / "old-kafka")
+        (berlin / "b-kafka-1" / "kafka").symlink_to(secrets)
+    else:
+        put(fleet / "keys" / "jmx" / "jolokia.jsonl.2026-11-20-11", b'{"timestamp": 1795168800, "value": {}}\n')
+        (berlin / "b-kafka-1").rename(fleet / "old-host")
+        (berlin / "b-kafka-1").symlink_to(fleet / "keys")
+    lake = fleet / "lake"
+    landed = pull_locals(fleet, lake)
+    rejected = [(r.host, r.source, r.file, r.status, r.reason) for r in landed if r.status != "read"]
+    folder = berlin / "b-kafka-1" if linked != "kafka" else berlin / "b-kafka-1" / "kafka"
+    expected = [("b-kafka-1", s, f"berlin/b-kafka-1/{s}", "rejected", f"{folder}: a symlink, not followed")
+                for s in (["kafka"] if linked == "kafka" else ["kafka", "zookeeper", "jmx", "threaddumps", "logdirs"])]
+    assert rejected == expected
+    assert sorted((r.host, r.source, Path(r.file).name) for r in landed if r.status == "read") == (
+        [("b-kafka-1", "jmx", "jolokia.jsonl.2026-11-20-11")] if linked == "kafka" else []) + [
+        ("b-zk-1", "zookeeper", "zookeeper.log.1")]
+    assert not [p for p in (lake / "landing").rglob("*") if p.name == "id_ed25519" or b"PRIVATE KEY" in
+                (p.read_bytes() if p.is_file() else b"")]
+
+
+def test_hosts_whose_names_end_like_a_temporary_folder_do_not_collide(fleet):
+    """h2 and h2.partial are both valid host names: pulling one never touches the other's landing."""
+    text = INVENTORY.split("      - {host: b-kafka-2")[0] + "      - {host: b-kafka-1.partial, role: zookeeper, zk_myid: 2}\n"
+    (fleet / "inventory.yaml").write_text(text)
+    put(fleet / "fleet" / "berlin" / "b-kafka-1.partial" / "zookeeper" / "zookeeper.log",
+        b"2026-11-20 11:30:00,000 [myid:2] - INFO  [main:Q@1] - in\n")
+    lake = fleet / "lake"
+    inv = load_inventory(fleet / "inventory.yaml")
+    for name in ("b-kafka-1.partial", "b-kafka-1", "b-kafka-1.partial"):
+        pull_host(inv.host(name), "Europe/Berlin", HOUR, lake)
+    assert sorted((r.host, Path(r.file).name) for r in read_manifests(HOUR, lake)) == [
+        ("b-kafka-1", "jolokia.jsonl.2026-11-20-11"), ("b-kafka-1", "server.log.2026-11-20-11"),
+        ("b-kafka-1.partial", "zookeeper.log")]
+
+
+def test_one_host_failing_in_an_unexpected_way_does_not_stop_the_next(fleet):
+    """A host's pull that raises something no one foresaw (here its state file is a folder) is one
+    error line; every host after it in the inventory is still pulled."""
+    (fleet / "inventory.yaml").write_text(INVENTORY.split("      - {host: b-kafka-2")[0])
+    lake = fleet / "lake"
+    (lake / "landing" / "_state" / "berlin" / "b-kafka-1.json").mkdir(parents=True)
+    with pytest.raises(pull.HostsFailed) as err:
+        pull_hour(load_inventory(fleet / "inventory.yaml"), HOUR, lake)
+    assert len(err.value.errors) == 1 and err.value.errors[0].startswith("b-kafka-1: pull failed: IsADirectoryError")
+    assert sorted((r.host, r.source) for r in read_manifests(HOUR, lake)) == [("b-zk-1", "zookeeper")]
+
+
 @pytest.mark.parametrize("url, message", [
     ("http://user:secret@127.0.0.1:8778/jolokia/", "must not carry credentials"),
     ("file:///etc/passwd", "not an http(s) Jolokia URL"),
@@ -262,8 +319,9 @@ def test_a_failed_live_read_still_lands_the_files_and_fails_the_pull(fleet):
     lake = fleet / "lake"
     with pytest.raises(PullError, match=r"^b-kafka-1: live Jolokia read failed \(127\.0\.0\.1:9: cannot reach"):
         pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake, now=HOUR + pull.HOUR)
-    assert sorted((r.source, Path(r.file).name) for r in read_manifests(HOUR, lake)) == [
-        ("jmx", "jolokia.jsonl.2026-11-20-11"), ("kafka", "server.log.2026-11-20-11")]
+    assert sorted((r.source, Path(r.file).name, r.status, r.reason) for r in read_manifests(HOUR, lake)) == [
+        ("jmx", "jolokia-live.2026-11-20T11-00-00Z.jsonl", "rejected", "127.0.0.1:9: cannot reach Jolokia: Connection refused"),
+        ("jmx", "jolokia.jsonl.2026-11-20-11", "read", ""), ("kafka", "server.log.2026-11-20-11", "read", "")]
 
 
 def test_an_empty_live_file_lands_nothing_and_hides_nothing(fleet):
@@ -341,3 +399,98 @@ def test_a_live_json_lines_export_lands_the_same_lines_hour_by_hour_as_copied_la
     os.utime(path, (datetime(2026, 11, 25, tzinfo=UTC).timestamp(),) * 2)
     for hour, data in live.items():
         assert _hour_bytes(fleet, hour)["jolokia.jsonl"] == data and data.count(b"\n") == 3
+
+
+# -- a Jolokia agent that is not to be trusted --------------------------------------------------------------
+
+class _Hostile:
+    """A real HTTP server on loopback answering every POST with one of the `kinds` below."""
+
+    def __init__(self, kind: str):
+        import http.server
+        import threading
+
+        kind_ = kind
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if kind_ == "redirect":
+                    self.send_response(302)
+                    self.send_header("Location", "/secret/")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                body = {"trickle": b"[" + b" " * 100 + b"]",
+                        "nested": b"[" * 200_000 + b"]" * 200_000,
+                        "metadata": b'{"AccessKeyId": "AKIASECRET", "SecretAccessKey": "hunter2"}',
+                        "html": b"<html>token=hunter2</html>"}[kind_]
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if kind_ == "trickle":          # one byte every 0.2 s: each read is quick, the whole is not
+                    for i in range(len(body)):
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(0.2)
+                else:
+                    self.wfile.write(body)
+
+        import time
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/jolokia/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def hostile(request):
+    server = _Hostile(request.param)
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("hostile, message", [
+    ("trickle", "no complete answer from Jolokia within 1.5 s"),
+    ("redirect", "Jolokia answered HTTP 302 (a redirect: not followed)"),
+    ("nested", "Jolokia's answer is nested too deeply to be a bulk read"),
+    ("metadata", "Jolokia answered a JSON dict to a bulk read (expected a list of responses)"),
+    ("html", "Jolokia answered with something that is not JSON"),
+], indirect=["hostile"])
+def test_a_hostile_jolokia_agent_gives_one_clear_error_without_its_body(hostile, message):
+    import time
+
+    from fleethealth.transports import TransportError, jolokia
+
+    t0 = time.monotonic()
+    with pytest.raises(TransportError) as err:
+        jolokia.read(hostile.url, "kafka", timeout=1, deadline=1.5)
+    assert time.monotonic() - t0 < 5
+    assert str(err.value) == f"{hostile.url.split('/')[2]}: {message}"
+    assert "hunter2" not in str(err.value) and "AKIA" not in str(err.value)
+
+
+@pytest.mark.parametrize("hostile", ["nested"], indirect=True)
+def test_a_bad_live_read_is_a_rejected_row_and_the_next_host_is_pulled(fleet, hostile):
+    text = INVENTORY.split("      - {host: b-kafka-2")[0].replace(
+        "kafka_version: 3.6.1}", f"kafka_version: 3.6.1, jolokia_url: '{hostile.url}'}}")
+    (fleet / "inventory.yaml").write_text(text)
+    lake = fleet / "lake"
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)   # live reads: the current hour only
+    with pytest.raises(pull.HostsFailed) as err:
+        pull_hour(load_inventory(fleet / "inventory.yaml"), now, lake)
+    assert [e.split(": ")[0] for e in err.value.errors] == ["b-kafka-1"]
+    assert "nested too deeply" in err.value.errors[0]
+    assert [(r.host, r.source, r.status, r.reason) for r in read_manifests(now, lake)] == [
+        ("b-kafka-1", "jmx", "rejected",
+         f"{hostile.url.split('/')[2]}: Jolokia's answer is nested too deeply to be a bulk read")]
+    assert (pull.landing_hour_dir(now, lake) / "berlin" / "b-zk-1" / MANIFEST).is_file()   # the next host: pulled

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -172,6 +173,22 @@ def test_unverified_host_keys_are_refused(fleet, monkeypatch, extra, message):
     monkeypatch.setenv("AIRFLOW_CONN_FLEET_SSH", fleet["sshd"].connection(**extra))
     with pytest.raises(PullError, match=r"^kafka-1: .*" + message):
         pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+
+
+def test_a_symlinked_folder_is_not_followed_over_sftp(fleet, tmp_path):
+    """The server would follow a symlinked source folder: it is checked first and refused."""
+    keys = put(tmp_path / "keys" / "id_ed25519", b"-----BEGIN OPENSSH PRIVATE KEY-----\n", at(PAST, 5)).parent
+    put(keys / "server.log.2026-11-20-10", kafka_lines(PAST, 1), at(PAST, 61))
+    put(fleet["kafka"].parent / "jmx" / "metrics.prom.2026-11-20-10", b"up 1\n", at(PAST, 30))
+    shutil.rmtree(fleet["kafka"], ignore_errors=True)
+    fleet["kafka"].parent.mkdir(parents=True, exist_ok=True)
+    fleet["kafka"].symlink_to(keys)
+    landed = pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+    assert sorted((r.source, r.status, r.reason) for r in landed) == [
+        ("jmx", "read", ""),
+        ("kafka", "rejected", f"{fleet['sshd'].user}@127.0.0.1:{fleet['sshd'].port} (connection fleet_ssh): "
+                              f"{fleet['kafka']} is a symlink, not followed")]
+    assert landed_names(fleet["lake"], PAST, "kafka-1") == ["_manifest.json", "jmx/metrics.prom.2026-11-20-10"]
 
 
 def test_file_over_the_size_cap_is_rejected_and_the_others_land(fleet, monkeypatch):

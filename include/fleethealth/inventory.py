@@ -43,6 +43,7 @@ class Host:
     jolokia_url: str | None = None
     paths: dict[str, str] = field(default_factory=dict)
     expect: tuple[str, ...] = ()
+    max_file_bytes: int | None = None   # pull's size cap for one file (None: fleethealth.pull's default)
 
     @property
     def entity(self) -> str:
@@ -117,6 +118,12 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
     def bad(key: str, what: str) -> None:
         problems.append(f"{name}: {key}: {what}")
 
+    def _size(value: Any, key: str) -> int | None:
+        if value is not None and (_int(value) is None or _int(value) < 1):
+            bad(key, f"expected a size in bytes (an integer >= 1), got {value!r}")
+            return None
+        return None if value is None else _int(value)
+
     if not isinstance(doc, dict) or not isinstance(doc.get("clusters"), list) or not doc["clusters"]:
         raise InventoryError([f"{name}: clusters: expected a non-empty list of clusters"])
     clusters: list[Cluster] = []
@@ -136,7 +143,7 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
         seen_clusters.add(cname)
         ckey = f"clusters[{cname}]"
         unknown = set(c) - {"name", "timezone", "offsets_topic_partitions", "transport", "root",
-                            "hosts", "ssh_conn_id", "paths", "expect"}
+                            "hosts", "ssh_conn_id", "paths", "expect", "max_file_bytes"}
         for key in sorted(unknown):
             bad(f"{ckey}.{key}", "unknown key")
         tz = c.get("timezone", "UTC")
@@ -154,6 +161,7 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
         root = c.get("root")
         if root is not None and base_dir is not None and not Path(str(root)).is_absolute():
             root = str((base_dir / str(root)).resolve())
+        cluster_cap = _size(c.get("max_file_bytes"), f"{ckey}.max_file_bytes")
         hosts_doc = c.get("hosts")
         if not isinstance(hosts_doc, list) or not hosts_doc:
             bad(f"{ckey}.hosts", "expected a non-empty list of hosts")
@@ -175,7 +183,7 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
                 bad(f"{hkey}.host", f"duplicate host {hname!r}")
             seen_hosts.add(hname)
             unknown = set(h) - {"host", "role", "broker_id", "zk_myid", "kafka_version", "transport",
-                                "root", "ssh_conn_id", "paths", "jolokia_url", "expect"}
+                                "root", "ssh_conn_id", "paths", "jolokia_url", "expect", "max_file_bytes"}
             for key in sorted(unknown):
                 bad(f"{hkey}.{key}", "unknown key")
             role = h.get("role")
@@ -225,12 +233,13 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
             elif not isinstance(expect, list) or any(s not in SOURCES for s in expect):
                 bad(f"{hkey}.expect", f"expected a list of sources ({', '.join(SOURCES)})")
                 expect = ()
+            cap = _size(h.get("max_file_bytes"), f"{hkey}.max_file_bytes") if "max_file_bytes" in h else cluster_cap
             hosts.append(Host(
                 cluster=cname, host=hname, role=str(role), transport=str(htransport),
                 root=None if hroot is None else str(hroot), broker_id=broker_id, zk_myid=zk_myid,
                 kafka_version=None if version is None else str(version), ssh_conn_id=ssh_conn_id,
                 jolokia_url=jolokia_url, paths={k: str(v) for k, v in paths.items()},
-                expect=tuple(expect),
+                expect=tuple(expect), max_file_bytes=cap,
             ))
         clusters.append(Cluster(cname, str(tz), _int(parts) or 50, tuple(hosts)))
     if problems:

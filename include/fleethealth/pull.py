@@ -2,8 +2,9 @@
 
 Landing layout: <lakehouse>/landing/<YYYY-MM-DDTHH>/<cluster>/<host>/<source>/<file>, and per host
 `_manifest.json` (file, source, size, sha256, mtime, pulled_at, remote path, offset). A host's files
-are fetched into `<host>.partial` and renamed over `<host>` at the end: a host-hour folder is
-replaced as a whole, never half-written, and a failed pull leaves the previous one in place.
+are fetched into `<hour>/_partial/<cluster>/<host>` (no host or cluster name starts with `_`, so no
+two hosts share it) and renamed over `<host>` at the end: a host-hour folder is replaced as a whole,
+never half-written, and a failed pull leaves the previous one in place.
 
 Which files and bytes (`placed_by_lines`):
   - Every Kafka and ZooKeeper log (hourly-rolled, live, size-rolled, daily-rolled, .gz or not), thread
@@ -16,7 +17,8 @@ Which files and bytes (`placed_by_lines`):
   - Everything else by `hours.file_span`: snapshots and scrapes by the time in their name, other
     files whose mtime falls in the hour -- incrementally, by the state below.
 Each file listed for the hour is in the manifest, read or rejected (vanished, swapped for a symlink,
-unreadable, over the cap) with the reason, and a damaged .gz lands with the complete lines that
+unreadable, over the host's size cap `max_file_bytes`) with the reason, as is a source folder that
+is a symlink (never followed) or a live Jolokia read that failed; a damaged .gz lands with the complete lines that
 decompressed (`gzip_damage`): one file never fails a host. Landed names are plain (`landed_name`);
 the manifest keeps each file's real name. Transports: `local`, `sftp` (`fleethealth.transports`);
 hosts with a `jolokia_url` (and `http` hosts) also get a live Jolokia read of their MBeans while the
@@ -72,7 +74,8 @@ log = logging.getLogger(__name__)
 
 MANIFEST = "_manifest.json"
 STATE = "_state"
-MAX_FILE_BYTES = 2 * 1024**3
+PARTIAL = "_partial"
+MAX_FILE_BYTES = 2 * 1024**3          # the default of an inventory's max_file_bytes
 # a JMX export file holding one Prometheus scrape (optionally rolled: metrics.prom.2026-11-20-05)
 PROMETHEUS_FILE = r"\.prom(\.[^/]*)?$"
 IDENTITY_BYTES = 1024
@@ -421,7 +424,7 @@ def _cut_after_last_newline(path: Path) -> int:
 def pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse=None,
               now: datetime | None = None) -> list[Landed]:
     """Land what is new on `host` for `hour`; returns what landed (also in the host's manifest).
-    One pull of a host-hour at a time (its lock): two would share the `.partial` folder."""
+    One pull of a host-hour at a time (its lock): two would share the `_partial` folder."""
     try:
         with locks.hour_lock(hour, lakehouse, f"pull of {host.host}", part=f"{host.cluster}.{host.host}"):
             return _pull_host(host, timezone_name, hour, lakehouse, now)
@@ -434,8 +437,9 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
     label = hour_label(hour)
     base = landing_hour_dir(hour, lakehouse)
     host_dir = base / host.cluster / host.host
-    tmp = host_dir.with_name(host_dir.name + ".partial")
+    tmp = base / PARTIAL / host.cluster / host.host
     shutil.rmtree(tmp, ignore_errors=True)
+    cap = host.max_file_bytes or MAX_FILE_BYTES
     tmp.mkdir(parents=True)
     spath = state_path(host, lakehouse)
     seen = _load_state(spath)
@@ -453,17 +457,21 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
 
     def reject(source: str, rf, remote: str, reason: str) -> None:
         log.warning("%s: %s rejected: %s", host.host, remote, reason)
-        landed.append(Landed(host.cluster, host.host, source, f"{host.cluster}/{host.host}/{source}/{rf.name}",
+        landed.append(Landed(host.cluster, host.host, source,
+                             f"{host.cluster}/{host.host}/{source}/{rf.name}".rstrip("/"),
                              rf.size, "", rf.mtime, pulled_at, remote, status="rejected", reason=reason))
+
+    def over_cap(rf) -> str:
+        return f"{rf.size} bytes, over the cap of {cap}" if rf.size > cap else ""
 
     def by_content(transport, source: str, folder: str, rf) -> None:
         """Land the lines of `hour` of a log file, found by their own timestamps (linecut). A file that
         cannot be read is reported in the hour its name says (else in every hour it may hold)."""
         remote = posixpath.join(folder, rf.name)
         home = in_hour(file_span(rf.name, rf.mtime, timezone_name), hour)
-        if rf.size > MAX_FILE_BYTES:
+        if over_cap(rf):
             if home or not time_in_name(rf.name):
-                reject(source, rf, remote, f"{rf.size} bytes, over the cap of {MAX_FILE_BYTES}")
+                reject(source, rf, remote, over_cap(rf))
             return
         target = _inside(tmp, tmp / source / landed_name(rf.name))
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -512,11 +520,11 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
         read = lambda offset, n: transport.read(folder, rf.name, offset, n)  # noqa: E731
         remote = posixpath.join(folder, rf.name)
         try:
-            span = linecut.hour_range(read, min(rf.size, MAX_FILE_BYTES), hour, timezone_name, json_lines=True)
+            span = linecut.hour_range(read, min(rf.size, cap), hour, timezone_name, json_lines=True)
             if span is None:
                 return False
-            if rf.size > MAX_FILE_BYTES:
-                reject(source, rf, remote, f"{rf.size} bytes, over the cap of {MAX_FILE_BYTES}")
+            if over_cap(rf):
+                reject(source, rf, remote, over_cap(rf))
                 return True
             start, end = span
             if start < end:
@@ -538,7 +546,12 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
             seen_index = SeenIndex(seen, transport)
             for source in SOURCES:
                 folder = host.source_dir(source)
-                for rf in seen_index.list_files(folder):
+                try:
+                    listed = seen_index.list_files(folder)
+                except FileError as exc:        # a symlinked source folder: reported, never followed
+                    reject(source, RemoteFile("", 0, 0.0), folder, str(exc))
+                    continue
+                for rf in listed:
                     if not _safe_name(rf.name):
                         continue
                     placed = placed_by_lines(source, rf.name)
@@ -558,9 +571,9 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
                     if not selected and not (repull and span[0] == span[1] and rf.mtime >= hour.timestamp()):
                         continue
                     remote = posixpath.join(folder, rf.name)
-                    if rf.size > MAX_FILE_BYTES:
+                    if over_cap(rf):
                         if selected:
-                            reject(source, rf, remote, f"{rf.size} bytes, over the cap of {MAX_FILE_BYTES}")
+                            reject(source, rf, remote, over_cap(rf))
                         continue
                     target = _inside(tmp, tmp / source / landed_name(rf.name))
                     try:
@@ -605,6 +618,7 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
                 _live_jmx(host, hour, now, host_dir, tmp, add)
             except TransportError as exc:       # land the files anyway; the task fails and retries
                 live_error = exc
+                reject("jmx", RemoteFile(jolokia.file_name(now), 0, now.timestamp()), host.jolokia_url, str(exc))
     except TransportError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         message = str(exc)
@@ -616,6 +630,7 @@ def _pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse, now: d
     # State first: a crash before the rename loses nothing (a re-run lands this hour's ranges again).
     _save_state(spath, seen, pulled_at)
     shutil.rmtree(host_dir, ignore_errors=True)
+    host_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp.rename(host_dir)
     if live_error is not None:
         raise PullError(f"{host.host}: live Jolokia read failed ({live_error}); "
@@ -648,7 +663,8 @@ class HostsFailed(PullError):
 
 
 def pull_hour(inventory: Inventory, hour: datetime, lakehouse=None) -> list[Landed]:
-    """Pull every host (one failing host does not stop the others); raises HostsFailed at the end."""
+    """Pull every host (a host failing in any way does not stop the others); raises HostsFailed at
+    the end."""
     out: list[Landed] = []
     errors: list[str] = []
     for cluster in inventory.clusters:
@@ -657,6 +673,9 @@ def pull_hour(inventory: Inventory, hour: datetime, lakehouse=None) -> list[Land
                 out.extend(pull_host(host, cluster.timezone, hour, lakehouse))
             except PullError as exc:
                 errors.append(str(exc))
+            except Exception as exc:  # noqa: BLE001 - one host's surprise must not cost the others their hour
+                log.exception("%s: pull failed", host.host)
+                errors.append(f"{host.host}: pull failed: {type(exc).__name__}: {exc}")
     if errors:
         raise HostsFailed(errors, out)
     return out

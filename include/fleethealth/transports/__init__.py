@@ -7,6 +7,7 @@ a `jolokia_url`.
 """
 from __future__ import annotations
 
+import posixpath
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,7 +68,7 @@ def open_transport(host) -> Iterator[Transport]:
     if host.transport == "local":
         from fleethealth.transports.local import LocalTransport
 
-        yield LocalTransport()
+        yield LocalTransport(host.root)
     elif host.transport == "sftp":
         from fleethealth.transports.sftp import SftpTransport
 
@@ -77,6 +78,19 @@ def open_transport(host) -> Iterator[Transport]:
         yield NoFiles()
     else:
         raise TransportError(f"{host.host}: unknown transport {host.transport!r}")
+
+
+def folders_below(root: str | None, folder: str) -> list[str]:
+    """The folders from just below `root` down to `folder` (only `folder` when it is not under `root`):
+    the ones a transport checks are not symlinks. The root itself is the operator's choice."""
+    root_n, folder_n = posixpath.normpath(root or "/"), posixpath.normpath(folder)
+    if root is None or posixpath.commonpath([root_n, folder_n]) != root_n or root_n == folder_n:
+        return [folder_n]
+    out, path = [], folder_n
+    while path != root_n:
+        out.append(path)
+        path = posixpath.dirname(path)
+    return out[::-1]
 
 
 def copy_range(src, dst, start: int, end: int | None) -> int:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from fleethealth.transports import FileError, RemoteFile, TransportError, copy_range
+from fleethealth.transports import FileError, RemoteFile, TransportError, copy_range, folders_below
 
 CONNECT_TIMEOUT_S = 10        # TCP connect, SSH banner, authentication (unless the connection says)
 IO_TIMEOUT_S = 60             # any single SFTP request
@@ -29,9 +29,10 @@ def _fingerprint(key) -> str:
 
 
 class SftpTransport:
-    def __init__(self, sftp, where: str):
+    def __init__(self, sftp, where: str, root: str | None = None):
         self.sftp = sftp
         self.where = where
+        self.root = root
 
     @classmethod
     @contextmanager
@@ -75,12 +76,17 @@ class SftpTransport:
         try:
             sftp = client.open_sftp()
             sftp.get_channel().settimeout(IO_TIMEOUT_S)
-            yield cls(sftp, where)
+            yield cls(sftp, where, host.root)
         finally:
             client.close()
 
     def list_files(self, folder: str) -> list[RemoteFile]:
         try:
+            # listdir_attr would follow a symlinked folder on the server: each folder below the
+            # host's root is checked first
+            for path in folders_below(self.root, folder):
+                if stat.S_ISLNK(self.sftp.lstat(path).st_mode or 0):
+                    raise FileError(f"{self.where}: {path} is a symlink, not followed")
             entries = self.sftp.listdir_attr(folder)
         except FileNotFoundError:
             return []
