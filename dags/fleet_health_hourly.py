@@ -64,8 +64,12 @@ with DAG(
     default_args={"retries": 2, "retry_delay": timedelta(minutes=2), "retry_exponential_backoff": True},
     params={
         "hour": Param(None, type=["null", "string"], description="hour to process (ISO-8601 UTC); default: the data interval"),
-        "inventory": Param(INVENTORY, type="string", description="fleet inventory YAML"),
-        "lakehouse": Param(LAKEHOUSE, type="string", description="lakehouse root"),
+        # paths are the deployment's (FLEETHEALTH_INVENTORY / _LAKEHOUSE), never a run's choice: whoever
+        # may trigger a run must not choose which files are read or where writes and deletes happen
+        "inventory": Param(INVENTORY, type="string", const=INVENTORY,
+                           description="fleet inventory YAML (FLEETHEALTH_INVENTORY; fixed per deployment)"),
+        "lakehouse": Param(LAKEHOUSE, type="string", const=LAKEHOUSE,
+                           description="lakehouse root (FLEETHEALTH_LAKEHOUSE; fixed per deployment)"),
     },
 ) as dag:
 

@@ -25,7 +25,8 @@ with DAG(
     max_active_runs=1,
     tags=["fleethealth", "maintenance"],
     default_args={"retries": 2, "retry_delay": timedelta(minutes=10)},
-    params={"lakehouse": Param(LAKEHOUSE, type="string", description="lakehouse root"),
+    params={"lakehouse": Param(LAKEHOUSE, type="string", const=LAKEHOUSE,   # not a run's choice
+                               description="lakehouse root (FLEETHEALTH_LAKEHOUSE; fixed per deployment)"),
             "retain_hours": Param(168, type="number", minimum=0, description="VACUUM retention")},
 ) as dag:
     SparkSubmitOperator(

@@ -93,3 +93,141 @@ def test_parse_prometheus_and_jstack_deadlocks(spark, capsys, tmp_path):
         ("group-metadata-manager-0", "java.util.LinkedList", "kafka-request-handler-3"),
         ("kafka-request-handler-3", "kafka.coordinator.GroupMetadata", "group-metadata-manager-0")]
     assert {r["captured_at"] for r in cycle} == {"2016-11-24T19:21:07.000Z"}
+
+
+# -- query can only read ---------------------------------------------------------------------------------------
+
+WRITES = [
+    "DELETE FROM gold.incidents WHERE kind = 'broker_deadlock'",
+    "UPDATE gold.incidents SET kind = 'x'",
+    "MERGE INTO gold.incidents t USING gold.incidents s ON t.kind = s.kind WHEN MATCHED THEN DELETE",
+    "INSERT INTO gold.incidents VALUES ('c9', 'made_up')",
+    "INSERT OVERWRITE gold.incidents SELECT * FROM gold.incidents WHERE false",
+    "WITH d AS (SELECT 'c9' AS cluster, 'made_up' AS kind) INSERT INTO gold.incidents SELECT * FROM d",
+    "DROP TABLE gold.incidents",
+    "TRUNCATE TABLE gold.incidents",
+    "RESTORE TABLE gold.incidents TO VERSION AS OF 0",
+    "VACUUM gold.incidents RETAIN 0 HOURS",
+    "OPTIMIZE gold.incidents",
+    "CREATE TABLE gold.copy AS SELECT * FROM gold.incidents",
+    "ALTER TABLE gold.incidents SET TBLPROPERTIES ('delta.logRetentionDuration' = 'interval 1 hours')",
+    "CACHE TABLE gold.incidents",
+    "SET spark.databricks.delta.retentionDurationCheck.enabled = false",
+    "ADD JAR /tmp/evil.jar",
+    "BEGIN DELETE FROM gold.incidents; END",
+    "SELECT 1; DELETE FROM gold.incidents",
+    "SELECT TRANSFORM(kind) USING 'cat' AS (k) FROM gold.incidents",
+    "WITH t AS (SELECT TRANSFORM(kind) USING 'cat' AS (k) FROM gold.incidents) SELECT * FROM t",
+    "SELECT * FROM gold.incidents WHERE kind IN (SELECT reflect('java.lang.System', 'getProperty', 'user.home'))",
+]
+
+
+@pytest.fixture
+def incidents(spark, lakehouse):
+    from fleethealth import lake
+
+    rows = [("c1", "broker_deadlock"), ("c1", "log_cleaner_dead"), ("c2", "data_missing")]
+    lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string"), "gold.incidents", str(lakehouse))
+    return lakehouse
+
+
+@pytest.mark.spark
+def test_query_refuses_every_statement_that_would_write_and_nothing_changes(spark, incidents, capsys):
+    from delta.tables import DeltaTable
+
+    path = str(incidents / "gold" / "incidents")
+    version = DeltaTable.forPath(spark, path).history(1).collect()[0].version
+    for sql in WRITES:
+        assert cli.main(["query", "--lakehouse", str(incidents), sql]) == 2, sql
+        captured = capsys.readouterr()
+        [line] = captured.err.strip().splitlines()
+        assert captured.out == "" and (line.startswith("fleethealth: query refused: ")
+                                        or line.startswith("fleethealth: query error: [PARSE_SYNTAX_ERROR]")), (sql, line)
+    assert DeltaTable.forPath(spark, path).history(1).collect()[0].version == version   # no commit at all
+    assert sorted(r.kind for r in spark.read.format("delta").load(path).collect()) == [
+        "broker_deadlock", "data_missing", "log_cleaner_dead"]
+    assert not (incidents / "gold" / "copy").exists()
+    assert spark.conf.get("spark.databricks.delta.retentionDurationCheck.enabled", "true") == "true"
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("sql, first", [
+    ("SELECT kind FROM gold.incidents ORDER BY kind", "broker_deadlock"),
+    ("WITH k AS (SELECT kind FROM gold.incidents) SELECT count(*) AS n FROM k", 3),
+    ("VALUES (1), (2)", 1),
+    ("SHOW TABLES IN gold", "gold"),
+    ("DESCRIBE gold.incidents", "cluster"),
+    ("DESCRIBE HISTORY gold.incidents", 0),
+    ("DESCRIBE DETAIL gold.incidents", "delta"),
+    ("EXPLAIN SELECT * FROM gold.incidents", None),
+])
+def test_query_runs_what_only_reads(incidents, capsys, sql, first):
+    assert cli.main(["query", "--lakehouse", str(incidents), "--format", "json", sql]) == 0, capsys.readouterr().err
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    if first is not None:
+        assert first in rows[0].values()
+
+
+@pytest.mark.spark
+def test_query_errors_are_one_line_that_says_what_is_wrong(incidents, tmp_path, capsys):
+    assert cli.main(["query", "--lakehouse", str(incidents), "SELEC kind FROM gold.incidents"]) == 2
+    assert capsys.readouterr().err == ("fleethealth: query error: [PARSE_SYNTAX_ERROR] Syntax error at or near "
+                                       "'SELEC'. SQLSTATE: 42601 (line 1, pos 0)\n")
+    missing = tmp_path / "no-such-lakehouse"
+    assert cli.main(["query", "--lakehouse", str(missing), "SELECT * FROM gold.incidents"]) == 2
+    assert capsys.readouterr().err == (f"fleethealth: no lakehouse at {missing} (give --lakehouse, or set "
+                                       "$FLEETHEALTH_LAKEHOUSE)\n")
+
+
+@pytest.mark.spark
+def test_query_output_is_bounded_and_streamed(spark, incidents, tmp_path, capsys):
+    sql = "SELECT kind FROM gold.incidents ORDER BY kind"
+    assert cli.main(["query", "--lakehouse", str(incidents), "--format", "csv", "--limit", "2", sql]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "kind\nbroker_deadlock\ndata_missing\n"            # \n, not \r\n
+    assert captured.err == ("fleethealth: showing the first 2 rows (--limit N for more, --limit 0 for all, "
+                            "--out FILE for a file)\n")
+    assert cli.main(["query", "--lakehouse", str(incidents), "--format", "csv", "--limit", "0", sql]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[1:] == ["broker_deadlock", "data_missing", "log_cleaner_dead"] and not captured.err
+    # the default limit applies to what is printed
+    from fleethealth.cli import DEFAULT_QUERY_LIMIT
+    assert cli.main(["query", "--lakehouse", str(incidents), "--format", "json",
+                     f"SELECT id FROM range({DEFAULT_QUERY_LIMIT + 5})"]) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == DEFAULT_QUERY_LIMIT and "showing the first 1000 rows" in captured.err
+
+    import pyarrow.parquet as pq
+
+    for name in ("kinds.parquet", "kinds.csv", "kinds.json"):
+        out = tmp_path / name
+        assert cli.main(["query", "--lakehouse", str(incidents), "--out", str(out), sql]) == 0
+        assert capsys.readouterr().err == f"fleethealth: wrote {out}\n"
+        kinds = (pq.read_table(out).column("kind").to_pylist() if name.endswith("parquet")
+                 else out.read_text().splitlines()[1:] if name.endswith("csv")
+                 else [json.loads(x)["kind"] for x in out.read_text().splitlines()])
+        assert kinds == ["broker_deadlock", "data_missing", "log_cleaner_dead"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("kinds")) == [
+        "kinds.csv", "kinds.json", "kinds.parquet"]                               # no temporary folder left
+    assert cli.main(["query", "--lakehouse", str(incidents), "--out", str(incidents / "x.csv"), sql]) == 2
+    assert "inside the lakehouse" in capsys.readouterr().err
+
+
+@pytest.mark.spark
+def test_paths_with_quotes_and_spaces_reach_sql_and_the_jvm_whole(spark, tmp_path, monkeypatch, capsys):
+    """A lakehouse under a folder named with a quote and a space is queried (the path is never spliced
+    into SQL), and JVM options holding such a path stay one option each for Spark's own parser."""
+    from fleethealth import config, lake
+    from fleethealth.spark_conf import spark_conf
+
+    odd = tmp_path / "it's a lake"
+    lake.overwrite(spark.createDataFrame([("c1", "x")], "cluster string, kind string"), "gold.incidents", str(odd))
+    assert cli.main(["query", "--lakehouse", str(odd), "--format", "csv", "SELECT kind FROM gold.incidents"]) == 0
+    assert capsys.readouterr().out == "kind\nx\n"
+
+    monkeypatch.setattr(config, "PROJECT_ROOT", tmp_path / 'my "project" dir')
+    options = spark_conf(str(odd), short_lived=True)["spark.driver.extraJavaOptions"]
+    split = list(spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(
+        spark._jvm.org.apache.spark.util.Utils.splitCommandString(options)))
+    assert split[0] == f"-Dlog4j.configurationFile=file:{tmp_path}/my \"project\" dir/include/fleethealth/log4j2.properties"
+    assert "-XX:+UseParallelGC" in split and "-XX:TieredStopAtLevel=1" in split

@@ -233,3 +233,96 @@ def test_env_sh_has_no_side_effects():
                 "env.sh writes a file"
         else:
             assert word not in body, f"env.sh runs {word.strip()}"
+
+
+# --- safe by default: secrets, logins, ports -------------------------------------------------------------
+SECRETS = ("AIRFLOW_FERNET_KEY", "AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY", "POSTGRES_PASSWORD")
+_VAR = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])((?:[^{}]|\{[^{}]*\})*))?\}")
+
+
+def interpolate(text: str, env: dict[str, str]) -> tuple[str, list[str]]:
+    """Compose's variable interpolation (${V}, ${V:-default}, ${V-default}, ${V:?error}, ${V?error},
+    $$): the text as `docker compose` would use it with `env`, and the errors it would stop on."""
+    errors: list[str] = []
+
+    def one(m: re.Match) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        name, op, arg = m.group(1), m.group(2) or "", m.group(3) or ""
+        value = env.get(name)
+        unset = value is None or (op.startswith(":") and value == "")
+        if op.endswith("?") and unset:
+            errors.append(f"{name}: {arg}")
+            return ""
+        if op.endswith("-") and unset:
+            return arg
+        return value or ""
+
+    return _VAR.sub(one, text), errors
+
+
+def test_the_stack_refuses_to_start_until_every_secret_is_set():
+    _, errors = interpolate(COMPOSE.read_text(), {})
+    assert sorted({e.split(":")[0] for e in errors}) == sorted(SECRETS)
+    assert all("README" in e for e in errors)
+    for missing in SECRETS:   # each one alone is enough to refuse
+        _, errors = interpolate(COMPOSE.read_text(), {n: "x" for n in SECRETS if n != missing})
+        assert errors and {e.split(":")[0] for e in errors} == {missing}
+
+
+def test_every_secret_comes_from_the_operator_and_nowhere_else(services):
+    given = {n: f"operator-{n.lower()}" for n in SECRETS}
+    text, errors = interpolate(COMPOSE.read_text(), given)
+    assert not errors
+    doc = yaml.safe_load(text)
+    env = env_of(doc["services"]["airflow-scheduler"])
+    assert env["AIRFLOW__CORE__FERNET_KEY"] == given["AIRFLOW_FERNET_KEY"]
+    assert env["AIRFLOW__API_AUTH__JWT_SECRET"] == given["AIRFLOW_JWT_SECRET"]
+    assert env["AIRFLOW__API__SECRET_KEY"] == given["AIRFLOW_API_SECRET_KEY"]
+    assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] == \
+        f"postgresql+psycopg2://airflow:{given['POSTGRES_PASSWORD']}@postgres/airflow"
+    assert env_of(doc["services"]["postgres"])["POSTGRES_PASSWORD"] == given["POSTGRES_PASSWORD"]
+    for name, value in [(k, v) for s in doc["services"].values() for k, v in env_of(s).items()]:
+        if re.search(r"PASSWORD|SECRET|FERNET", name) and not name.endswith("_FILE"):
+            assert value in given.values(), f"{name} has a value the operator did not choose: {value!r}"
+
+
+def test_logins_are_named_users_with_roles_not_everyone_an_admin(compose):
+    text, _ = interpolate(COMPOSE.read_text(), {n: "x" for n in SECRETS})
+    doc = yaml.safe_load(text)
+    for name in AIRFLOW_SERVICES:
+        env = env_of(doc["services"][name])
+        assert env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS"].lower() == "false", name
+        users = dict(u.split(":") for u in env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS"].split(","))
+        assert set(users.values()) <= {"viewer", "user", "op", "admin"} and len(set(users.values())) > 1
+        passwords = env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"]
+        assert volume_mounts(doc["services"][name]).get("airflow-auth") == str(Path(passwords).parent), name
+    assert "airflow-auth" in compose["volumes"]
+
+
+def test_ports_are_bound_to_loopback_unless_the_operator_opts_in():
+    for env, address in (({}, "127.0.0.1"), ({"FLEETHEALTH_BIND": "0.0.0.0"}, "0.0.0.0")):
+        text, _ = interpolate(COMPOSE.read_text(), {**{n: "x" for n in SECRETS}, **env})
+        published = {name: [str(p) for p in s.get("ports") or []]
+                     for name, s in yaml.safe_load(text)["services"].items()}
+        assert {n: p for n, p in published.items() if p} == {"airflow-apiserver": [f"{address}:8080:8080"]}
+    # the Spark master UI has no login: never published
+    assert "ports" not in yaml.safe_load(COMPOSE.read_text())["services"]["spark-master"]
+
+
+def test_the_readme_command_writes_usable_secrets(tmp_path):
+    import subprocess
+
+    from cryptography.fernet import Fernet
+
+    readme = (ROOT / "README.md").read_text()
+    [line] = [x.strip() for x in readme.splitlines() if x.strip().startswith("python3 -c") and "> .env" in x]
+    subprocess.run(["bash", "-c", line], cwd=tmp_path, check=True, timeout=30)
+    env_file = tmp_path / ".env"
+    assert oct(env_file.stat().st_mode & 0o777) == "0o600"
+    values = dict(x.split("=", 1) for x in env_file.read_text().splitlines())
+    assert sorted(values) == sorted(SECRETS) and len(set(values.values())) == 4
+    Fernet(values["AIRFLOW_FERNET_KEY"].encode())          # a valid Fernet key
+    assert all(re.fullmatch(r"[0-9a-f]{64}", values[n]) for n in SECRETS[1:])   # safe in a database URL
+    _, errors = interpolate(COMPOSE.read_text(), values)
+    assert not errors

@@ -180,3 +180,20 @@ def test_parsing_does_not_import_pyspark_and_is_fast(tmp_path):
     assert result["dag_id"] == DAG_ID
     assert result["pyspark"] is False
     assert result["seconds"] < 2, result
+
+
+@pytest.mark.parametrize("dag_id, name", [("fleet_health_hourly", "inventory"), ("fleet_health_hourly", "lakehouse"),
+                                          ("fleet_health_maintenance", "lakehouse")])
+def test_a_run_cannot_choose_which_files_are_read_or_written(dagbag, dag_id, name):
+    """Run parameters that name paths are fixed by the deployment: a run's conf naming another path is
+    refused when the run is created; the hour stays a run's choice."""
+    import copy
+
+    from airflow.sdk.definitions.param import ParamValidationError
+
+    params = copy.deepcopy(dagbag.dags[dag_id].params)
+    with pytest.raises(ParamValidationError, match=f"Invalid input for param {name}"):
+        params.update({name: "/tmp/elsewhere"})
+    params.update({name: params[name]})                    # the deployment's own value is fine
+    if dag_id == "fleet_health_hourly":
+        params.update({"hour": "2026-11-20T10:00:00+00:00"})

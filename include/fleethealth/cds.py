@@ -18,17 +18,17 @@ from fleethealth import config
 
 ARCHIVE_NAME = "spark-cds.jsa"
 # JVM log tags of class data sharing: quiet (a stale archive is not an error, only slower)
-QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+QUIET = ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
 
 
 def archive_path() -> Path:
     return config.jars_dir() / ARCHIVE_NAME
 
 
-def java_options() -> str:
-    """Driver JVM options that use the archive, or "" when set-up has not built it."""
+def java_options() -> list[str]:
+    """Driver JVM options that use the archive, or none when set-up has not built it."""
     path = archive_path()
-    return f"-XX:SharedArchiveFile={path} {QUIET}" if path.is_file() else ""
+    return [f"-XX:SharedArchiveFile={path}", *QUIET] if path.is_file() else []
 
 
 def build() -> Path:
@@ -36,13 +36,13 @@ def build() -> Path:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from fleethealth.spark_conf import spark_conf
+    from fleethealth.spark_conf import java_options_string, spark_conf
 
     target = archive_path()
     target.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="fleethealth-cds-") as tmp:
         conf = spark_conf(tmp, class_sharing=False)
-        conf["spark.driver.extraJavaOptions"] += f" -XX:ArchiveClassesAtExit={target} {QUIET}"
+        conf["spark.driver.extraJavaOptions"] += " " + java_options_string([f"-XX:ArchiveClassesAtExit={target}", *QUIET])
         builder = SparkSession.builder.master("local[2]").appName("fleethealth-cds")
         for key, value in conf.items():
             builder = builder.config(key, value)

@@ -17,6 +17,7 @@ from fleethealth.hours import hours_between, parse_hour, parse_instant
 from fleethealth.inventory import InventoryError, load_inventory
 
 EXIT_USAGE = 2
+DEFAULT_QUERY_LIMIT = 1000
 
 
 class UsageError(Exception):
@@ -172,39 +173,56 @@ def cmd_parse(args) -> int:
 
 
 def cmd_query(args) -> int:
-    from fleethealth import lake, report
-
     import logging
 
-    from pyspark.errors import AnalysisException
+    from pyspark.errors import AnalysisException, ParseException
+
+    from fleethealth import lake, query
+
+    root = config.lakehouse_dir(args.lakehouse)
+    if not root.is_dir():
+        raise UsageError(f"no lakehouse at {root} (give --lakehouse, or set ${config.ENV_LAKEHOUSE})")
+    out = Path(args.out).resolve() if args.out else None
+    if out is not None:
+        if out.suffix.lower() not in query.OUT_FORMATS:
+            raise UsageError(f"--out {args.out}: name it .parquet, .csv or .json")
+        if out.is_relative_to(root.resolve()):
+            raise UsageError(f"--out {args.out}: inside the lakehouse; `query` never writes there")
+    limit = args.limit if args.limit is not None else (0 if out else DEFAULT_QUERY_LIMIT)
+    if limit < 0:
+        raise UsageError(f"--limit {limit}: a number of rows (0 for all)")
 
     # PySpark logs every failed SQL statement on its own; we print the one line the user needs.
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
     spark = _session("fleethealth-query", args.lakehouse, cores="local[2]")
     registered = lake.register_all(spark, args.lakehouse)
-
     try:
+        query.check_parsed(spark, args.sql)          # before anything runs
         df = spark.sql(args.sql)
-        rows = [r.asDict(recursive=True) for r in df.collect()]
-        columns = df.columns
+        query.check_analysed(spark, df)
+        shown = query.write(df, args.format, limit, out)
+    except query.Refused as exc:
+        raise UsageError(f"query refused: {exc}; `query` only reads ({query.READS}). Writes and maintenance "
+                         "run in the DAGs (spark/maintenance.py)") from None
+    except ParseException as exc:
+        raise UsageError(f"query error: {_first_line(exc)}") from None
     except AnalysisException as exc:
         if getattr(exc, "getCondition", lambda: None)() == "TABLE_OR_VIEW_NOT_FOUND" or "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
             name = str(exc).split("`")[1:6:2] if "`" in str(exc) else []
             raise UsageError(f"unknown table {'.'.join(name) or ''} in query; tables in "
-                             f"{config.lakehouse_dir(args.lakehouse)}: {', '.join(registered) or 'none'}") from None
-        raise UsageError(f"query error: {str(exc).splitlines()[0]}") from None
-    if args.format == "json":
-        for r in rows:
-            print(json.dumps(r, default=str))
-    elif args.format == "csv":
-        import csv
-
-        w = csv.writer(sys.stdout)
-        w.writerow(columns)
-        w.writerows([[r[c] for c in columns] for r in rows])
-    else:
-        print(report.table(rows, columns, fmt="psql"))
+                             f"{root}: {', '.join(registered) or 'none'}") from None
+        raise UsageError(f"query error: {_first_line(exc)}") from None
+    if shown < 0:
+        print(f"fleethealth: showing the first {limit} rows (--limit N for more, --limit 0 for all, "
+              "--out FILE for a file)", file=sys.stderr)
+    elif out is not None:
+        print(f"fleethealth: wrote {out}", file=sys.stderr)
     return 0
+
+
+def _first_line(exc: Exception) -> str:
+    """Spark's messages often start with an empty line: the first line that says something."""
+    return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -252,10 +270,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("file")
     s.set_defaults(func=cmd_parse)
 
-    s = sub.add_parser("query", help="SQL over bronze.*, silver.*, gold.* tables")
-    s.add_argument("sql")
+    s = sub.add_parser("query", help="read-only SQL over bronze.*, silver.*, gold.* tables")
+    s.add_argument("sql", help="one statement that reads: SELECT/WITH/VALUES, SHOW, DESCRIBE, EXPLAIN")
     s.add_argument("--lakehouse", **lakehouse)
     s.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    s.add_argument("--limit", type=int, default=None,
+                   help=f"rows to print (default {DEFAULT_QUERY_LIMIT}; 0 for all; with --out: all)")
+    s.add_argument("--out", default=None, help="write the rows to FILE.parquet, .csv or .json (JSON lines) instead")
     s.set_defaults(func=cmd_query)
     return p
 

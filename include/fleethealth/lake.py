@@ -185,6 +185,7 @@ def register_all(spark, lakehouse=None) -> list[str]:
         # session that queries several lakehouses honest
         spark.sql(f"DROP TABLE IF EXISTS {t.qualified}")
         if exists(spark, t.qualified, lakehouse):
-            spark.sql(f"CREATE TABLE {t.qualified} USING DELTA LOCATION '{t.path(lakehouse)}'")
+            # the path as an argument, never spliced into SQL text (a lakehouse path may hold a quote)
+            spark.catalog.createTable(t.qualified, path=str(t.path(lakehouse)), source="delta")
             registered.append(t.qualified)
     return registered

@@ -7,6 +7,12 @@ from __future__ import annotations
 from fleethealth import cds, config
 
 
+def java_options_string(options: list[str]) -> str:
+    """JVM options as one `extraJavaOptions` value: Spark splits it like a shell (quotes, backslash),
+    so each option is quoted and a path with a space or a quote stays one option."""
+    return " ".join('"' + o.replace("\\", "\\\\").replace('"', '\\"') + '"' for o in options if o)
+
+
 def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
                class_sharing: bool = True) -> dict[str, str]:
     """Settings every fleethealth Spark application gets.
@@ -22,7 +28,7 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
     # cost 5-10 % on 2 cores (the DAG's gold job of a tiny hour ~50 -> ~47 s; test_jobs 272 -> 263 s)
     java_options.append("-XX:+UseParallelGC")
     if class_sharing:
-        java_options.append(cds.java_options())
+        java_options += cds.java_options()
     if short_lived:
         # C1 alone gets a 48 MB code cache: a gold job's plans fill it, and a full code cache kills
         # the JVM ("Out of space in CodeCache for adapters")
@@ -56,7 +62,7 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
         # tiny table on 2 cores (maintenance DAG, test_maintenance 91 s -> 42 s)
         "spark.sql.sources.parallelPartitionDiscovery.parallelism": "8",
         "spark.driver.memory": "4g",
-        "spark.driver.extraJavaOptions": " ".join(o for o in java_options if o),
+        "spark.driver.extraJavaOptions": java_options_string(java_options),
     }
     if short_lived:
         conf["spark.sql.codegen.wholeStage"] = "false"
