@@ -33,6 +33,26 @@ def test_bad_time_is_one_line_exit_2(tmp_path, capsys):
     assert err == "fleethealth: not an ISO-8601 time: 'yesterday' (e.g. 2026-11-20T10:00Z)\n"
 
 
+@pytest.mark.parametrize("start, end, message", [
+    ("2026-11-20T10:15Z", "2026-11-20T12:00Z", "--from 2026-11-20T10:15Z: not on the hour (a window runs from one "
+                                               "HH:00 to another, e.g. --from 2026-11-20T10:00Z --to 2026-11-20T13:00Z)"),
+    ("2026-11-20T09:00Z", "2026-11-20T11:30Z", "--to 2026-11-20T11:30Z: not on the hour (a window runs from one "
+                                               "HH:00 to another, e.g. --from 2026-11-20T10:00Z --to 2026-11-20T13:00Z)"),
+    ("2026-11-20T12:00Z", "2026-11-20T10:00Z", "--from 2026-11-20T12:00Z is not before --to 2026-11-20T10:00Z: a window "
+                                               "[--from, --to) holds at least one hour"),
+    ("2026-11-20T10:00Z", "2026-11-20T10:00Z", "--from 2026-11-20T10:00Z is not before --to 2026-11-20T10:00Z: a window "
+                                               "[--from, --to) holds at least one hour"),
+])
+@pytest.mark.parametrize("command", ["simulate", "pull", "run", "backfill"])
+def test_every_command_reads_a_window_by_one_rule(tmp_path, capsys, command, start, end, message):
+    inv = tmp_path / "inventory.yaml"
+    inv.write_text("clusters:\n  - name: c1\n    root: /tmp\n    hosts:\n      - {host: z1, role: zookeeper, zk_myid: 1}\n")
+    where = ["--out", str(tmp_path / "sim")] if command == "simulate" else ["--inventory", str(inv)]
+    assert cli.main([command, *where, "--from", start, "--to", end]) == 2
+    assert capsys.readouterr().err == f"fleethealth: {message}\n"
+    assert not (tmp_path / "sim").exists() and not (tmp_path / "lakehouse").exists()
+
+
 @pytest.mark.spark
 def test_query_reads_gold_and_rejects_unknown_tables(spark, lakehouse, capsys):
     from fleethealth import lake

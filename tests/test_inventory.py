@@ -205,7 +205,7 @@ def test_unknown_key_on_host_and_cluster(tmp_path):
         "{host: zk1, role: zookeeper, zk_myid: 1, jolokia: http://x}", timezon="UTC"))
     assert problems_of(path) == [
         f"{path}: clusters[c1].timezon: unknown key",
-        f"{path}: clusters[c1].hosts[zk1].jolokia: unknown key",
+        f"{path}: clusters[c1].hosts[zk1].jolokia: unknown key (did you mean jolokia_url?)",
     ]
 
 
@@ -255,3 +255,32 @@ def test_a_size_cap_that_is_not_a_positive_byte_count_is_one_line(tmp_path, valu
     path = write(tmp_path, MINIMAL.format(root="/r").replace("    root: /r\n", f"    root: /r\n    max_file_bytes: {value}\n"))
     assert [line.split(": ", 2)[1:] for line in problems_of(path)] == [
         ["clusters[bigdata].max_file_bytes", f"expected a size in bytes (an integer >= 1), got {shown!r}"]]
+
+
+def test_each_mistake_is_reported_once(tmp_path):
+    """A typo'd key is one line (with the key it resembles), not also a line for the key it hides; a
+    wrong cluster value that every host inherits is one line, not one per host."""
+    path = write(tmp_path, """\
+        clusters:
+          - name: c1
+            transport: ftp
+            expect: [kafka, logs]
+            hots_note: not a typo of anything close enough
+            root: /r
+            hosts:
+              - {host: k1, role: kafka, broker_id: 1, kafka_versoin: 2.8.1}
+              - {host: k2, role: kafka, broker_id: 2, kafka_version: 2.8.1}
+              - {host: z1, role: zookeeper, zk_myd: 1, transport: local}
+          - name: c2
+            rot: /r
+            hosts:
+              - {host: k3, role: kafka, broker_id: 1, kafka_version: 2.8.1}
+        """)
+    assert [line.split(": ", 1)[1] for line in problems_of(path)] == [
+        "clusters[c1].hots_note: unknown key",
+        "clusters[c1].transport: unknown transport 'ftp' (one of local, sftp, http)",
+        "clusters[c1].expect: expected a list of sources (kafka, zookeeper, jmx, threaddumps, logdirs)",
+        "clusters[c1].hosts[k1].kafka_versoin: unknown key (did you mean kafka_version?)",
+        "clusters[c1].hosts[z1].zk_myd: unknown key (did you mean zk_myid?)",
+        "clusters[c2].rot: unknown key (did you mean root?)",
+    ]

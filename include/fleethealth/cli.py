@@ -13,7 +13,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from fleethealth import config, locks
-from fleethealth.hours import hours_between, parse_hour, parse_instant
+from fleethealth.hours import HOUR, parse_window
 from fleethealth.inventory import InventoryError, load_inventory
 
 EXIT_USAGE = 2
@@ -36,7 +36,8 @@ def _session(app: str, lakehouse: str | None, cores: str = "local[*]"):
 def cmd_simulate(args) -> int:
     from fleethealth.simulate import simulate
 
-    inventory = simulate(Path(args.out), args.scenario, parse_hour(args.start), parse_hour(args.end),
+    hours = parse_window(args.start, args.end)
+    inventory = simulate(Path(args.out), args.scenario, hours[0], hours[-1] + HOUR,
                          brokers=args.brokers, seed=args.seed, bytes_per_broker_hour=args.bytes_per_broker_hour,
                          jmx_samples_per_broker_hour=args.jmx_samples_per_broker_hour, layout=args.layout)
     print(f"fleet written under {Path(args.out).resolve()}; inventory: {inventory}")
@@ -48,7 +49,7 @@ def cmd_pull(args) -> int:
 
     inventory = load_inventory(args.inventory)
     rc = 0
-    for hour in hours_between(parse_instant(args.start), parse_instant(args.end)):
+    for hour in parse_window(args.start, args.end):
         try:
             landed = pull.pull_hour(inventory, hour, args.lakehouse)
         except pull.HostsFailed as exc:   # one line per failed host; the others landed
@@ -71,9 +72,7 @@ def cmd_run(args) -> int:
     from fleethealth import jobs, lake, pull, report
 
     inventory = load_inventory(args.inventory)
-    hours = hours_between(parse_instant(args.start), parse_instant(args.end))
-    if not hours:
-        raise UsageError(f"no whole hour in [{args.start}, {args.end})")
+    hours = parse_window(args.start, args.end)
     spark = _session("fleethealth-run", args.lakehouse)
     failed: list = []
     window: list = []

@@ -26,6 +26,22 @@ def parse_hour(text: str) -> datetime:
     return value
 
 
+def parse_window(start: str, end: str, names: tuple[str, str] = ("--from", "--to")) -> list[datetime]:
+    """The whole UTC hours of [start, end): the one rule of every command that takes a window. Both
+    ends are hours (HH:00, naive means UTC) and start is before end; else one ValueError line."""
+    bounds = []
+    for name, text in zip(names, (start, end)):
+        value = parse_instant(text)
+        if value != floor_hour(value):
+            raise ValueError(f"{name} {text}: not on the hour (a window runs from one HH:00 to another, "
+                             "e.g. --from 2026-11-20T10:00Z --to 2026-11-20T13:00Z)")
+        bounds.append(value)
+    if bounds[0] >= bounds[1]:
+        raise ValueError(f"{names[0]} {start} is not before {names[1]} {end}: a window [{names[0]}, {names[1]}) "
+                         "holds at least one hour")
+    return hours_between(*bounds)
+
+
 def floor_hour(value: datetime) -> datetime:
     value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     return value.replace(minute=0, second=0, microsecond=0)

@@ -5,6 +5,7 @@ name the file, the key path and what is wrong (the CLI prints them and exits 2).
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 
 ROLES = ("kafka", "zookeeper")
+CLUSTER_KEYS = ("name", "timezone", "offsets_topic_partitions", "transport", "root", "hosts", "ssh_conn_id",
+                "paths", "expect", "max_file_bytes")
+HOST_KEYS = ("host", "role", "broker_id", "zk_myid", "kafka_version", "transport", "root", "ssh_conn_id",
+             "paths", "jolokia_url", "expect", "max_file_bytes")
 TRANSPORTS = ("local", "sftp", "http")
 SOURCES = ("kafka", "zookeeper", "jmx", "threaddumps", "logdirs")
 # Sources expected every hour per role; thread dumps and log-dir snapshots are occasional.
@@ -97,6 +102,24 @@ def _int(value: Any) -> int | None:
     return None
 
 
+def _unknown_keys(doc: dict, known: tuple[str, ...], key: str, bad, inherited: frozenset = frozenset()):
+    """Report each unknown key of `doc` once (with the known key it is likely a typo of), and return
+    the `bad` to use for the rest of `doc`: one that stays quiet about a known key missing only because
+    of such a typo (`kafka_versoin: 2.8.1` is one mistake, not two), here or (`inherited`) in the
+    mapping `doc` inherits from."""
+    typos = {k for k in inherited if k not in doc}
+    for name in sorted(set(doc) - set(known), key=str):
+        match = difflib.get_close_matches(str(name), known, n=1, cutoff=0.75)
+        if match and match[0] not in doc:
+            typos.add(match[0])
+            bad(f"{key}.{name}", f"unknown key (did you mean {match[0]}?)")
+        else:
+            bad(f"{key}.{name}", "unknown key")
+    quiet = lambda where, what: None if where.rsplit(".", 1)[-1] in typos else bad(where, what)  # noqa: E731
+    quiet.typos = frozenset(typos)
+    return quiet
+
+
 def load_inventory(path: str | Path) -> Inventory:
     path = Path(path)
     try:
@@ -118,7 +141,7 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
     def bad(key: str, what: str) -> None:
         problems.append(f"{name}: {key}: {what}")
 
-    def _size(value: Any, key: str) -> int | None:
+    def _size(value: Any, key: str, bad) -> int | None:
         if value is not None and (_int(value) is None or _int(value) < 1):
             bad(key, f"expected a size in bytes (an integer >= 1), got {value!r}")
             return None
@@ -142,29 +165,36 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
             bad(f"{ckey}.name", f"duplicate cluster name {cname!r}")
         seen_clusters.add(cname)
         ckey = f"clusters[{cname}]"
-        unknown = set(c) - {"name", "timezone", "offsets_topic_partitions", "transport", "root",
-                            "hosts", "ssh_conn_id", "paths", "expect", "max_file_bytes"}
-        for key in sorted(unknown):
-            bad(f"{ckey}.{key}", "unknown key")
+        cbad = _unknown_keys(c, CLUSTER_KEYS, ckey, bad)
         tz = c.get("timezone", "UTC")
         try:
             ZoneInfo(str(tz))
         except (ZoneInfoNotFoundError, ValueError):
-            bad(f"{ckey}.timezone", f"unknown IANA timezone {tz!r}")
+            cbad(f"{ckey}.timezone", f"unknown IANA timezone {tz!r}")
         parts = c.get("offsets_topic_partitions", 50)
         if _int(parts) is None or not 1 <= _int(parts) <= 10000:
-            bad(f"{ckey}.offsets_topic_partitions", f"expected an integer 1..10000, got {parts!r}")
+            cbad(f"{ckey}.offsets_topic_partitions", f"expected an integer 1..10000, got {parts!r}")
             parts = 50
         transport = c.get("transport", "local")
         if transport not in TRANSPORTS:
-            bad(f"{ckey}.transport", f"unknown transport {transport!r} (one of {', '.join(TRANSPORTS)})")
+            cbad(f"{ckey}.transport", f"unknown transport {transport!r} (one of {', '.join(TRANSPORTS)})")
         root = c.get("root")
         if root is not None and base_dir is not None and not Path(str(root)).is_absolute():
             root = str((base_dir / str(root)).resolve())
-        cluster_cap = _size(c.get("max_file_bytes"), f"{ckey}.max_file_bytes")
+        cluster_cap = _size(c.get("max_file_bytes"), f"{ckey}.max_file_bytes", cbad)
+        # what hosts inherit is checked here, once (a host reports only what it sets itself)
+        cluster_paths = c.get("paths") or {}
+        if not isinstance(cluster_paths, dict) or any(k not in SOURCES for k in cluster_paths):
+            cbad(f"{ckey}.paths", f"expected a mapping of sources ({', '.join(SOURCES)}) to folders")
+            cluster_paths = {}
+        cluster_expect = c.get("expect")
+        if cluster_expect is not None and (not isinstance(cluster_expect, list)
+                                           or any(x not in SOURCES for x in cluster_expect)):
+            cbad(f"{ckey}.expect", f"expected a list of sources ({', '.join(SOURCES)})")
+            cluster_expect = None
         hosts_doc = c.get("hosts")
         if not isinstance(hosts_doc, list) or not hosts_doc:
-            bad(f"{ckey}.hosts", "expected a non-empty list of hosts")
+            cbad(f"{ckey}.hosts", "expected a non-empty list of hosts")
             hosts_doc = []
         hosts: list[Host] = []
         broker_ids: set[int] = set()
@@ -182,58 +212,55 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
             if hname in seen_hosts:
                 bad(f"{hkey}.host", f"duplicate host {hname!r}")
             seen_hosts.add(hname)
-            unknown = set(h) - {"host", "role", "broker_id", "zk_myid", "kafka_version", "transport",
-                                "root", "ssh_conn_id", "paths", "jolokia_url", "expect", "max_file_bytes"}
-            for key in sorted(unknown):
-                bad(f"{hkey}.{key}", "unknown key")
+            hbad = _unknown_keys(h, HOST_KEYS, hkey, bad, cbad.typos)
             role = h.get("role")
             if role not in ROLES:
-                bad(f"{hkey}.role", f"unknown role {role!r} (one of {', '.join(ROLES)})")
+                hbad(f"{hkey}.role", f"unknown role {role!r} (one of {', '.join(ROLES)})")
             broker_id = zk_myid = None
             version = h.get("kafka_version")
             if role == "kafka":
                 broker_id = _int(h.get("broker_id"))
                 if broker_id is None:
-                    bad(f"{hkey}.broker_id", f"expected an integer broker id, got {h.get('broker_id')!r}")
+                    hbad(f"{hkey}.broker_id", f"expected an integer broker id, got {h.get('broker_id')!r}")
                 elif broker_id in broker_ids:
-                    bad(f"{hkey}.broker_id", f"duplicate broker id {broker_id} in cluster {cname}")
+                    hbad(f"{hkey}.broker_id", f"duplicate broker id {broker_id} in cluster {cname}")
                 else:
                     broker_ids.add(broker_id)
                 if version is None or not _VERSION.match(str(version)):
-                    bad(f"{hkey}.kafka_version", f"expected a Kafka version such as 2.8.1, got {version!r}")
+                    hbad(f"{hkey}.kafka_version", f"expected a Kafka version such as 2.8.1, got {version!r}")
             elif role == "zookeeper":
                 zk_myid = _int(h.get("zk_myid"))
                 if zk_myid is None:
-                    bad(f"{hkey}.zk_myid", f"expected an integer myid, got {h.get('zk_myid')!r}")
+                    hbad(f"{hkey}.zk_myid", f"expected an integer myid, got {h.get('zk_myid')!r}")
                 elif zk_myid in myids:
-                    bad(f"{hkey}.zk_myid", f"duplicate ZooKeeper myid {zk_myid} in cluster {cname}")
+                    hbad(f"{hkey}.zk_myid", f"duplicate ZooKeeper myid {zk_myid} in cluster {cname}")
                 else:
                     myids.add(zk_myid)
             htransport = h.get("transport", transport)
-            if htransport not in TRANSPORTS:
-                bad(f"{hkey}.transport", f"unknown transport {htransport!r} (one of {', '.join(TRANSPORTS)})")
+            if "transport" in h and htransport not in TRANSPORTS:
+                hbad(f"{hkey}.transport", f"unknown transport {htransport!r} (one of {', '.join(TRANSPORTS)})")
             hroot = h.get("root", root)
             if hroot is not None and base_dir is not None and not Path(str(hroot)).is_absolute():
                 hroot = str((base_dir / str(hroot)).resolve())
-            paths = h.get("paths", c.get("paths")) or {}
+            paths = h.get("paths", cluster_paths) or {}
             if not isinstance(paths, dict) or any(k not in SOURCES for k in paths):
-                bad(f"{hkey}.paths", f"expected a mapping of sources ({', '.join(SOURCES)}) to folders")
+                hbad(f"{hkey}.paths", f"expected a mapping of sources ({', '.join(SOURCES)}) to folders")
                 paths = {}
             ssh_conn_id = h.get("ssh_conn_id", c.get("ssh_conn_id"))
             if htransport == "local" and hroot is None and not paths:
-                bad(f"{hkey}.root", "local transport needs a root (on the cluster or host) or paths")
+                hbad(f"{hkey}.root", "local transport needs a root (on the cluster or host) or paths")
             if htransport == "sftp" and not ssh_conn_id:
-                bad(f"{hkey}.ssh_conn_id", "sftp transport needs an Airflow SSH connection id")
+                hbad(f"{hkey}.ssh_conn_id", "sftp transport needs an Airflow SSH connection id")
             jolokia_url = h.get("jolokia_url")
             if htransport == "http" and not jolokia_url:
-                bad(f"{hkey}.jolokia_url", "http transport needs a jolokia_url")
-            expect = h.get("expect", c.get("expect"))
+                hbad(f"{hkey}.jolokia_url", "http transport needs a jolokia_url")
+            expect = h.get("expect", cluster_expect)
             if expect is None:
                 expect = DEFAULT_EXPECT.get(role, ())
             elif not isinstance(expect, list) or any(s not in SOURCES for s in expect):
-                bad(f"{hkey}.expect", f"expected a list of sources ({', '.join(SOURCES)})")
+                hbad(f"{hkey}.expect", f"expected a list of sources ({', '.join(SOURCES)})")
                 expect = ()
-            cap = _size(h.get("max_file_bytes"), f"{hkey}.max_file_bytes") if "max_file_bytes" in h else cluster_cap
+            cap = _size(h.get("max_file_bytes"), f"{hkey}.max_file_bytes", hbad) if "max_file_bytes" in h else cluster_cap
             hosts.append(Host(
                 cluster=cname, host=hname, role=str(role), transport=str(htransport),
                 root=None if hroot is None else str(hroot), broker_id=broker_id, zk_myid=zk_myid,
