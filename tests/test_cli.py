@@ -79,16 +79,29 @@ def test_query_reads_gold_and_rejects_unknown_tables(spark, lakehouse, capsys):
 
 
 @pytest.mark.spark
-def test_parse_prints_silver_records_as_json_lines(spark, capsys):
+def test_parse_prints_silver_records_as_json_lines(spark, capsys, tmp_path):
     sample = Path(__file__).parent / "fixtures" / "samples" / "andreinedelciu_kafka-0.10.2_server.log"
     assert cli.main(["parse", "--source", "kafka", "--timezone", "Europe/Berlin", str(sample)]) == 0
-    records = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    captured = capsys.readouterr()
+    records = [json.loads(x) for x in captured.out.splitlines()]
     assert len(records) == 285          # 1252 lines, multi-line records joined (see test_samples.py)
     assert sum(r["line_count"] for r in records) == 1252
     first = records[0]
     assert (first["logger"], first["line_count"], first["ts"]) == (
         "kafka.server.KafkaConfig", 143, "2021-04-28T10:11:56.161Z")   # 12:11:56 CEST -> UTC
+    assert captured.err.splitlines()[-1] == f"fleethealth: {sample}: 285 parsed, 0 quarantined"
     assert cli.main(["parse", "--source", "graphite", str(sample)]) == 2
+    assert capsys.readouterr().err == ("fleethealth: --source graphite: unknown source (one of kafka, zookeeper, "
+                                       "jolokia, prometheus, jstack, logdirs)\n")
+    garbage = tmp_path / "garbage.log"
+    garbage.write_bytes(b"not a log line\n\x00\xff binary\n" * 3)
+    assert cli.main(["parse", "--source", "kafka", str(garbage)]) == 1      # nothing parsed: the verdict shows
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    quarantined = [json.loads(x) for x in captured.err.splitlines()[:-1]]
+    assert [q["line_number"] for q in quarantined] == [1, 2, 3, 4, 5, 6]
+    [reason] = {q["quarantine"] for q in quarantined}
+    assert captured.err.splitlines()[-1] == f"fleethealth: {garbage}: 0 parsed, 6 quarantined: {reason} (6)"
 
 
 @pytest.mark.spark

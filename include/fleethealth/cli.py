@@ -156,19 +156,27 @@ def cmd_parse(args) -> int:
     if not raw.is_file():
         raise UsageError(f"{raw}: no such file")
     if args.source not in SOURCES:
-        raise UsageError(f"--source {args.source}: not parsed yet (parsed: {', '.join(SOURCES)})")
+        raise UsageError(f"--source {args.source}: unknown source (one of {', '.join(SOURCES)})")
     with tempfile.TemporaryDirectory() as tmp:
         spark = _session("fleethealth-parse", tmp, cores="local[2]")
         with parsed_file(spark, raw, args.source, args.timezone, scratch=tmp) as (rows, quarantine, extras):
+            parsed = 0
             for r in utc_text(rows).toLocalIterator():
                 print(json.dumps(r.asDict(recursive=True), default=str, sort_keys=True))
+                parsed += 1
             for name, more in extras.items():
                 for r in utc_text(more).toLocalIterator():
                     print(json.dumps({"table": name, **r.asDict(recursive=True)}, default=str, sort_keys=True))
-            for r in quarantine.collect():
+            reasons: dict[str, int] = {}
+            for r in quarantine.toLocalIterator():
                 print(json.dumps({"quarantine": r.reason, "line_number": r.line_number, "record": r.record}),
                       file=sys.stderr)
-    return 0
+                reasons[r.reason] = reasons.get(r.reason, 0) + 1
+    quarantined = sum(reasons.values())
+    print(f"fleethealth: {raw}: {parsed} parsed, {quarantined} quarantined"
+          + (": " + "; ".join(f"{reason} ({n})" for reason, n in sorted(reasons.items(), key=lambda x: -x[1]))
+             if reasons else ""), file=sys.stderr)
+    return 0 if parsed else 1
 
 
 def cmd_query(args) -> int:
@@ -263,8 +271,11 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--thresholds", default=None, help="threshold overrides YAML")
         s.set_defaults(func=cmd_run)
 
-    s = sub.add_parser("parse", help="the silver records of one raw file as JSON lines (quarantine on stderr)")
-    s.add_argument("--source", required=True, help="kafka, zookeeper, jolokia, jstack or logdirs")
+    from fleethealth.parsefile import SOURCES as PARSE_SOURCES   # pure names: no Spark imported here
+
+    s = sub.add_parser("parse", help="the silver records of one raw file as JSON lines (quarantine and a "
+                                     "summary on stderr; exit 1 when nothing parsed)")
+    s.add_argument("--source", required=True, help=f"one of {', '.join(PARSE_SOURCES)}")
     s.add_argument("--timezone", default="UTC", help="IANA zone of the file's timestamps (default UTC)")
     s.add_argument("file")
     s.set_defaults(func=cmd_parse)

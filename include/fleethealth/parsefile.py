@@ -10,14 +10,12 @@ import tempfile
 from contextlib import contextmanager
 from datetime import datetime, timezone as dt_timezone
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
-
-from fleethealth import bronze, pull, silver
 from fleethealth.inventory import parse_inventory
+
+if TYPE_CHECKING:   # the CLI reads SOURCES for its --help: no Spark on import
+    from pyspark.sql import DataFrame, SparkSession
 
 # `parse --source` names -> the fleet source folder a file of that kind lives in
 SOURCES = {"kafka": "kafka", "zookeeper": "zookeeper", "jolokia": "jmx", "prometheus": "jmx",
@@ -31,6 +29,8 @@ CONSTANT_COLUMNS = ("cluster", "host", "broker_id", "zk_myid", "hour", "source",
 def landed_name(raw: Path, source: str) -> str:
     """The file name to land `raw` under: bronze tells a Prometheus scrape from Jolokia JSON by the
     name (*.prom), so the name says what --source says."""
+    from fleethealth import bronze
+
     if source == "prometheus" and not re.search(bronze.PROMETHEUS_FILE, raw.name):
         return raw.name + ".prom"
     if source == "jolokia":
@@ -43,6 +43,8 @@ def parsed_file(spark: SparkSession, raw: Path, source: str, timezone: str = "UT
                 scratch: str | None = None) -> Iterator[tuple[DataFrame, DataFrame, dict[str, DataFrame]]]:
     """(silver rows, quarantine rows, {extra table: rows}) of one raw file, ordered by line number;
     valid inside the block."""
+    from fleethealth import bronze, pull, silver
+
     folder = SOURCES[source]
     role = "zookeeper" if folder == "zookeeper" else "kafka"
     host = ({"host": "file", "role": role, "broker_id": 0, "kafka_version": "0.0.0"} if role == "kafka"
@@ -70,6 +72,9 @@ def parsed_file(spark: SparkSession, raw: Path, source: str, timezone: str = "UT
 def utc_text(df: DataFrame) -> DataFrame:
     """Timestamps as UTC ISO-8601 text (`2021-04-28T10:11:56.161Z`), formatted by Spark in the UTC
     session zone: collecting a timestamp would give a naive datetime in the Python process's zone."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
     return df.select(*[F.date_format(f.name, "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").alias(f.name)
                        if isinstance(f.dataType, T.TimestampType) else F.col(f.name)
                        for f in df.schema.fields])
