@@ -264,3 +264,40 @@ def test_paths_with_quotes_and_spaces_reach_sql_and_the_jvm_whole(spark, tmp_pat
         spark._jvm.org.apache.spark.util.Utils.splitCommandString(options)))
     assert split[0] == f"-Dlog4j.configurationFile=file:{tmp_path}/my \"project\" dir/include/fleethealth/log4j2.properties"
     assert "-XX:+UseParallelGC" in split and "-XX:TieredStopAtLevel=1" in split
+
+
+def test_the_incident_summary_leads_with_the_worst_and_says_why():
+    """One line per incident, as `run` and the demo print them (rows come most severe first from
+    jobs.incident_summary): the evidence that first fired it, what fires it now when that changed,
+    and a known bug with the releases that fix it."""
+    from datetime import datetime
+
+    from fleethealth import report
+
+    rows = [dict(cluster="pm4", kind="leader_election_storm", severity="critical", entity="controller",
+                 first_seen=datetime(2026, 11, 20, 10, 20), hours=1, evidence="40 elections in 60 s",
+                 first_evidence="40 elections in 60 s", known_bug=None),
+            dict(cluster="pm3", kind="log_cleaner_dead", severity="critical", entity="broker-2",
+                 first_seen=datetime(2026, 11, 20, 10, 20), hours=3, evidence="'Error due to' at 12:08:57Z",
+                 first_evidence="DeadThreadCount 1 at 10:20Z", known_bug="KAFKA-3994")]
+    assert report.incidents_text(rows).splitlines() == [
+        "CRITICAL pm4 leader_election_storm controller (since 2026-11-20 10:20Z, 1 h): 40 elections in 60 s",
+        "CRITICAL pm3 log_cleaner_dead broker-2 (since 2026-11-20 10:20Z, 3 h): DeadThreadCount 1 at 10:20Z; "
+        "now: 'Error due to' at 12:08:57Z | known bug KAFKA-3994 (fixed in 0.10.1.1 / 0.10.2.0)"]
+    assert report.incidents_text([]) == "(no incidents)"
+
+
+@pytest.mark.spark
+def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
+    from datetime import datetime
+
+    from fleethealth import jobs, lake
+
+    rows = [("pm4", "zk_session_expired", "major", datetime(2026, 11, 20, 10, 5)),
+            ("pm4", "leader_election_storm", "critical", datetime(2026, 11, 20, 10, 6)),
+            ("pm3", "known_bug_exposure", "minor", datetime(2026, 11, 20, 10, 0)),
+            ("pm3", "log_cleaner_dead", "critical", datetime(2026, 11, 20, 10, 1))]
+    lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string, severity string, first_seen timestamp")
+                   .selectExpr("*", "'x' AS entity"), "gold.incidents", str(lakehouse))
+    assert [r.kind for r in jobs.incident_summary(spark, str(lakehouse))] == [
+        "log_cleaner_dead", "leader_election_storm", "zk_session_expired", "known_bug_exposure"]

@@ -100,8 +100,8 @@ def cmd_run(args) -> int:
                 locked.close()
     rows = [r.asDict() for r in jobs.incident_summary(spark, args.lakehouse)] \
         if lake.exists(spark, "gold.incidents", args.lakehouse) else []
-    print(f"\ngold.incidents ({len(rows)}):")
-    print(report.table(rows, ["cluster", "kind", "severity", "entity", "first_seen", "last_seen", "hours"]))
+    print(f"\ngold.incidents ({len(rows)}), most severe first:")
+    print(report.incidents_text(rows))
     docs = jobs.data_docs_dir(args.lakehouse)
     if docs:
         print(f"Data Docs: {docs / 'index.html'}")

@@ -37,10 +37,8 @@ def print_incidents(lakehouse: Path) -> int:
     spark = build_session("fleethealth-demo", str(lakehouse), master="local[2]")
     rows = [r.asDict() for r in jobs.incident_summary(spark, str(lakehouse))]
     spark.stop()
-    print(f"\ngold.incidents: {len(rows)} incident(s)\n")
-    print(report.table(rows, ["cluster", "kind", "severity", "entity", "first_seen", "last_seen", "hours"], "psql"))
-    for r in rows:
-        print(f"\n- {r['kind']} {r['entity']} ({r['cluster']}): {r['evidence']}")
+    print(f"\ngold.incidents: {len(rows)} incident(s), most severe first\n")
+    print(report.incidents_text(rows))
     return len(rows)
 
 

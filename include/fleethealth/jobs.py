@@ -417,5 +417,10 @@ def _outcome(fn, *args, of: datetime | None = None):
 
 
 def incident_summary(spark: SparkSession, lakehouse=None):
+    """gold.incidents as the on-call engineer reads them: the most severe first, then by first seen."""
+    from fleethealth.gold.incidents import SEVERITY_RANK
+
+    rank = F.create_map(*[F.lit(x) for k, v in SEVERITY_RANK.items() for x in (k, v)])
     return (lake.read(spark, "gold.incidents", lakehouse)
-            .orderBy(F.col("first_seen"), "cluster", "kind", "entity").collect())
+            .orderBy(F.coalesce(rank[F.col("severity")], F.lit(0)).desc(), "first_seen", "cluster", "kind", "entity")
+            .collect())

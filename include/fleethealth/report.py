@@ -11,6 +11,26 @@ def table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple
     return tabulate([[r.get(c) for c in columns] for r in rows], headers=columns, tablefmt=fmt)
 
 
+def incidents_text(rows: list[dict]) -> str:
+    """The on-call summary of gold.incidents (rows already ordered most severe first): one line per
+    incident with the evidence that fired it (and what fires it now, when that changed) and the known
+    bug with the releases that fix it; the full table stays one query away."""
+    from fleethealth import known_bugs
+
+    catalogue = {b.id: b for b in known_bugs.load()}
+    lines = []
+    for r in rows:
+        seen = f"{r['first_seen']:%Y-%m-%d %H:%M}Z" if r.get("first_seen") else "?"
+        line = f"{r['severity'].upper():<8} {r['cluster']} {r['kind']} {r['entity']} (since {seen}, {r['hours']} h): "
+        first, now = r.get("first_evidence") or r["evidence"], r["evidence"]
+        line += first if first == now else f"{first}; now: {now}"
+        bugs = [catalogue.get(b.strip()) for b in (r.get("known_bug") or "").split(",") if b.strip()]
+        if bugs:
+            line += " | known bug " + ", ".join(f"{b.id} (fixed in {' / '.join(b.fixed_in) or '?'})" for b in bugs if b)
+        lines.append(line)
+    return "\n".join(lines) if lines else "(no incidents)"
+
+
 def reconciliation_text(rows: list[dict]) -> str:
     """One line per source of an hour: bronze = silver + quarantine (records), every quarantine row,
     files listed = read + rejected; unaccounted records called out; then the files that could not

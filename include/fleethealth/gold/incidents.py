@@ -1,5 +1,6 @@
 """gold.incidents from gold.incident_findings: findings of one (cluster, kind, entity) in consecutive
-hours are one incident (first_seen of the first, last_seen of the last), not one per hour.
+hours are one incident (first_seen of the first, last_seen of the last), not one per hour. It keeps
+the evidence that first fired it (`first_evidence`) and what fires it in its last hour (`evidence`).
 
 Rebuilt whole from the findings after every hour, so re-running any hour gives the same incidents.
 """
@@ -23,6 +24,7 @@ def merge(findings: DataFrame) -> DataFrame:
         F.min("first_seen").alias("first_seen"), F.max("last_seen").alias("last_seen"),
         F.max_by("severity", "rank").alias("severity"),
         F.max_by("evidence", "hour").alias("evidence"),
+        F.min_by("evidence", "hour").alias("first_evidence"),
         F.first("known_bug", ignorenulls=True).alias("known_bug"),
         F.min("hour").alias("first_hour"), F.max("hour").alias("last_hour"),
         F.count(F.lit(1)).cast("int").alias("hours"))
@@ -30,4 +32,4 @@ def merge(findings: DataFrame) -> DataFrame:
         F.sha2(F.concat_ws("|", "cluster", "kind", "entity", F.col("first_hour").cast("string")), 256)
         .substr(1, 16).alias("incident_id"),
         "cluster", "kind", "severity", "entity", "first_seen", "last_seen", "evidence", "known_bug",
-        "first_hour", "last_hour", "hours")
+        "first_hour", "last_hour", "hours", "first_evidence")
