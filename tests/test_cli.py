@@ -301,3 +301,11 @@ def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
                    .selectExpr("*", "'x' AS entity"), "gold.incidents", str(lakehouse))
     assert [r.kind for r in jobs.incident_summary(spark, str(lakehouse))] == [
         "log_cleaner_dead", "leader_election_storm", "zk_session_expired", "known_bug_exposure"]
+
+
+@pytest.mark.spark
+def test_a_command_prints_no_spark_banner(incidents):
+    """A fresh `fleethealth` process: its stdout is the answer, its stderr has nothing of Spark's start."""
+    proc = subprocess.run([FLEETHEALTH, "query", "--lakehouse", str(incidents), "--format", "csv",
+                           "SELECT count(*) AS n FROM gold.incidents"], capture_output=True, text=True, timeout=180)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "n\n3\n", "")
