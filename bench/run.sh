@@ -19,7 +19,6 @@ fi
 python="$project/.venv/bin/python"
 [ -x "$python" ] || { echo "bench: $python missing: run \`make setup\`" >&2; exit 1; }
 cd "$project"
-"$python" -c 'import duckdb' 2>/dev/null || "$python" -m pip install -q -r bench/requirements.txt -c constraints.txt
 case "${1:-all}" in
     parse) shift; exec "$python" bench/parse_throughput.py "$@" ;;
     fleet) shift; exec "$python" bench/fleet_hour.py "$@" ;;
