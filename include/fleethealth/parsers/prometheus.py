@@ -230,7 +230,8 @@ def parse(bronze: DataFrame, timezone: Column) -> tuple[DataFrame, DataFrame]:
                .otherwise(F.lit("jmx_exporter jmx_scrape_error: some MBeans could not be read")))
     problems = (s.where(F.col("kind").isin("malformed", "unmapped", "scrape_error"))
                 .join(per_scrape, record)
-                .select(*LINEAGE,
+                .select(*[c for c in LINEAGE if c != "line_number"],
+                        (F.col("line_number") + F.col("pos")).alias("line_number"),   # the problem's own line
                         F.when((F.col("n_samples") == 0) & (F.col("pos") == F.col("first_problem")), 1)
                         .otherwise(0).alias("line_count"),
                         F.col("text").alias("record"), reason.alias("reason")))
