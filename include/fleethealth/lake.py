@@ -178,12 +178,15 @@ def quality_dir(lakehouse=None) -> Path:
 def register_all(spark, lakehouse=None) -> list[str]:
     """Make every existing table addressable as layer.name in SQL; returns the registered names."""
     registered = []
-    for layer in sorted({t.layer for t in TABLES.values()}):
+    layers = sorted({t.layer for t in TABLES.values()})
+    for layer in layers:
         spark.sql(f"CREATE DATABASE IF NOT EXISTS {layer}")
+    known = {f"{layer}.{r.name}" for layer in layers for r in spark.catalog.listTables(layer)}
     for t in TABLES.values():
         # external tables: dropping the catalog entry leaves the data; re-pointing it keeps a
         # session that queries several lakehouses honest
-        spark.sql(f"DROP TABLE IF EXISTS {t.qualified}")
+        if t.qualified in known:
+            spark.sql(f"DROP TABLE {t.qualified}")
         if exists(spark, t.qualified, lakehouse):
             # the path as an argument, never spliced into SQL text (a lakehouse path may hold a quote)
             spark.catalog.createTable(t.qualified, path=str(t.path(lakehouse)), source="delta")
