@@ -43,6 +43,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--jmx-samples-per-broker-hour", type=int, default=20_000,
                    help="JMX samples per broker and hour (default 20000)")
     p.add_argument("--start", default="2026-11-20T10:00:00+00:00", help="first hour, ISO, UTC (default %(default)s)")
+    p.add_argument("--goals", default="2,5,6", help="which goals' lines to print (default 2,5,6)")
     p.add_argument("--workdir", help="scratch folder (default: a new temporary folder, removed afterwards)")
     p.add_argument("--keep", action="store_true", help="keep the scratch folder")
     a = p.parse_args(argv)
@@ -50,6 +51,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         a.sizes = [int(x) for x in a.brokers.split(",") if x.strip()]
     except ValueError:
         p.error(f"--brokers: comma-separated integers, got {a.brokers!r}")
+    a.goals = {g.strip() for g in a.goals.split(",")}
     if not a.sizes or min(a.sizes) < 1 or a.hours < 1 or a.bytes_per_broker_hour < 1:
         p.error("--brokers, --hours and --bytes-per-broker-hour must be >= 1")
     return a
@@ -149,6 +151,15 @@ def _summary(a: argparse.Namespace, rows: list, heap_peak: float, heap_max: floa
         print(f"{size:>7} {n:>5} {mb:>8.1f} {mean['scan']:>7.1f}" + "".join(f"{mean[x]:>9.1f}" for x in LAYERS)
               + f"{_total(mean):>9.1f}{_total(mean) / mean['scan']:>10.1f}x")
     print()
+    if "2" in a.goals:
+        _goal2(by_size, heap_peak, heap_max)
+    if "5" in a.goals:
+        _goal5(a, by_size)
+    if "6" in a.goals:
+        _goal6(by_size)
+
+
+def _goal2(by_size: dict, heap_peak: float, heap_max: float) -> None:
     biggest = max(by_size)  # the goal is the 2 GB hour; a small hour is all fixed cost and no scan
     worst = max(_total(t) / t["scan"] for _, t in by_size[biggest])
     print(f"goal 2  end to end / scan   {biggest} brokers, worst hour {worst:5.1f}x   target <= {TARGET_VS_SCAN:.0f}x   "
@@ -160,6 +171,9 @@ def _summary(a: argparse.Namespace, rows: list, heap_peak: float, heap_max: floa
               "spark-submits not measured here)")
     print(f"goal 2  JVM heap            max {heap_max / 2**20:,.0f} MB (spark.driver.memory; every hour above ran within it), "
           f"old generation peak {heap_peak / 2**20:,.0f} MB   target: within 4096 MB")
+
+
+def _goal5(a: argparse.Namespace, by_size: dict) -> None:
     if a.hours >= 2:
         for size, hs in by_size.items():
             growth = _total(hs[-1][1]) / _total(hs[0][1])
@@ -173,17 +187,20 @@ def _summary(a: argparse.Namespace, rows: list, heap_peak: float, heap_max: floa
                 for layer in ("bronze", "silver", "gold"):
                     e = statistics.median(t[layer] for _, t in hs[1:4])
                     l_ = statistics.median(t[layer] for _, t in hs[-3:])
-                    print(f"          {layer:<7} {e:6.1f}s -> {l_:6.1f}s   {l_ / e:5.2f}x")
+                    print(f"goal 5      {layer:<7} {e:6.1f}s -> {l_:6.1f}s   {l_ / e:5.2f}x")
     else:
         print("goal 5  (needs --hours >= 2; the goal's own run is --brokers 10 --hours 48)")
+
+
+def _goal6(by_size: dict) -> None:
     if len(by_size) >= 2:
         print("goal 6  MB/s per layer by fleet size (landed MB / layer seconds, mean over the hours):")
-        print(f"  {'brokers':>7}" + "".join(f"{x:>9}" for x in ("scan", *LAYERS, "total")))
+        print(f"goal 6  {'brokers':>7}" + "".join(f"{x:>9}" for x in ("scan", *LAYERS, "total")))
         for size, hs in by_size.items():
             mb = sum(b for b, _ in hs) / 1e6
             secs = {k: sum(t[k] for _, t in hs) for k in ("scan", *LAYERS)}
             secs["total"] = sum(secs[x] for x in LAYERS)
-            print(f"  {size:>7}" + "".join(f"{mb / secs[k]:>9.1f}" for k in ("scan", *LAYERS, "total")))
+            print(f"goal 6  {size:>7}" + "".join(f"{mb / secs[k]:>9.1f}" for k in ("scan", *LAYERS, "total")))
     else:
         print("goal 6  (needs several sizes, e.g. --brokers 10,30,100)")
 
