@@ -32,6 +32,7 @@ from realservers import Sshd, ZooKeeper, free_port
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 UTC = timezone.utc
 SIMULATED = ["healthy", "pm3-dead-cleaner"]
+SECRET = "pw-of-fleet-ssh-never-written-7f3a9c"     # the SSH connection's password (the key authenticates)
 
 
 def loop_cluster(root: Path, zk: ZooKeeper, hour: datetime) -> dict:
@@ -67,7 +68,8 @@ def runs(tmp_path_factory, spark):
         lakehouse = root / "lakehouse"
         env = dict(os.environ, **{config.ENV_INVENTORY: str(inventory), config.ENV_LAKEHOUSE: str(lakehouse),
                                   "FLEETHEALTH_DATA_DOCS": "1",
-                                  "AIRFLOW_CONN_FLEET_SSH": sshd.connection(),
+                                  "AIRFLOW_CONN_FLEET_SSH": json.dumps({**json.loads(sshd.connection()),
+                                                                        "password": SECRET}),
                                   "AIRFLOW_CONN_FLEET_DEAD": sshd.connection(port=free_port()),
                                   "FLEETHEALTH_PULL_RETRIES": "1", "FLEETHEALTH_PULL_RETRY_DELAY_S": "1"})
         airflow = str(Path(sys.executable).with_name("airflow"))
@@ -109,6 +111,16 @@ def test_the_run_has_three_gated_spark_jobs(runs):
         assert f"0 failed (0 critical); published {layer}." in log
     docs = Path(runs["lakehouse"]) / "quality" / "data_docs" / "index.html"
     assert f"Data Docs: {docs}" in log and docs.is_file()
+
+
+def test_no_connection_secret_is_written_to_a_log_or_a_table(runs):
+    """The run's output, every Airflow task log and every file of the lakehouse (tables, manifests,
+    quality results, Data Docs) are searched for the SSH connection's password."""
+    assert SECRET not in runs["log"]
+    logs = Path(os.environ["AIRFLOW_HOME"]) / "logs"
+    files = [p for root in (Path(runs["lakehouse"]), logs) if root.is_dir() for p in root.rglob("*") if p.is_file()]
+    assert len(files) > 100
+    assert [str(p) for p in files if SECRET.encode() in p.read_bytes()] == []
 
 
 def test_only_the_dead_hosts_pull_fails_and_the_rest_land(runs):

@@ -424,7 +424,7 @@ class _Hostile:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
-                body = {"trickle": b"[" + b" " * 100 + b"]",
+                body = {"trickle": b"[" + b" " * 100 + b"]", "slow": b"[" + b" " * 100 + b"]",
                         "nested": b"[" * 200_000 + b"]" * 200_000,
                         "metadata": b'{"AccessKeyId": "AKIASECRET", "SecretAccessKey": "hunter2"}',
                         "html": b"<html>token=hunter2</html>"}[kind_]
@@ -432,11 +432,11 @@ class _Hostile:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                if kind_ == "trickle":          # one byte every 0.2 s: each read is quick, the whole is not
+                if kind_ in ("trickle", "slow"):   # a byte every 0.2 s (2 s): each read is quick, the whole is not
                     for i in range(len(body)):
                         self.wfile.write(body[i:i + 1])
                         self.wfile.flush()
-                        time.sleep(0.2)
+                        time.sleep(0.2 if kind_ == "trickle" else 2)
                 else:
                     self.wfile.write(body)
 
@@ -479,8 +479,17 @@ def test_a_hostile_jolokia_agent_gives_one_clear_error_without_its_body(hostile,
     assert "hunter2" not in str(err.value) and "AKIA" not in str(err.value)
 
 
-@pytest.mark.parametrize("hostile", ["nested"], indirect=True)
-def test_a_bad_live_read_is_a_rejected_row_and_the_next_host_is_pulled(fleet, hostile):
+@pytest.mark.parametrize("hostile, reason", [
+    ("slow", "no complete answer from Jolokia within 3 s"),
+    ("nested", "Jolokia's answer is nested too deeply to be a bulk read"),
+    ("redirect", "Jolokia answered HTTP 302 (a redirect: not followed)"),
+], indirect=["hostile"])
+def test_a_bad_live_read_is_a_rejected_row_and_the_next_host_is_pulled(fleet, hostile, reason, monkeypatch):
+    """A byte every 2 s is cut at the deadline; a deeply nested body and a 302 are refused; each is
+    one rejected row of the host, and the host after it in the inventory is still pulled."""
+    from fleethealth.transports import jolokia
+
+    monkeypatch.setattr(jolokia, "DEADLINE_S", 3)
     text = INVENTORY.split("      - {host: b-kafka-2")[0].replace(
         "kafka_version: 3.6.1}", f"kafka_version: 3.6.1, jolokia_url: '{hostile.url}'}}")
     (fleet / "inventory.yaml").write_text(text)
@@ -489,8 +498,7 @@ def test_a_bad_live_read_is_a_rejected_row_and_the_next_host_is_pulled(fleet, ho
     with pytest.raises(pull.HostsFailed) as err:
         pull_hour(load_inventory(fleet / "inventory.yaml"), now, lake)
     assert [e.split(": ")[0] for e in err.value.errors] == ["b-kafka-1"]
-    assert "nested too deeply" in err.value.errors[0]
+    assert reason in err.value.errors[0]
     assert [(r.host, r.source, r.status, r.reason) for r in read_manifests(now, lake)] == [
-        ("b-kafka-1", "jmx", "rejected",
-         f"{hostile.url.split('/')[2]}: Jolokia's answer is nested too deeply to be a bulk read")]
+        ("b-kafka-1", "jmx", "rejected", f"{hostile.url.split('/')[2]}: {reason}")]
     assert (pull.landing_hour_dir(now, lake) / "berlin" / "b-zk-1" / MANIFEST).is_file()   # the next host: pulled

@@ -31,8 +31,10 @@ def file_name(at: datetime) -> str:
     return f"{PREFIX}{at.astimezone(timezone.utc):%Y-%m-%dT%H-%M-%SZ}.jsonl"
 
 
-def read(url: str, role: str, timeout: float = TIMEOUT_S, deadline: float = DEADLINE_S) -> list[dict]:
-    """The responses of a bulk read of `role`'s MBeans from the Jolokia agent at `url`."""
+def read(url: str, role: str, timeout: float = TIMEOUT_S, deadline: float | None = None) -> list[dict]:
+    """The responses of a bulk read of `role`'s MBeans from the Jolokia agent at `url`, all of it within
+    `deadline` seconds (default DEADLINE_S)."""
+    deadline = DEADLINE_S if deadline is None else deadline
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise TransportError(f"{url}: not an http(s) Jolokia URL")
