@@ -214,6 +214,5 @@ def _heap(spark) -> tuple[float, float]:
     return float(peak), float(mf.getMemoryMXBean().getHeapMemoryUsage().getMax())
 
 
-
 if __name__ == "__main__":
     sys.exit(main())

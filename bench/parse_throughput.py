@@ -250,7 +250,6 @@ def _run(a: argparse.Namespace, work: Path, t_start: float) -> int:
     return 0
 
 
-
 def _header() -> str:
     from fleethealth.parsers.log4j import KAFKA
     return KAFKA.header

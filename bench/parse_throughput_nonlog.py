@@ -167,6 +167,5 @@ def _run(a, work: Path) -> int:
     return 0
 
 
-
 if __name__ == "__main__":
     sys.exit(main())

@@ -76,6 +76,5 @@ def _run(n_hours: int, work: Path) -> int:
     return 0
 
 
-
 if __name__ == "__main__":
     sys.exit(main())
