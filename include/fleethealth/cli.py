@@ -9,7 +9,7 @@ import json
 import os
 import sys
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 from fleethealth import config, locks
@@ -24,52 +24,14 @@ class UsageError(Exception):
     """A user mistake: printed as one line, exit 2."""
 
 
-# what the JVM prints on every start that says nothing to a user of the command line: Spark's
-# launcher always adds the incubating Vector API module (the JVM announces it), and PySpark's JVM
-# runs as Spark's shell, which announces its log level
-JVM_NOISE = ("WARNING: Using incubator modules: jdk.incubator.vector", 'Setting default log level to "',
-             "To adjust logging level use sc.setLogLevel(newLevel).")
-
-
 def _session(app: str, lakehouse: str | None, cores: str = "local[*]"):
-    from fleethealth.session import build_session
+    from fleethealth.session import build_session, jvm_stderr_filtered
 
     try:
-        with _jvm_stderr_filtered():
+        with jvm_stderr_filtered():
             return build_session(app, lakehouse, master=cores)
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
-
-
-@contextmanager
-def _jvm_stderr_filtered():
-    """Start the JVM (a child process) with its stderr a pipe: a thread forwards every line to our
-    stderr but the JVM_NOISE ones, for as long as the JVM lives."""
-    import threading
-
-    if _jvm_stderr_filtered.started:        # one JVM per process (getOrCreate)
-        yield
-        return
-    read_end, write_end = os.pipe()
-    real = os.dup(2)
-    os.dup2(write_end, 2)
-    os.close(write_end)
-
-    def forward() -> None:
-        with os.fdopen(read_end, "rb") as lines, os.fdopen(real, "wb", buffering=0) as out:
-            for line in lines:
-                if not line.rstrip(b"\r\n").decode(errors="replace").startswith(JVM_NOISE):
-                    out.write(line)
-
-    try:
-        yield
-    finally:
-        os.dup2(real, 2)     # ours again; the JVM keeps the pipe
-        threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
-        _jvm_stderr_filtered.started = True
-
-
-_jvm_stderr_filtered.started = False
 
 
 def cmd_simulate(args) -> int:

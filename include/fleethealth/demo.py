@@ -32,9 +32,10 @@ def run_dag_hour(hour: datetime, env: dict, log: Path) -> bool:
 
 def print_incidents(lakehouse: Path) -> int:
     from fleethealth import jobs, report
-    from fleethealth.session import build_session
+    from fleethealth.session import build_session, jvm_stderr_filtered
 
-    spark = build_session("fleethealth-demo", str(lakehouse), master="local[2]")
+    with jvm_stderr_filtered():
+        spark = build_session("fleethealth-demo", str(lakehouse), master="local[2]")
     rows = [r.asDict() for r in jobs.incident_summary(spark, str(lakehouse))]
     spark.stop()
     print(f"\ngold.incidents: {len(rows)} incident(s), most severe first\n")

@@ -25,8 +25,9 @@ def incidents_text(rows: list[dict]) -> str:
         first, now = r.get("first_evidence") or r["evidence"], r["evidence"]
         line += first if first == now else f"{first}; now: {now}"
         bugs = [catalogue.get(b.strip()) for b in (r.get("known_bug") or "").split(",") if b.strip()]
+        bugs = [b for b in bugs if b and b.id not in line]      # not twice: known_bug_exposure names them
         if bugs:
-            line += " | known bug " + ", ".join(f"{b.id} (fixed in {' / '.join(b.fixed_in) or '?'})" for b in bugs if b)
+            line += " | known bug " + ", ".join(f"{b.id} (fixed in {' / '.join(b.fixed_in) or '?'})" for b in bugs)
         lines.append(line)
     return "\n".join(lines) if lines else "(no incidents)"
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 from fleethealth import config
 from fleethealth.spark_conf import spark_conf
@@ -38,3 +39,41 @@ def local_frame(spark, rows, schema):
         for name, value in zip(names, [row[n] for n in names] if isinstance(row, dict) else row):
             columns[name].append(value)
     return spark.createDataFrame(pa.table(columns, schema=to_arrow_schema(struct)), struct)
+
+
+# what the JVM prints on every start that says nothing to a user of the command line: Spark's
+# launcher always adds the incubating Vector API module (the JVM announces it), and PySpark's JVM
+# runs as Spark's shell, which announces its log level
+JVM_NOISE = ("WARNING: Using incubator modules: jdk.incubator.vector", 'Setting default log level to "',
+             "To adjust logging level use sc.setLogLevel(newLevel).")
+
+
+@contextmanager
+def jvm_stderr_filtered():
+    """Start the JVM (a child process) with its stderr a pipe: a thread forwards every line to our
+    stderr but the JVM_NOISE ones, for as long as the JVM lives."""
+    import threading
+
+    if jvm_stderr_filtered.started:        # one JVM per process (getOrCreate)
+        yield
+        return
+    read_end, write_end = os.pipe()
+    real = os.dup(2)
+    os.dup2(write_end, 2)
+    os.close(write_end)
+
+    def forward() -> None:
+        with os.fdopen(read_end, "rb") as lines, os.fdopen(real, "wb", buffering=0) as out:
+            for line in lines:
+                if not line.rstrip(b"\r\n").decode(errors="replace").startswith(JVM_NOISE):
+                    out.write(line)
+
+    try:
+        yield
+    finally:
+        os.dup2(real, 2)     # ours again; the JVM keeps the pipe
+        threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
+        jvm_stderr_filtered.started = True
+
+
+jvm_stderr_filtered.started = False
