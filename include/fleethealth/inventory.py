@@ -103,10 +103,10 @@ def _int(value: Any) -> int | None:
 
 
 def _unknown_keys(doc: dict, known: tuple[str, ...], key: str, bad, inherited: frozenset = frozenset()):
-    """Report each unknown key of `doc` once (with the known key it is likely a typo of), and return
-    the `bad` to use for the rest of `doc`: one that stays quiet about a known key missing only because
-    of such a typo (`kafka_versoin: 2.8.1` is one mistake, not two), here or (`inherited`) in the
-    mapping `doc` inherits from."""
+    """Report each unknown key of `doc` once (with the known key it is likely a typo of); return the
+    `bad` to use for the rest of `doc`, quiet about a known key missing only because of such a typo
+    (`kafka_versoin: 2.8.1` is one mistake, not two) here or (`inherited`) in the mapping `doc`
+    inherits from, and the typo'd keys."""
     typos = {k for k in inherited if k not in doc}
     for name in sorted(set(doc) - set(known), key=str):
         match = difflib.get_close_matches(str(name), known, n=1, cutoff=0.75)
@@ -115,9 +115,10 @@ def _unknown_keys(doc: dict, known: tuple[str, ...], key: str, bad, inherited: f
             bad(f"{key}.{name}", f"unknown key (did you mean {match[0]}?)")
         else:
             bad(f"{key}.{name}", "unknown key")
-    quiet = lambda where, what: None if where.rsplit(".", 1)[-1] in typos else bad(where, what)  # noqa: E731
-    quiet.typos = frozenset(typos)
-    return quiet
+    def quiet(where: str, what: str) -> None:
+        if where.rsplit(".", 1)[-1] not in typos:
+            bad(where, what)
+    return quiet, frozenset(typos)
 
 
 def load_inventory(path: str | Path) -> Inventory:
@@ -165,7 +166,7 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
             bad(f"{ckey}.name", f"duplicate cluster name {cname!r}")
         seen_clusters.add(cname)
         ckey = f"clusters[{cname}]"
-        cbad = _unknown_keys(c, CLUSTER_KEYS, ckey, bad)
+        cbad, cluster_typos = _unknown_keys(c, CLUSTER_KEYS, ckey, bad)
         tz = c.get("timezone", "UTC")
         try:
             ZoneInfo(str(tz))
@@ -212,7 +213,7 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
             if hname in seen_hosts:
                 bad(f"{hkey}.host", f"duplicate host {hname!r}")
             seen_hosts.add(hname)
-            hbad = _unknown_keys(h, HOST_KEYS, hkey, bad, cbad.typos)
+            hbad, _ = _unknown_keys(h, HOST_KEYS, hkey, bad, cluster_typos)
             role = h.get("role")
             if role not in ROLES:
                 hbad(f"{hkey}.role", f"unknown role {role!r} (one of {', '.join(ROLES)})")

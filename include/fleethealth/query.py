@@ -56,7 +56,7 @@ def _check(spark, plan) -> None:
     root = name_of(plan)
     if root in READ_ONLY_COMMANDS:
         return                      # its children are the names it shows or describes
-    seen, plans, expressions = 0, [plan], []
+    plans, expressions = [plan], []
     while plans or expressions:
         if expressions:
             expr = expressions.pop()
@@ -67,7 +67,6 @@ def _check(spark, plan) -> None:
             expressions.extend(_seq(expr.children()))
             continue
         node = plans.pop()
-        seen += 1
         name = name_of(node)
         if command.isInstance(node) or statement.isInstance(node) or name.endswith("Statement"):
             raise Refused(f"{_what(name)} ({name})")
