@@ -5,6 +5,7 @@
 #   bash bench/run.sh                        every goal (2-6) from one run, then their lines again as
 #                                            a summary (~1.5 h on 2 cores; log: bench/last-run.log)
 #   bash bench/run.sh parse [--brokers 2]    Kafka log parse vs Spark's scan, Python and DuckDB (goal 3)
+#   bash bench/run.sh parse-file [--runs 2] `fleethealth parse` of a small file of each source (≤ 10 s)
 #   bash bench/run.sh tiny [--hours 3]       the demo's fleet through the DAG, hour by hour (goal 4)
 #   bash bench/run.sh fleet [--brokers 10,30,100] [--hours 48]
 #                                            hours end to end, layer by layer (goals 2, 5, 6)
@@ -23,12 +24,14 @@ case "${1:-all}" in
     parse) shift; exec "$python" bench/parse_throughput.py "$@" ;;
     fleet) shift; exec "$python" bench/fleet_hour.py "$@" ;;
     tiny) shift; exec "$python" bench/tiny_hour.py "$@" ;;
+    parse-file) shift; exec "$python" bench/parse_file.py "$@" ;;
     backfill) shift; exec "$python" bench/backfill.py "$@" ;;
     all) [ $# -le 1 ] || { echo "bench: arguments go after \`parse\`, \`tiny\` or \`fleet\`" >&2; exit 2; }
          log=bench/last-run.log
          {
              # one failed bench is reported and the others still run
              "$python" bench/parse_throughput.py || echo "bench: parse failed"         # goal 3: 5 brokers, 100 MB
+             "$python" bench/parse_file.py || echo "bench: parse-file failed"           # a small file ≤ 10 s
              "$python" bench/tiny_hour.py || echo "bench: tiny failed"                  # goal 4: the demo's 3 DAG hours
              "$python" bench/fleet_hour.py --brokers 10,30,100 --goals 2,6 || echo "bench: fleet failed"  # goals 2, 6
              # goal 5: growth with history is growth of the fixed cost, so 48 small hours (1 MB of logs,
@@ -38,6 +41,6 @@ case "${1:-all}" in
          } 2>&1 | tee "$log"
          echo
          echo "== goals of this run ($(date -u '+%Y-%m-%d %H:%M UTC'), log $log) =="
-         grep -E '^(goal [0-9]|bench: .* failed)' "$log" ;;
+         grep -E '^(goal [0-9a-z]|bench: .* failed)' "$log" ;;
     *) exec "$python" bench/parse_throughput.py "$@" ;;   # options only: the parse bench, as before
 esac

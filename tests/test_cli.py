@@ -269,10 +269,13 @@ def test_paths_with_quotes_and_spaces_reach_sql_and_the_jvm_whole(spark, tmp_pat
 def test_the_incident_summary_leads_with_the_worst_and_says_why():
     """One line per incident, as `run` and the demo print them (rows come most severe first from
     jobs.incident_summary): the evidence that first fired it, what fires it now when that changed,
-    and a known bug with the releases that fix it."""
+    a known bug with the releases that fix it, and the first step of the kind's runbook."""
     from datetime import datetime
 
-    from fleethealth import report
+    from fleethealth import report, runbooks
+
+    storm, cleaner = (runbooks.load()[k].first_step for k in ("leader_election_storm", "log_cleaner_dead"))
+    assert cleaner.startswith("log-cleaner.log (server.log from 3.5) on the broker")
 
     rows = [dict(cluster="pm4", kind="leader_election_storm", severity="critical", entity="controller",
                  first_seen=datetime(2026, 11, 20, 10, 20), hours=1, evidence="40 elections in 60 s",
@@ -281,9 +284,10 @@ def test_the_incident_summary_leads_with_the_worst_and_says_why():
                  first_seen=datetime(2026, 11, 20, 10, 20), hours=3, evidence="'Error due to' at 12:08:57Z",
                  first_evidence="DeadThreadCount 1 at 10:20Z", known_bug="KAFKA-3994")]
     assert report.incidents_text(rows).splitlines() == [
-        "CRITICAL pm4 leader_election_storm controller (since 2026-11-20 10:20Z, 1 h): 40 elections in 60 s",
+        "CRITICAL pm4 leader_election_storm controller (since 2026-11-20 10:20Z, 1 h): 40 elections in 60 s"
+        f" | check first: {storm}",
         "CRITICAL pm3 log_cleaner_dead broker-2 (since 2026-11-20 10:20Z, 3 h): DeadThreadCount 1 at 10:20Z; "
-        "now: 'Error due to' at 12:08:57Z | known bug KAFKA-3994 (fixed in 0.10.1.1 / 0.10.2.0)"]
+        f"now: 'Error due to' at 12:08:57Z | known bug KAFKA-3994 (fixed in 0.10.1.1 / 0.10.2.0) | check first: {cleaner}"]
     exposure = dict(rows[1], kind="known_bug_exposure", first_evidence=None, evidence="1.1.0 is affected by KAFKA-3994 (...)")
     assert report.incidents_text([exposure]).count("KAFKA-3994") == 1          # its evidence names it already
     assert report.incidents_text([]) == "(no incidents)"

@@ -315,9 +315,9 @@ def test_the_readme_command_writes_usable_secrets(tmp_path):
 
     from cryptography.fernet import Fernet
 
-    readme = (ROOT / "README.md").read_text()
-    [line] = [x.strip() for x in readme.splitlines() if x.strip().startswith("python3 -c") and "> .env" in x]
-    subprocess.run(["bash", "-c", line], cwd=tmp_path, check=True, timeout=30)
+    from readme_blocks import block
+
+    subprocess.run(["bash", "-euo", "pipefail", "-c", block("run", "dotenv").text], cwd=tmp_path, check=True, timeout=30)
     env_file = tmp_path / ".env"
     assert oct(env_file.stat().st_mode & 0o777) == "0o600"
     values = dict(x.split("=", 1) for x in env_file.read_text().splitlines())

@@ -2,28 +2,26 @@
 over deltalake's Arrow dataset: no DuckDB extension to download)."""
 from __future__ import annotations
 
-import re
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+from readme_blocks import block
 
 
 @pytest.mark.spark
-def test_the_readme_python_route_reads_what_spark_wrote(spark, tmp_path):
+def test_the_readme_python_route_reads_what_spark_wrote(spark, tmp_path, monkeypatch):
     from fleethealth import lake
 
     rows = [("c1", "log_cleaner_dead", "critical", datetime(2026, 11, 20, 10, 20)),
             ("c1", "data_missing", "major", datetime(2026, 11, 20, 11, 0)),
             ("c2", "data_missing", "major", datetime(2026, 11, 20, 12, 0))]
-    lakehouse = tmp_path / "lakehouse"
+    lakehouse = tmp_path / "demo" / "lakehouse"      # README reads demo/lakehouse
     lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string, severity string, first_seen timestamp"),
                    "gold.incidents", str(lakehouse))
-    [block] = re.findall(r"```python\n(# read the lakehouse without Spark.*?)```", README.read_text(), re.S)
+    monkeypatch.chdir(tmp_path)
     scope: dict = {}
-    exec(block.replace("demo/lakehouse", str(lakehouse)), scope)       # noqa: S102 - README's own code
+    exec(block("run", "readers").text, scope)       # noqa: S102 - README's own code, as written
     assert sorted(scope["incidents"]["kind"]) == ["data_missing", "data_missing", "log_cleaner_dead"]
     assert scope["frame"].height == 3 and set(scope["frame"].columns) >= {"cluster", "kind", "first_seen"}
     assert sorted(scope["by_kind"].fetchall()) == [("data_missing", 2), ("log_cleaner_dead", 1)]

@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
-from fleethealth import jobs, lake, pull, silver, thresholds
+from fleethealth import demo, jobs, lake, pull, silver, thresholds
 from fleethealth.inventory import load_inventory
 from fleethealth.simulate import SCENARIOS, simulate
 
 pytestmark = pytest.mark.spark
 
-START = datetime(2026, 11, 21, 6, tzinfo=timezone.utc)
+START = demo.START    # the demo's window: README's demo output is checked on this one too
 HOURS = 3
 TOLERANCE = timedelta(minutes=5)
 # a comma-separated subset, to iterate on some detectors quickly (the suite runs all)
@@ -106,3 +109,24 @@ def test_an_hour_alone_gives_the_gold_the_window_published(spark, window):
 
 def rows(df) -> list[str]:
     return sorted(json.dumps(r.asDict(recursive=True), default=str, sort_keys=True) for r in df.collect())
+
+
+def test_readme_shows_what_the_demo_prints_and_its_query_runs(spark, window, tmp_path):
+    """The demo's clusters over the demo's window, computed as `fleethealth run` does (the DAG's path
+    to the same gold is test_e2e_dag's): README's demo output, line by line (`…` for any text), and
+    README's query of the demo's lakehouse, run as written from a folder where demo/lakehouse is it."""
+    from fleethealth import report as incidents
+    from readme_blocks import block, matches_shown
+
+    demo_rows = [r.asDict() for r in jobs.incident_summary(spark, window["lakehouse"]) if r.cluster in demo.SCENARIOS]
+    printed = incidents.incidents_report(demo_rows)
+    assert matches_shown(block("output", "make demo").text, printed) == [], printed
+
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "lakehouse").symlink_to(window["lakehouse"])
+    (tmp_path / ".venv").symlink_to(Path(sys.executable).parents[1])
+    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", block("run", "demo-query").text], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    kinds = {r.kind for r in lake.read(spark, "gold.incidents", window["lakehouse"]).select("kind").collect()}
+    assert {line.split()[1] for line in proc.stdout.splitlines() if line.startswith("| ")} == kinds | {"kind"}

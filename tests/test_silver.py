@@ -11,9 +11,11 @@ import gzip
 import json
 import os
 from datetime import datetime, timezone
+from functools import reduce
 from pathlib import Path
 
 import pytest
+from pyspark.sql import functions as F
 
 from fleethealth import bronze, pull, silver
 from fleethealth.inventory import load_inventory
@@ -204,6 +206,7 @@ def _run(spark, base: Path):
     out["reconciliation"] = [r.asDict() for r in
                              silver.reconciliation(b, tables, tables["silver.quarantine"]).collect()]
     out["landed"] = landed
+    out["inventory"] = inv
     b.unpersist()
     return out
 
@@ -523,3 +526,30 @@ def test_gzipped_rolled_log_parses_like_the_plain_file(spark, fleet, tmp_path):
     assert gz == plain
     q = sorted((r["line_number"], r["reason"]) for r in tables["silver.quarantine"].collect())
     assert q == [(1, "continuation line before the first record of its file"), (17, "unparseable timestamp")]
+
+
+@pytest.mark.parametrize("parts, expected_tables", [
+    (("kafka",), {"silver.kafka_events"}),
+    (("zookeeper", "logdirs"), {"silver.zk_events", "silver.partition_sizes"}),
+    (("jolokia",), {"silver.jmx_samples"}),
+    (("prometheus", "threaddumps"), {"silver.jmx_samples", "silver.threads", "silver.deadlocks"}),
+])
+def test_a_part_of_silver_is_exactly_its_share_of_the_whole(spark, fleet, parts, expected_tables):
+    """`fleethealth parse` builds one part of silver (fast on a cold JVM): the same rows as the whole
+    build's tables of that part, and the quarantine rows of its sources."""
+    b = spark.createDataFrame(fleet["bronze"], bronze.SCHEMA)
+    tables = silver.build(spark, b, fleet["inventory"], parts=parts)
+    whole = silver.build(spark, b, fleet["inventory"])
+    jmx = bronze.is_prometheus(F.col("source"), F.col("file"))
+    kinds = {"jolokia": (F.col("source") == "jmx") & ~jmx, "prometheus": jmx,
+             **{p: F.col("source") == p for p in silver.PARTS if p not in ("jolokia", "prometheus")}}
+    share = reduce(lambda a, c: a | c, [kinds[p] for p in parts])
+    assert set(tables) == expected_tables | {"silver.quarantine"}
+    rows = 0
+    for name in tables:
+        part, full = tables[name].collect(), whole[name]
+        if name in ("silver.quarantine", "silver.jmx_samples"):
+            full = full.where(share)
+        assert sorted(map(str, part)) == sorted(map(str, full.collect())), name
+        rows += len(part)
+    assert rows > 0

@@ -24,12 +24,12 @@ class UsageError(Exception):
     """A user mistake: printed as one line, exit 2."""
 
 
-def _session(app: str, lakehouse: str | None, cores: str = "local[*]"):
+def _session(app: str, lakehouse: str | None, cores: str = "local[*]", short_lived: bool = False):
     from fleethealth.session import build_session, jvm_stderr_filtered
 
     try:
         with jvm_stderr_filtered():
-            return build_session(app, lakehouse, master=cores)
+            return build_session(app, lakehouse, master=cores, short_lived=short_lived)
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
 
@@ -101,8 +101,7 @@ def cmd_run(args) -> int:
                 locked.close()
     rows = [r.asDict() for r in jobs.incident_summary(spark, args.lakehouse)] \
         if lake.exists(spark, "gold.incidents", args.lakehouse) else []
-    print(f"\ngold.incidents ({len(rows)}), most severe first:")
-    print(report.incidents_text(rows))
+    print("\n" + report.incidents_report(rows))
     docs = jobs.data_docs_dir(args.lakehouse)
     if docs:
         print(f"Data Docs: {docs / 'index.html'}")
@@ -150,8 +149,9 @@ def _run_window(spark, window: list, args, failed: list) -> None:
 def cmd_parse(args) -> int:
     """The silver rows (and quarantine rows) of one raw file, as JSON lines, via the silver job's code."""
     import tempfile
+    import threading
 
-    from fleethealth.parsefile import SOURCES, parsed_file, utc_text
+    from fleethealth.parsefile import SMALL_FILE_BYTES, SMALL_FILE_CONF, SOURCES, parsed_file, utc_text
 
     raw = Path(args.file)
     if not raw.is_file():
@@ -159,7 +159,13 @@ def cmd_parse(args) -> int:
     if args.source not in SOURCES:
         raise UsageError(f"--source {args.source}: unknown source (one of {', '.join(SOURCES)})")
     with tempfile.TemporaryDirectory() as tmp:
-        spark = _session("fleethealth-parse", tmp, cores="local[2]")
+        spark = _session("fleethealth-parse", tmp, cores="local[2]", short_lived=True).newSession()
+        if raw.stat().st_size <= SMALL_FILE_BYTES:
+            for key, value in SMALL_FILE_CONF.items():
+                spark.conf.set(key, value)
+        # a JVM's first job costs a second or so of one-off set-up: run one while this thread builds
+        # the plans (mostly waiting on the JVM's analyser, single-threaded)
+        threading.Thread(target=lambda: spark.range(1).collect(), daemon=True).start()
         with parsed_file(spark, raw, args.source, args.timezone, scratch=tmp) as (rows, quarantine, extras):
             parsed = 0
             for r in utc_text(rows).toLocalIterator():

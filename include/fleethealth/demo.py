@@ -38,8 +38,7 @@ def print_incidents(lakehouse: Path) -> int:
         spark = build_session("fleethealth-demo", str(lakehouse), master="local[2]")
     rows = [r.asDict() for r in jobs.incident_summary(spark, str(lakehouse))]
     spark.stop()
-    print(f"\ngold.incidents: {len(rows)} incident(s), most severe first\n")
-    print(report.incidents_text(rows))
+    print("\n" + report.incidents_report(rows))
     return len(rows)
 
 

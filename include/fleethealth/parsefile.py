@@ -20,8 +20,17 @@ if TYPE_CHECKING:   # the CLI reads SOURCES for its --help: no Spark on import
 # `parse --source` names -> the fleet source folder a file of that kind lives in
 SOURCES = {"kafka": "kafka", "zookeeper": "zookeeper", "jolokia": "jmx", "prometheus": "jmx",
            "jstack": "threaddumps", "logdirs": "logdirs"}
+# `parse --source` names that are not the name of their silver.PARTS
+PART = {"jstack": "threaddumps"}
 # further silver tables of a source (after its own rows), e.g. a thread dump's deadlock cycles
 EXTRA_TABLES = {"jstack": ("silver.deadlocks",)}
+# the session of `fleethealth parse` for a small file (a fresh JVM, a few rows): expressions
+# interpreted, not compiled (Janino takes longer than evaluating the rows), one shuffle partition, no
+# adaptive re-planning of each stage (prometheus's quarantine: ~1 s of a cold JVM's planning). A
+# larger file gets the jobs' settings: compiled code pays back over many rows.
+SMALL_FILE_BYTES = 4 << 20
+SMALL_FILE_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.shuffle.partitions": "1",
+                   "spark.sql.adaptive.enabled": "false"}
 # lineage columns that are the same for every row of one parsed file
 CONSTANT_COLUMNS = ("cluster", "host", "broker_id", "zk_myid", "hour", "source", "file")
 
@@ -59,7 +68,7 @@ def parsed_file(spark: SparkSession, raw: Path, source: str, timezone: str = "UT
         shutil.copyfile(raw, landing / rel)
         landed = [pull.Landed("parse", "file", folder, rel, raw.stat().st_size, "", 0.0, 0.0)]
         records = bronze.records(spark, landed, landing, hour)
-        tables = silver.build(spark, records, inventory)
+        tables = silver.build(spark, records, inventory, parts=(PART.get(source, source),))
         def plain(df):
             return df.drop(*[c for c in df.columns if c in CONSTANT_COLUMNS]).orderBy("line_number")
 

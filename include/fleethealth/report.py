@@ -11,13 +11,21 @@ def table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple
     return tabulate([[r.get(c) for c in columns] for r in rows], headers=columns, tablefmt=fmt)
 
 
+def incidents_report(rows: list[dict]) -> str:
+    """What `fleethealth run` and the demo print at the end (README shows it; test_scenarios.py keeps
+    README true)."""
+    return f"gold.incidents: {len(rows)} incident(s), most severe first\n\n{incidents_text(rows)}"
+
+
 def incidents_text(rows: list[dict]) -> str:
     """The on-call summary of gold.incidents (rows already ordered most severe first): one line per
-    incident with the evidence that fired it (and what fires it now, when that changed) and the known
-    bug with the releases that fix it; the full table stays one query away."""
-    from fleethealth import known_bugs
+    incident with the evidence that fired it (and what fires it now, when that changed), the known
+    bug with the releases that fix it, and the first step of its kind's runbook; the full table stays
+    one query away."""
+    from fleethealth import known_bugs, runbooks
 
     catalogue = {b.id: b for b in known_bugs.load()}
+    steps = runbooks.load()
     lines = []
     for r in rows:
         seen = f"{r['first_seen']:%Y-%m-%d %H:%M}Z" if r.get("first_seen") else "?"
@@ -28,6 +36,8 @@ def incidents_text(rows: list[dict]) -> str:
         bugs = [b for b in bugs if b and b.id not in line]      # not twice: known_bug_exposure names them
         if bugs:
             line += " | known bug " + ", ".join(f"{b.id} (fixed in {' / '.join(b.fixed_in) or '?'})" for b in bugs)
+        if r["kind"] in steps:
+            line += f" | check first: {steps[r['kind']].first_step}"
         lines.append(line)
     return "\n".join(lines) if lines else "(no incidents)"
 

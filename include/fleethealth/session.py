@@ -8,8 +8,10 @@ from fleethealth import config
 from fleethealth.spark_conf import spark_conf
 
 
-def build_session(app_name: str, lakehouse: str | None = None, master: str | None = None):
-    """A Delta-enabled session. Under spark-submit the master comes from the submit arguments."""
+def build_session(app_name: str, lakehouse: str | None = None, master: str | None = None,
+                  short_lived: bool = False):
+    """A Delta-enabled session. Under spark-submit the master comes from the submit arguments.
+    `short_lived`: see spark_conf."""
     from pyspark.sql import SparkSession
 
     config.jar_files()  # fail early with a clear message when set-up did not run
@@ -17,7 +19,7 @@ def build_session(app_name: str, lakehouse: str | None = None, master: str | Non
     launched_by_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     if master or not launched_by_spark_submit:
         builder = builder.master(master or os.environ.get("FLEETHEALTH_SPARK_MASTER", "local[*]"))
-    for key, value in spark_conf(str(config.lakehouse_dir(lakehouse))).items():
+    for key, value in spark_conf(str(config.lakehouse_dir(lakehouse)), short_lived=short_lived).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     return spark

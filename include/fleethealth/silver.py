@@ -4,7 +4,7 @@ reconciliation that proves nothing was lost (per host, source and hour: bronze =
 from __future__ import annotations
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -82,49 +82,80 @@ def file_quarantine(files: DataFrame) -> DataFrame:
         .alias("reason"), "hour"))
 
 
-def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory,
-          files: DataFrame | None = None) -> dict[str, DataFrame]:
-    """The silver tables of one hour of bronze (DataFrames, not yet written); `files` (bronze.files)
-    adds a quarantine row for each rejected or damaged file."""
-    hosts = hosts_frame(spark, inventory)
-    tz = hosts.select("cluster", "host", "timezone", "broker_id")
-    kafka, q_kafka = _log_events(bronze, hosts, log4j.KAFKA)
-    zk, q_zk = _log_events(bronze, hosts, log4j.ZOOKEEPER)
+def _with_broker_id(df: DataFrame, tz: DataFrame) -> DataFrame:
+    df = df.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
+    return df.select("cluster", "host", "broker_id", *[c for c in df.columns if c not in ("cluster", "host", "broker_id")])
 
-    jmx_bronze = bronze.where(F.col("source") == "jmx")
-    prom = is_prometheus(F.col("source"), F.col("file"))
-    samples, q_jmx = jolokia.parse(jmx_bronze.where(~prom))
-    scrapes = jmx_bronze.where(prom).join(F.broadcast(tz.drop("broker_id")), ["cluster", "host"], "left")
-    prom_samples, q_prom = prometheus.parse(scrapes, F.coalesce(F.col("timezone"), F.lit("UTC")))
-    samples = samples.unionByName(prom_samples)
-    samples = samples.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
-    samples = samples.select("cluster", "host", "broker_id", *[c for c in samples.columns
-                                                               if c not in ("cluster", "host", "broker_id")])
 
+def _tz(hosts: DataFrame) -> DataFrame:
+    return hosts.select("cluster", "host", "timezone", "broker_id")
+
+
+def _zone() -> Column:
+    return F.coalesce(F.col("timezone"), F.lit("UTC"))
+
+
+def _jolokia(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
+    reads = bronze.where((F.col("source") == "jmx") & ~is_prometheus(F.col("source"), F.col("file")))
+    samples, q = jolokia.parse(reads)
+    return {"silver.jmx_samples": _with_broker_id(samples, _tz(hosts))}, [_quarantine(q)]
+
+
+def _prometheus(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
+    tz = _tz(hosts)
+    scrapes = (bronze.where(is_prometheus(F.col("source"), F.col("file")))
+               .join(F.broadcast(tz.drop("broker_id")), ["cluster", "host"], "left"))
+    samples, q = prometheus.parse(scrapes, _zone())
+    return {"silver.jmx_samples": _with_broker_id(samples, tz)}, [_quarantine(q)]
+
+
+def _threaddumps(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
+    tz = _tz(hosts)
     dumps = bronze.where(F.col("source") == "threaddumps").join(F.broadcast(tz), ["cluster", "host"], "left")
-    threads, q_dumps = threaddump.parse(dumps, F.coalesce(F.col("timezone"), F.lit("UTC")))
+    threads, q_dumps = threaddump.parse(dumps, _zone())
     threads = threads.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
-    cycles, q_cycles = threaddump.deadlocks(dumps, F.coalesce(F.col("timezone"), F.lit("UTC")))
-    cycles = cycles.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
-    cycles = cycles.select("cluster", "host", "broker_id", *[c for c in cycles.columns if c not in ("cluster", "host", "broker_id")])
+    cycles, q_cycles = threaddump.deadlocks(dumps, _zone())
+    return ({"silver.threads": threads, "silver.deadlocks": _with_broker_id(cycles, tz)},
+            [_quarantine(q_dumps), _quarantine(q_cycles)])
 
-    snaps = bronze.where(F.col("source") == "logdirs").join(F.broadcast(tz.drop("broker_id")), ["cluster", "host"], "left")
-    sizes, q_logdirs = logdirs.parse(snaps, F.coalesce(F.col("timezone"), F.lit("UTC")))
 
-    quarantine = q_kafka.unionByName(q_zk)
-    for q in (q_jmx, q_prom, q_dumps, q_cycles, q_logdirs):
-        quarantine = quarantine.unionByName(_quarantine(q))
+def _logdirs(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
+    snaps = (bronze.where(F.col("source") == "logdirs")
+             .join(F.broadcast(_tz(hosts).drop("broker_id")), ["cluster", "host"], "left"))
+    sizes, q_logdirs = logdirs.parse(snaps, _zone())
+    return {"silver.partition_sizes": sizes}, [_quarantine(q_logdirs)]
+
+
+def _logs(fmt: log4j.LogFormat):
+    def part(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
+        events, q = _log_events(bronze, hosts, fmt)
+        return {SILVER_OF_SOURCE[fmt.name]: events}, [q]
+    return part
+
+
+# the parts of silver, each from one kind of input: (tables, quarantines) of bronze and the hosts
+PARTS = {"kafka": _logs(log4j.KAFKA), "zookeeper": _logs(log4j.ZOOKEEPER), "jolokia": _jolokia,
+         "prometheus": _prometheus, "threaddumps": _threaddumps, "logdirs": _logdirs}
+
+
+def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory,
+          files: DataFrame | None = None, parts: tuple[str, ...] = tuple(PARTS)) -> dict[str, DataFrame]:
+    """The silver tables of one hour of bronze (DataFrames, not yet written); `files` (bronze.files)
+    adds a quarantine row for each rejected or damaged file. `parts` (of PARTS; default all) limits
+    the tables to those parts' (silver.quarantine is always there): `fleethealth parse` of one file
+    builds one part, a fifth of the plans, on a cold JVM."""
+    hosts = hosts_frame(spark, inventory)
+    tables: dict[str, DataFrame] = {}
+    quarantines: list[DataFrame] = []
+    for part in parts:
+        more, qs = PARTS[part](bronze, hosts)
+        for name, df in more.items():
+            tables[name] = tables[name].unionByName(df) if name in tables else df
+        quarantines += qs
     if files is not None:
-        quarantine = quarantine.unionByName(file_quarantine(files))
-    return {
-        "silver.kafka_events": kafka,
-        "silver.zk_events": zk,
-        "silver.jmx_samples": samples,
-        "silver.threads": threads,
-        "silver.deadlocks": cycles,
-        "silver.partition_sizes": sizes,
-        "silver.quarantine": quarantine,
-    }
+        quarantines.append(file_quarantine(files))
+    tables["silver.quarantine"] = reduce(DataFrame.unionByName, quarantines)
+    return tables
 
 
 # Which silver table holds each source's rows; log sources count lines, others records.

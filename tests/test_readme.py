@@ -1,0 +1,102 @@
+"""README as a newcomer uses it: every fenced block is marked with what it is (tests/readme_blocks.py),
+and each kind is checked here or by the test that has what it needs."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from fleethealth import cli
+from fleethealth.inventory import parse_inventory
+from readme_blocks import KINDS, README, block, blocks
+
+VENV_BIN = Path(sys.executable).parent
+# which test checks the blocks of each kind and name that this module does not
+ELSEWHERE = {("output", "make demo"): "test_scenarios.py", ("run", "demo-query"): "test_scenarios.py",
+             ("run", "dotenv"): "test_compose.py", ("run", "readers"): "test_readers.py"}
+CHECKED_HERE = {("run", "ssh-connection")}
+
+
+def test_every_block_says_what_it_is_and_a_test_checks_it():
+    found = blocks()
+    assert len(found) >= 9
+    unmarked = [f"README.md:{b.line}" for b in found if b.kind not in KINDS]
+    assert unmarked == [], f"fenced blocks without a `<!-- readme-test: KIND [NAME] -->` line before them: {unmarked}"
+    for b in found:
+        if b.kind in ("run", "output"):
+            assert (b.kind, b.name) in ELSEWHERE.keys() | CHECKED_HERE, f"README.md:{b.line}: no test checks {b.kind} {b.name!r}"
+        if b.kind == "not-run":
+            assert len(b.name.split()) >= 5, f"README.md:{b.line}: say why it is not run and what tests it instead"
+    for (kind, name), module in ELSEWHERE.items():
+        block(kind, name)                               # still in README, once
+        assert f'"{kind}", "{name}"' in (Path(__file__).parent / module).read_text(), module
+
+
+def test_the_inventory_example_loads_as_shown():
+    [b] = [b for b in blocks() if b.kind == "inventory"]
+    inventory = parse_inventory(yaml.safe_load(b.text), "README.md")
+    [cluster] = inventory.clusters
+    assert (cluster.name, cluster.timezone, [h.host for h in cluster.hosts]) == (
+        "bigdata", "Europe/Berlin", ["bd-kafka-1", "bd-zk-1", "bd-kafka-2"])
+    assert cluster.hosts[2].paths["jmx"] == "/nfs/bd-kafka-2/jmx"
+
+
+def test_the_ssh_connection_example_is_one_airflow_accepts():
+    b = block("run", "ssh-connection")
+    check = ("from airflow.models.connection import Connection; import os; "
+             "c = Connection.from_json(os.environ['AIRFLOW_CONN_FLEET_SSH'], conn_id='fleet_ssh'); "
+             "print(c.conn_type, c.host, c.port, c.login, sorted(c.extra_dejson))")
+    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", b.text + f'\n{VENV_BIN}/python -c "{check}"'],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "AIRFLOW__CORE__LOAD_EXAMPLES": "False"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == (
+        "ssh bd-kafka-2.example 22 fleetpull ['conn_timeout', 'host_key', 'key_file']")
+
+
+def test_the_synopsis_is_the_parser():
+    [b] = [b for b in blocks() if b.kind == "synopsis"]
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    shown: dict[str, set[str]] = {}
+    current = None
+    for line in b.text.splitlines():
+        head = re.match(r"fleethealth (\w+)", line)
+        if head:
+            current = head.group(1)
+            shown[current] = set()
+        shown[current] |= set(re.findall(r"--[a-z][\w-]*", line))
+    shown["backfill"] = shown["run"] if "(same as run)" in b.text else shown["backfill"]
+    assert sorted(shown) == sorted(commands)
+    for name, sub in commands.items():
+        options = {o for a in sub._actions for o in a.option_strings if o.startswith("--") and o != "--help"}
+        assert shown[name] == options, name
+    assert "--source kafka|zookeeper|jolokia|prometheus|jstack|logdirs" in b.text
+
+
+def test_readme_names_only_commands_that_exist():
+    """Every `fleethealth <command>` in README's text is a command of the parser."""
+    commands = set(next(a for a in cli.build_parser()._actions if a.dest == "command").choices)
+    named = set(re.findall(r"fleethealth (\w+) --", README.read_text()))
+    assert named and named <= commands, named - commands
+
+
+def test_shown_output_matches_line_by_line_with_the_ellipsis_for_any_text():
+    from readme_blocks import matches_shown
+
+    printed = "gold.incidents: 2 incident(s)\n\nMAJOR c1 slow_group_load x: 95123 ms > 60000 ms | check first: size\n"
+    assert matches_shown("gold.incidents: 2 incident(s)\n\nMAJOR c1 slow_group_load x: … | check first: …\n", printed) == []
+    assert matches_shown("gold.incidents: 3 incident(s)\n\nMAJOR c1 slow_group_load x: …\n", printed) == [
+        "gold.incidents: 3 incident(s)"]
+    assert matches_shown("gold.incidents: 2 incident(s)\n", printed) == ["README shows 1 lines, the command printed 3"]
+
+
+def test_a_block_without_its_marker_is_found(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("text\n\n```bash\nmake demo\n```\n\n  <!-- readme-test: run x -->\n  ```bash\n  ls\n  ```\n")
+    assert [(b.kind, b.name, b.text, b.line) for b in blocks(readme)] == [
+        ("", "", "make demo\n", 3), ("run", "x", "ls\n", 8)]
