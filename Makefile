@@ -24,7 +24,7 @@ setup:
 	bash scripts/setup.sh
 
 demo: setup
-	. scripts/env.sh && $(PYTHON) -m fleethealth.demo $(ARGS)
+	. scripts/env.sh && $(PYTHON) -m fleethealth.cli.demo $(ARGS)
 
 test: setup
 	. scripts/env.sh && $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not faults" tests $(PYTEST_ARGS)

@@ -28,9 +28,10 @@ def main() -> None:
     ap.add_argument("--workdir", help="keep the fleet and lakehouses here (default: a temporary folder, removed)")
     args = ap.parse_args()
 
-    from fleethealth import jobs, pull
-    from fleethealth.inventory import load_inventory
-    from fleethealth.session import build_session
+    from fleethealth import jobs
+    from fleethealth.pull import hour as pull
+    from fleethealth.fleet.inventory import load_inventory
+    from fleethealth.runtime.session import build_session
     from fleethealth.simulate import simulate
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="fleethealth-backfill-"))

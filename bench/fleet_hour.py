@@ -74,9 +74,10 @@ def _run(a: argparse.Namespace, work: Path) -> int:
     from pyspark.sql import functions as F
 
     from fleethealth import jobs
-    from fleethealth.inventory import load_inventory
-    from fleethealth.pull import landing_hour_dir, pull_hour
-    from fleethealth.session import build_session
+    from fleethealth.fleet.inventory import load_inventory
+    from fleethealth.pull.landing import landing_hour_dir
+    from fleethealth.pull.hour import pull_hour
+    from fleethealth.runtime.session import build_session
     from fleethealth.simulate import simulate
 
     start = datetime.fromisoformat(a.start)

@@ -9,9 +9,9 @@ Steps: simulate the `healthy` cluster, pull the hour(s) into a scratch lakehouse
 --repeats, wall clock) over the same landed Kafka log files:
 
   spark-scan  spark.read.text(paths) + sum(length(value)), collected        (Spark's floor)
-  bronze      fleethealth.bronze.records(...) where source = 'kafka'         noop write
+  bronze      fleethealth.bronze.tables.records(...) where source = 'kafka'         noop write
   silver      materialized bronze -> log4j.assemble -> parse_records -> with_events, noop write
-              (as jobs.run_silver runs it: from the bronze hour computed once, `jobs.materialize`)
+              (as jobs.run_silver runs it: from the bronze hour computed once, `frames.materialize`)
   python      one process, per line: log4j.KAFKA.header with `re`           (alternative 1)
   duckdb      DuckDB (every core): each line through regexp_extract of the same header regex into
               its named groups, every field summed                          (alternative 2)
@@ -126,8 +126,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(a: argparse.Namespace, work: Path, t_start: float) -> int:
-    from fleethealth.inventory import load_inventory
-    from fleethealth.pull import landing_hour_dir, pull_hour
+    from fleethealth.fleet.inventory import load_inventory
+    from fleethealth.pull.landing import landing_hour_dir
+    from fleethealth.pull.hour import pull_hour
     from fleethealth.simulate import simulate
 
     start = datetime.fromisoformat(a.start)
@@ -160,7 +161,7 @@ def _run(a: argparse.Namespace, work: Path, t_start: float) -> int:
 
     # (d) first: no JVM running yet, so the Python figure is not competing with a warm-up GC.
     print(f"timing, best of {a.repeats}:", flush=True)
-    header = _header()  # imports pyspark (through fleethealth.parsers): outside the timed runs
+    header = _header()  # imports pyspark (through fleethealth.silver.parsers): outside the timed runs
     t_py, (n_lines, n_headers) = _best("python (re, 1 process)", lambda: python_parse(paths, header), a.repeats)
     t_duck, duck_counts = _best("duckdb (regexp_extract, all cores)", lambda: duckdb_parse(paths, header), a.repeats)
     if duck_counts != (n_lines, n_headers):
@@ -169,9 +170,10 @@ def _run(a: argparse.Namespace, work: Path, t_start: float) -> int:
 
     from pyspark.sql import functions as F
 
-    from fleethealth import bronze, jobs
-    from fleethealth.parsers import log4j
-    from fleethealth.session import build_session
+    from fleethealth.bronze import tables as bronze
+    from fleethealth.runtime.frames import materialize
+    from fleethealth.silver.parsers import log4j
+    from fleethealth.runtime.session import build_session
 
     t0 = time.perf_counter()
     spark = build_session("bench", str(lakehouse))
@@ -209,7 +211,7 @@ def _run(a: argparse.Namespace, work: Path, t_start: float) -> int:
     t_scan, scanned_chars = _best("spark-scan (read.text + sum length)", scan, a.repeats)
     t_bronze, _ = _best("bronze (records, noop write)", lambda: noop(bronze_df()), a.repeats)
     t0 = time.perf_counter()
-    kafka_bronze["df"] = jobs.materialize(bronze_df())
+    kafka_bronze["df"] = materialize(bronze_df())
     t_materialize = time.perf_counter() - t0
     partial = {}
     if not a.no_breakdown:
@@ -251,7 +253,7 @@ def _run(a: argparse.Namespace, work: Path, t_start: float) -> int:
 
 
 def _header() -> str:
-    from fleethealth.parsers.log4j import KAFKA
+    from fleethealth.silver.parsers.log4j import KAFKA
     return KAFKA.header
 
 

@@ -15,7 +15,7 @@ jmx_exporter scrape), multiplied to about --mb MB per source, laid out as landed
               partitions)
 Per source, best of --repeats wall times:
   spark-scan  spark.read.text(paths) + sum(length(value)), collected
-  bronze      fleethealth.bronze.records(...) (noop write)
+  bronze      fleethealth.bronze.tables.records(...) (noop write)
   silver      bronze -> the source's parser(s) as silver.build calls them, every output (noop writes)
 MB/s = input bytes / 10**6 / seconds; ratio = silver MB/s / spark-scan MB/s.
 """
@@ -108,10 +108,10 @@ def main(argv: list[str] | None = None) -> int:
 def _run(a, work: Path) -> int:
     from pyspark.sql import functions as F
 
-    from fleethealth import bronze
-    from fleethealth.parsers import jolokia, logdirs, prometheus, threaddump
-    from fleethealth.pull import Landed, landing_hour_dir
-    from fleethealth.session import build_session
+    from fleethealth.bronze import tables as bronze
+    from fleethealth.silver.parsers import jolokia, logdirs, prometheus, threaddump
+    from fleethealth.pull.landing import Landed, landing_hour_dir
+    from fleethealth.runtime.session import build_session
 
     lakehouse = work / "lakehouse"
     landing = landing_hour_dir(HOUR, lakehouse)

@@ -26,8 +26,9 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import DAG, Asset, Param, task
 from airflow.timetables.interval import CronDataIntervalTimetable
 
-from fleethealth import config, lake
-from fleethealth.spark_conf import spark_conf
+from fleethealth.runtime import config
+from fleethealth.lake import tables as lake
+from fleethealth.runtime.spark_conf import spark_conf
 
 LAKEHOUSE = str(config.lakehouse_dir())
 INVENTORY = os.environ.get(config.ENV_INVENTORY, str(config.PROJECT_ROOT / "inventory.yaml"))
@@ -75,14 +76,14 @@ with DAG(
 
     @task
     def resolve_hour(params=None, data_interval_start=None, data_interval_end=None, logical_date=None) -> str:
-        from fleethealth.hours import processed_hour
+        from fleethealth.lake.hours import processed_hour
 
         return processed_hour((params or {}).get("hour"), data_interval_start, data_interval_end,
                               logical_date).isoformat()
 
     @task
     def list_hosts(params=None) -> list[str]:
-        from fleethealth.inventory import load_inventory
+        from fleethealth.fleet.inventory import load_inventory
 
         return [h.host for h in load_inventory(params["inventory"]).hosts]
 
@@ -92,9 +93,9 @@ with DAG(
           execution_timeout=PULL_TIMEOUT,
           max_retry_delay=timedelta(minutes=10), map_index_template="{{ task.op_kwargs['host'] }}")
     def pull(host: str, hour: str, params=None) -> int:
-        from fleethealth.hours import parse_hour
-        from fleethealth.inventory import load_inventory
-        from fleethealth.pull import pull_host
+        from fleethealth.lake.hours import parse_hour
+        from fleethealth.fleet.inventory import load_inventory
+        from fleethealth.pull.hour import pull_host
 
         inventory = load_inventory(params["inventory"])
         h = inventory.host(host)

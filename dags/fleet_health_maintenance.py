@@ -11,8 +11,8 @@ from datetime import datetime, timedelta, timezone
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, Param
 
-from fleethealth import config
-from fleethealth.spark_conf import spark_conf
+from fleethealth.runtime import config
+from fleethealth.runtime.spark_conf import spark_conf
 
 LAKEHOUSE = str(config.lakehouse_dir())
 

@@ -43,7 +43,7 @@ WORKDIR /opt/fleethealth
 COPY --chown=airflow:0 requirements.txt constraints.txt pyproject.toml ./
 RUN pip install --no-cache-dir -r requirements.txt -c constraints.txt
 
-# The project itself. Editable install: fleethealth.config.PROJECT_ROOT is then /opt/fleethealth,
+# The project itself. Editable install: fleethealth.runtime.config.PROJECT_ROOT is then /opt/fleethealth,
 # so spark/ and expectations/ are found next to include/ (docker-compose.yaml mounts them over
 # these copies for development).
 COPY --chown=airflow:0 include ./include

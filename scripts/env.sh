@@ -6,7 +6,7 @@
 # Sourced by the Makefile recipes, tests and .ci/run. Only exports variables: no files are
 # created, nothing is installed (that is scripts/setup.sh). Safe to source more than once and
 # under `set -u`. docker-compose.yaml sets the same names for the scaled deployment
-# (tests/test_compose.py checks both against fleethealth.config).
+# (tests/test_compose.py checks both against fleethealth.runtime.config).
 
 if [ -n "${BASH_SOURCE[0]:-}" ]; then
     _fh_here="${BASH_SOURCE[0]}"
@@ -27,7 +27,7 @@ export FLEETHEALTH_JARS="$FLEETHEALTH_PROJECT/jars"
 export AIRFLOW_HOME="$FLEETHEALTH_PROJECT/airflow"
 export AIRFLOW__CORE__DAGS_FOLDER="$FLEETHEALTH_PROJECT/dags"
 export AIRFLOW__CORE__LOAD_EXAMPLES=False
-# Connection id spark_default (fleethealth.config.SPARK_CONN_ID): local Spark. Without it the
+# Connection id spark_default (fleethealth.runtime.config.SPARK_CONN_ID): local Spark. Without it the
 # Spark provider falls back to master "yarn".
 export AIRFLOW_CONN_SPARK_DEFAULT='{"conn_type":"spark","host":"local[*]"}'
 

@@ -11,7 +11,7 @@
 #   d) pyspark sanity check            version == pin in requirements.txt, pyspark/jars present
 #   e) ./jars                          mvn dependency:copy-dependencies (pom.xml); stamp: sha256 of pom.xml
 #      ./jars-agents                   mvn dependency:copy@agents (Jolokia JVM agent, never on Spark's classpath)
-#   h) ./jars/spark-cds.jsa            class-data-sharing archive of the Spark driver (python -m fleethealth.cds);
+#   h) ./jars/spark-cds.jsa            class-data-sharing archive of the Spark driver (python -m fleethealth.setup.class_sharing);
 #                                      stamp: jars + requirements + java -version
 #   g) OpenSSH server                  apt-get install openssh-server if /usr/sbin/sshd is missing (the pull
 #                                      tests start their own sshd on loopback; nothing is started here)
@@ -218,7 +218,7 @@ else
 fi
 
 # ---------------------------------------------------------------------------------------------
-# h) JVM class-data-sharing archive: ~5 s less per Spark JVM start (fleethealth/cds.py)
+# h) JVM class-data-sharing archive: ~5 s less per Spark JVM start (fleethealth/setup/class_sharing.py)
 CDS_ARCHIVE="$JARS/spark-cds.jsa"
 CDS_STAMP="$JARS/.setup-stamp-cds"
 CDS_HASH="$(printf '%s %s %s' "$POM_HASH" "$DEPS_HASH" "$(java -version 2>&1 | head -n 1)" | sha256sum | cut -d' ' -f1)"
@@ -229,7 +229,7 @@ else
     step "class-data-sharing archive of the Spark driver -> $CDS_ARCHIVE"
     CDS_LOG="$JARS/.cds.log"
     # shellcheck source=scripts/env.sh
-    if (. "$PROJECT/scripts/env.sh" && "$VENV/bin/python" -m fleethealth.cds) >"$CDS_LOG" 2>&1 \
+    if (. "$PROJECT/scripts/env.sh" && "$VENV/bin/python" -m fleethealth.setup.class_sharing) >"$CDS_LOG" 2>&1 \
         && [ -f "$CDS_ARCHIVE" ]; then
         echo "$CDS_HASH" >"$CDS_STAMP"
     else  # only slower without it: say so and go on

@@ -2,7 +2,8 @@
 validated by the bronze gate, then published."""
 import sys
 
-from fleethealth import jobargs, jobs
+from fleethealth.runtime import jobargs
+from fleethealth import jobs
 
 
 def main(argv=None) -> int:

@@ -2,7 +2,8 @@
 validated by the gold gate (with the inventory's completeness check), then published."""
 import sys
 
-from fleethealth import jobargs, jobs
+from fleethealth.runtime import jobargs
+from fleethealth import jobs
 
 
 def main(argv=None) -> int:

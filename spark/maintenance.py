@@ -2,8 +2,8 @@
 import argparse
 import sys
 
-from fleethealth import maintenance
-from fleethealth.session import build_session
+from fleethealth.lake import maintenance
+from fleethealth.runtime.session import build_session
 
 
 def main(argv=None) -> int:

@@ -2,7 +2,9 @@
 reconciliation, validated by the silver gate, then published."""
 import sys
 
-from fleethealth import jobargs, jobs, report
+from fleethealth.runtime import jobargs
+from fleethealth import jobs
+from fleethealth.report import text as report
 
 
 def main(argv=None) -> int:

@@ -34,7 +34,7 @@ os.environ.setdefault("FLEETHEALTH_JARS", str(PROJECT / "jars"))
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    from fleethealth.session import build_session
+    from fleethealth.runtime.session import build_session
 
     lakehouse = tmp_path_factory.mktemp("session-lakehouse")
     session = build_session("fleethealth-tests", lakehouse=str(lakehouse), master="local[2]")

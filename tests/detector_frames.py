@@ -6,7 +6,7 @@ from datetime import datetime
 from pyspark.sql.types import (ArrayType, DoubleType, IntegerType, LongType, MapType, StringType, StructField,
                                StructType, TimestampType)
 
-from fleethealth.gold.facts import Facts
+from fleethealth.gold.facts.core import Facts
 
 HOUR = datetime(2026, 11, 21, 6)
 EVENT_FIELDS = [("cluster", StringType()), ("broker_id", IntegerType()), ("ts", TimestampType()),

@@ -17,8 +17,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from fleethealth.hours import hours_between
-from fleethealth.inventory import load_inventory
+from fleethealth.lake.hours import hours_between
+from fleethealth.fleet.inventory import load_inventory
 from fleethealth.simulate import simulate
 from window import run_window
 

@@ -19,9 +19,11 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from fleethealth import jobs, lake, pull
-from fleethealth.inventory import load_inventory
-from fleethealth.transports.local import LocalTransport
+from fleethealth import jobs
+from fleethealth.lake import tables as lake
+from fleethealth.pull import hour as pull
+from fleethealth.fleet.inventory import load_inventory
+from fleethealth.pull.transports.local import LocalTransport
 
 pytestmark = pytest.mark.spark
 

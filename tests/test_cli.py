@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import cli
+from fleethealth.cli import main as cli
 
 FLEETHEALTH = str(Path(sys.executable).with_name("fleethealth"))
 
@@ -55,7 +55,7 @@ def test_every_command_reads_a_window_by_one_rule(tmp_path, capsys, command, sta
 
 @pytest.mark.spark
 def test_query_reads_gold_and_rejects_unknown_tables(spark, lakehouse, capsys):
-    from fleethealth import lake
+    from fleethealth.lake import tables as lake
 
     rows = [("c1", "log_cleaner_dead"), ("c1", "log_cleaner_dead"), ("c2", "data_missing")]
     lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string"), "gold.incidents", str(lakehouse))
@@ -157,7 +157,7 @@ WRITES = [
 
 @pytest.fixture
 def incidents(spark, lakehouse):
-    from fleethealth import lake
+    from fleethealth.lake import tables as lake
 
     rows = [("c1", "broker_deadlock"), ("c1", "log_cleaner_dead"), ("c2", "data_missing")]
     lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string"), "gold.incidents", str(lakehouse))
@@ -224,7 +224,7 @@ def test_query_output_is_bounded_and_streamed(spark, incidents, tmp_path, capsys
     captured = capsys.readouterr()
     assert captured.out.splitlines()[1:] == ["broker_deadlock", "data_missing", "log_cleaner_dead"] and not captured.err
     # the default limit applies to what is printed
-    from fleethealth.cli import DEFAULT_QUERY_LIMIT
+    from fleethealth.cli.main import DEFAULT_QUERY_LIMIT
     assert cli.main(["query", "--lakehouse", str(incidents), "--format", "json",
                      f"SELECT id FROM range({DEFAULT_QUERY_LIMIT + 5})"]) == 0
     captured = capsys.readouterr()
@@ -250,8 +250,9 @@ def test_query_output_is_bounded_and_streamed(spark, incidents, tmp_path, capsys
 def test_paths_with_quotes_and_spaces_reach_sql_and_the_jvm_whole(spark, tmp_path, monkeypatch, capsys):
     """A lakehouse under a folder named with a quote and a space is queried (the path is never spliced
     into SQL), and JVM options holding such a path stay one option each for Spark's own parser."""
-    from fleethealth import config, lake
-    from fleethealth.spark_conf import spark_conf
+    from fleethealth.runtime import config
+    from fleethealth.lake import tables as lake
+    from fleethealth.runtime.spark_conf import spark_conf
 
     odd = tmp_path / "it's a lake"
     lake.overwrite(spark.createDataFrame([("c1", "x")], "cluster string, kind string"), "gold.incidents", str(odd))
@@ -262,7 +263,7 @@ def test_paths_with_quotes_and_spaces_reach_sql_and_the_jvm_whole(spark, tmp_pat
     options = spark_conf(str(odd), short_lived=True)["spark.driver.extraJavaOptions"]
     split = list(spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(
         spark._jvm.org.apache.spark.util.Utils.splitCommandString(options)))
-    assert split[0] == f"-Dlog4j.configurationFile=file:{tmp_path}/my \"project\" dir/include/fleethealth/log4j2.properties"
+    assert split[0] == f"-Dlog4j.configurationFile=file:{tmp_path}/my \"project\" dir/include/fleethealth/runtime/log4j2.properties"
     assert "-XX:+UseParallelGC" in split and "-XX:TieredStopAtLevel=1" in split
 
 
@@ -272,7 +273,8 @@ def test_the_incident_summary_leads_with_the_worst_and_says_why():
     a known bug with the releases that fix it, and the first step of the kind's runbook."""
     from datetime import datetime
 
-    from fleethealth import report, runbooks
+    from fleethealth.report import text as report
+    from fleethealth.gold import runbooks
 
     storm, cleaner = (runbooks.load()[k].first_step for k in ("leader_election_storm", "log_cleaner_dead"))
     assert cleaner.startswith("log-cleaner.log (server.log from 3.5) on the broker")
@@ -297,7 +299,8 @@ def test_the_incident_summary_leads_with_the_worst_and_says_why():
 def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
     from datetime import datetime
 
-    from fleethealth import jobs, lake
+    from fleethealth import jobs
+    from fleethealth.lake import tables as lake
 
     rows = [("pm4", "zk_session_expired", "major", datetime(2026, 11, 20, 10, 5)),
             ("pm4", "leader_election_storm", "critical", datetime(2026, 11, 20, 10, 6)),

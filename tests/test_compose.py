@@ -1,5 +1,5 @@
 """The scaled deployment (docker-compose.yaml + docker/airflow.Dockerfile), the one-machine set-up
-(scripts/env.sh, pom.xml) and the code's configuration (fleethealth.config) must agree.
+(scripts/env.sh, pom.xml) and the code's configuration (fleethealth.runtime.config) must agree.
 
 Pure text/YAML/XML checks: nothing heavy is imported (no Spark, no Airflow, no Docker needed).
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fleethealth import config
+from fleethealth.runtime import config
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = ROOT / "docker-compose.yaml"

@@ -1,4 +1,4 @@
-"""Tests of fleethealth.gold.coordinators: Java String.hashCode in Spark SQL, exact against real Java
+"""Tests of fleethealth.gold.facts.coordinators: Java String.hashCode in Spark SQL, exact against real Java
 (values computed with tests/fixtures/java/GroupPartition.java), and gold.group_coordinators."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import datetime
 import pytest
 from pyspark.sql import functions as F
 
-from fleethealth.gold.coordinators import coordinator_partition, group_coordinators, java_string_hashcode
+from fleethealth.gold.facts.coordinators import coordinator_partition, group_coordinators, java_string_hashcode
 from fleethealth.simulate import coordinator_partition as py_partition, java_string_hashcode as py_hashcode
 
 from conftest import FIXTURES
@@ -60,7 +60,7 @@ def _ts(s):
 
 
 def test_group_coordinators_from_group_lines_and_offsets_leaders(spark):
-    from fleethealth import silver
+    from fleethealth.silver import tables as silver
 
     events = spark.createDataFrame([
         # coordinator lines naming the group, on broker 2; a non-coordinator logger naming a group is ignored

@@ -111,7 +111,7 @@ def test_gold_publishes_assets_for_gold_tables(dag):
     assert "fleethealth.gold.incidents" in names
     # one Asset per gold table, and names independent of the lakehouse path (a lakehouse moved to
     # another folder must not turn the Assets inactive by a name/URI clash)
-    from fleethealth import lake
+    from fleethealth.lake import tables as lake
     assert names == {f"fleethealth.{q}" for q, t in lake.TABLES.items() if t.layer == "gold"} - {
         "fleethealth.gold.quality_results"}
 
@@ -129,7 +129,7 @@ def test_hourly_cron_data_interval_timetable(dag):
                                        pendulum.datetime(2026, 11, 20, 11, 37, tz="UTC")])
 def test_manual_run_interval_resolves_to_previous_hour(dag, run_after):
     """SPEC §7: the processed hour is explicit; a manual run at/after 11:00Z processes 10:00Z."""
-    from fleethealth.hours import processed_hour
+    from fleethealth.lake.hours import processed_hour
 
     interval = dag.timetable.infer_manual_data_interval(run_after=run_after)
     hour = processed_hour(None, interval.start, interval.end, run_after)

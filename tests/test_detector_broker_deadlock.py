@@ -6,9 +6,10 @@ from datetime import datetime
 
 import pytest
 
-from fleethealth import known_bugs, thresholds
+from fleethealth.gold import known_bugs, thresholds
 from fleethealth.gold.detectors import broker_deadlock
-from fleethealth.gold.facts import Facts
+from fleethealth.gold.facts import deadlocks
+from fleethealth.gold.facts.core import Facts
 
 pytestmark = pytest.mark.spark
 
@@ -29,7 +30,7 @@ def rows(broker: int, at: datetime, cycle=PM1, deadlock: int = 1):
 
 
 def detect(spark, deadlock_rows, versions):
-    from fleethealth import silver
+    from fleethealth.silver import tables as silver
 
     hosts = spark.createDataFrame([("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["threaddumps"])
                                    for b, v in versions.items()], silver.HOSTS_SCHEMA)
@@ -85,7 +86,7 @@ def test_spark_signature_match_agrees_with_bugs_matching(spark):
 
 
 def test_gold_deadlocks_one_row_per_broker_hour_and_cycle(spark):
-    from fleethealth import silver
+    from fleethealth.silver import tables as silver
 
     t1, t2 = datetime(2026, 11, 21, 6, 30, 5), datetime(2026, 11, 21, 6, 45, 0)
     two = [("group-metadata-manager-0", LL, "kafka-request-handler-3"),
@@ -94,7 +95,7 @@ def test_gold_deadlocks_one_row_per_broker_hour_and_cycle(spark):
                                   silver.HOSTS_SCHEMA)
     dl = spark.createDataFrame(rows(219, t1) + rows(219, t2) + rows(219, t2, two, deadlock=2), DEADLOCKS)
     facts = Facts(HOUR, hosts, None, None, None, None, None, None, dl)
-    got = sorted(broker_deadlock.deadlock_facts(facts).collect(), key=lambda r: r.dumps)
+    got = sorted(deadlocks.deadlock_facts(facts).collect(), key=lambda r: r.dumps)
     assert [(r.broker_id, r.kafka_version, r.hour, r.cycle_threads, r.lock_classes, r.first_seen, r.last_seen,
              r.dumps, r.known_bugs) for r in got] == [
         (219, "0.10.1.0", HOUR, ["group-metadata-manager-0", "kafka-request-handler-3"], [LL, GM], t2, t2, 1,

@@ -6,9 +6,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from fleethealth import thresholds
+from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import fd_exhaustion
-from fleethealth.gold.facts import Facts
+from fleethealth.gold.facts.core import Facts
 
 pytestmark = pytest.mark.spark
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from detector_frames import at, event, events, facts, findings
-from fleethealth import thresholds
+from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import metadata_divergence
 
 pytestmark = pytest.mark.spark

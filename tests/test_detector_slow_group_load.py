@@ -6,9 +6,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from fleethealth import thresholds
+from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import slow_group_load
-from fleethealth.gold.facts import Facts
+from fleethealth.gold.facts.core import Facts
 
 pytestmark = pytest.mark.spark
 
@@ -27,7 +27,7 @@ def tombstones(broker: int, group: str):
 
 
 def detect(spark, events, **override):
-    from fleethealth import silver
+    from fleethealth.silver import tables as silver
 
     limits = dict(thresholds.load(), **override)
     hosts = spark.createDataFrame([("c1", f"c1-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", 50, ["kafka"])

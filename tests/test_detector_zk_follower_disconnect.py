@@ -7,9 +7,10 @@ from datetime import datetime, timedelta
 import pytest
 from pyspark.sql import types as T
 
-from fleethealth import silver, thresholds
+from fleethealth.silver import tables as silver
+from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import zk_follower_disconnect
-from fleethealth.gold.facts import Facts
+from fleethealth.gold.facts.core import Facts
 
 pytestmark = pytest.mark.spark
 

@@ -23,9 +23,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fleethealth import config, jobs, lake, pull
-from fleethealth.hours import floor_hour
-from fleethealth.inventory import load_inventory
+from fleethealth.runtime import config
+from fleethealth import jobs
+from fleethealth.lake import tables as lake
+from fleethealth.pull import hour as pull
+from fleethealth.pull import landing
+from fleethealth.lake.hours import floor_hour
+from fleethealth.fleet.inventory import load_inventory
 from fleethealth.simulate import simulate
 from realservers import Sshd, ZooKeeper, free_port
 
@@ -78,7 +82,7 @@ def runs(tmp_path_factory, spark):
                               env=env, capture_output=True, text=True, timeout=1500)
         log = proc.stdout + proc.stderr
         (root / "dags-test.log").write_text(log)
-        landed_first = sorted({(r.cluster, r.host, r.source) for r in pull.read_manifests(hour, lakehouse)})
+        landed_first = sorted({(r.cluster, r.host, r.source) for r in landing.read_manifests(hour, lakehouse)})
         incidents_first = incidents(spark, str(lakehouse))
         # the host is back: re-run the hour (its pull, then the gated bronze -> silver -> gold)
         os.environ["AIRFLOW_CONN_FLEET_DEAD"] = sshd.connection()

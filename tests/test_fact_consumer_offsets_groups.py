@@ -6,10 +6,12 @@ import pytest
 from pyspark.sql import functions as F
 
 from detector_frames import HOUR, at, event, events
-from fleethealth import quality, silver, thresholds
-from fleethealth.gold.coordinators import groups_by_partition
+from fleethealth.quality import suites as quality
+from fleethealth.silver import tables as silver
+from fleethealth.gold import thresholds
+from fleethealth.gold.facts.coordinators import groups_by_partition
 from fleethealth.gold.detectors import offsets_partition_bloat
-from fleethealth.gold.facts import Facts, offsets_partitions
+from fleethealth.gold.facts.core import Facts, offsets_partitions
 
 pytestmark = pytest.mark.spark
 

@@ -5,9 +5,9 @@ from datetime import datetime
 
 import pytest
 
-from fleethealth import quality
-from fleethealth.gold.facts import Facts
-from fleethealth.gold.isr_churn import isr_churn
+from fleethealth.quality import suites as quality
+from fleethealth.gold.facts.core import Facts
+from fleethealth.gold.facts.isr_churn import isr_churn
 
 pytestmark = pytest.mark.spark
 

@@ -7,9 +7,12 @@ from datetime import datetime, timedelta
 import pytest
 from pyspark.sql import types as T
 
-from fleethealth import quality, silver, thresholds
+from fleethealth.quality import suites as quality
+from fleethealth.silver import tables as silver
+from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import leader_election_storm
-from fleethealth.gold.facts import Facts
+from fleethealth.gold.facts import leader_elections
+from fleethealth.gold.facts.core import Facts
 
 pytestmark = pytest.mark.spark
 
@@ -71,7 +74,7 @@ def limits(**overrides):
 
 
 def build(spark, kafka, **overrides):
-    return leader_election_storm.leader_elections(facts(spark, kafka), limits(**overrides))
+    return leader_elections.leader_elections(facts(spark, kafka), limits(**overrides))
 
 
 def rows(df):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from detector_frames import HOUR, at, event, events, facts
-from fleethealth import quality, thresholds
+from fleethealth.quality import suites as quality
+from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import metadata_divergence
+from fleethealth.gold.facts import metadata_divergence as divergence_fact
 
 pytestmark = pytest.mark.spark
 
@@ -49,7 +51,7 @@ def build(spark, rows, min_lag_ms=None):
     limits = thresholds.load()
     if min_lag_ms is not None:
         limits["metadata_divergence.min_lag_ms"] = min_lag_ms
-    return metadata_divergence.divergence(facts(spark, events(spark, rows)), limits)
+    return divergence_fact.divergence(facts(spark, events(spark, rows)), limits)
 
 
 def rows(df):

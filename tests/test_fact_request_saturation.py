@@ -4,7 +4,9 @@ from __future__ import annotations
 import pytest
 
 from detector_frames import HOUR, at, event, events, facts, jmx, jmx_sample
-from fleethealth import mbeans, quality, thresholds
+from fleethealth.fleet import mbeans
+from fleethealth.quality import suites as quality
+from fleethealth.gold import thresholds
 
 pytestmark = pytest.mark.spark
 

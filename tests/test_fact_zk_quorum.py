@@ -5,8 +5,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from fleethealth import quality, silver
-from fleethealth.gold.facts import Facts
+from fleethealth.quality import suites as quality
+from fleethealth.silver import tables as silver
+from fleethealth.gold.facts.core import Facts
 
 pytestmark = pytest.mark.spark
 

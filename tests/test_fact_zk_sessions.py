@@ -6,8 +6,11 @@ from datetime import datetime
 import pytest
 from pyspark.sql import types as T
 
-from fleethealth import mbeans, quality, silver, thresholds
-from fleethealth.gold.facts import Facts
+from fleethealth.fleet import mbeans
+from fleethealth.quality import suites as quality
+from fleethealth.silver import tables as silver
+from fleethealth.gold import thresholds
+from fleethealth.gold.facts.core import Facts
 
 pytestmark = pytest.mark.spark
 

@@ -3,7 +3,7 @@ driver JVM, as an OOM killer or a lost node would) while pulling or while a laye
 its tables (some written, others not yet); the hour is then run again and every published table must equal,
 row for row, the tables of an uninterrupted run of the same input. And two runs of one hour at once
 (`fleethealth run` twice, as the DAG and a user would) leave the same tables, never duplicated or
-mixed rows: the second waits for the first (fleethealth.locks).
+mixed rows: the second waits for the first (fleethealth.lake.locks).
 
 `make test` runs one crash point; `make test-faults` runs them all (marker `faults`).
 """
@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import jobs, lake, pull
-from fleethealth.inventory import load_inventory
+from fleethealth import jobs
+from fleethealth.lake import tables as lake
+from fleethealth.pull import hour as pull
+from fleethealth.fleet.inventory import load_inventory
 from fleethealth.simulate import simulate
 
 pytestmark = pytest.mark.spark

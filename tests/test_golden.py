@@ -28,10 +28,11 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import bronze, pull, silver
-from fleethealth.inventory import parse_inventory
-from fleethealth.parsefile import CONSTANT_COLUMNS, utc_text
-from fleethealth.pull import Landed
+from fleethealth.bronze import tables as bronze
+from fleethealth.silver import tables as silver
+from fleethealth.fleet.inventory import parse_inventory
+from fleethealth.cli.parse import CONSTANT_COLUMNS, utc_text
+from fleethealth.pull.landing import Landed, landing_hour_dir
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 GENERATE = os.environ.get("GENERATE") == "1"
@@ -100,7 +101,7 @@ def _sorted(rows: list[dict]) -> list[dict]:
 def corpus(spark, tmp_path_factory):
     """{sample path: {table: rows, ..., "reconciliation": counts}} for every case, from one silver build."""
     base = tmp_path_factory.mktemp("golden")
-    landing = pull.landing_hour_dir(HOUR, base / "lakehouse")
+    landing = landing_hour_dir(HOUR, base / "lakehouse")
     clusters: dict[str, list[dict]] = {}
     landed, case_of = [], {}
     for i, (source, raw) in enumerate(CASES):

@@ -1,4 +1,4 @@
-"""Tests of fleethealth.hours: the processed hour (SPEC §7: explicit, Airflow 3 zero-width intervals) and
+"""Tests of fleethealth.lake.hours: the processed hour (SPEC §7: explicit, Airflow 3 zero-width intervals) and
 which UTC hour a fleet file covers (SPEC §3: log timestamps are local to the cluster's timezone)."""
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from fleethealth.hours import file_span, hour_label, hours_between, in_hour, parse_hour, parse_instant, processed_hour
+from fleethealth.lake.hours import (file_span, hour_label, hours_between, in_hour, parse_hour, parse_instant,
+                                    processed_hour)
 
 UTC = timezone.utc
 H10 = datetime(2026, 11, 20, 10, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Tests of the fleet inventory (fleethealth.inventory, SPEC §3 "Fleet inventory and transports").
+"""Tests of the fleet inventory (fleethealth.fleet.inventory, SPEC §3 "Fleet inventory and transports").
 
 Every mistake must give an InventoryError with one line per mistake naming the file and the key path.
 """
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth.inventory import InventoryError, load_inventory
+from fleethealth.fleet.inventory import InventoryError, load_inventory
 
 MINIMAL = """\
 clusters:

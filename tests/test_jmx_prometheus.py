@@ -2,7 +2,7 @@
 
 The real scrape (tests/fixtures/samples/ORIGIN.md: jmx_exporter 0.6 on a Kafka 0.10 broker, 414
 series) must map at least 95 % of its series onto MBean names through the silver code; the MBeans
-gold reads (fleethealth.mbeans) must come out with their exact spelling.
+gold reads (fleethealth.fleet.mbeans) must come out with their exact spelling.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from fleethealth import mbeans
-from fleethealth.parsers import prometheus
+from fleethealth.fleet import mbeans
+from fleethealth.silver.parsers import prometheus
 
 SAMPLE = Path(__file__).parent / "fixtures" / "samples" / "tangfeixiong_kafka-0.10_jmx_exporter-0.6_scrape.prom"
 MIN_MAPPED = 0.95

@@ -11,8 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import jobs, lake, pull
-from fleethealth.inventory import load_inventory
+from fleethealth import jobs
+from fleethealth.quality import gate
+from fleethealth.runtime.frames import materialize, materialize_all
+from fleethealth.lake import tables as lake
+from fleethealth.pull import hour as pull
+from fleethealth.fleet.inventory import load_inventory
 from fleethealth.simulate import simulate
 
 pytestmark = pytest.mark.spark
@@ -144,7 +148,7 @@ def test_clean_hour_published_with_results_and_data_docs(spark, fleet):
     results = lake.read(spark, "gold.quality_results", lh, H10)
     tables = {r.table for r in results.select("table").distinct().collect()}
     assert tables == {*lake.layer_tables("bronze"), *lake.layer_tables("silver"), *lake.layer_tables("gold"),
-                      jobs.COMPLETENESS}
+                      gate.COMPLETENESS}
     failed = results.where("NOT success AND critical").collect()
     assert failed == []
     assert not lake.staging_dir(H10, lh).exists()   # published, staging dropped
@@ -172,20 +176,20 @@ def layer_frames(spark, lakehouse, layer, hour, **corrupt):
     for name in lake.layer_tables(layer):
         df = lake.read(spark, name, lakehouse, hour if lake.table(name).hourly else None)
         frames[name] = corrupt.get(name, lambda d: d)(df)
-    return jobs.materialize_all(frames)
+    return materialize_all(frames)
 
 
 def assert_gate_fails(spark, fleet, layer, expectation, offending, hour=H10, frames=None, **corrupt):
     """The gate of `layer` fails on the corrupted hour naming `expectation` and an `offending` row;
     nothing is published; the rejected tables are staged; gold.quality_results records the failure.
     (The published tables keep the clean hour, so each test brings its own corruption.)"""
-    from fleethealth.quality import QualityGateError
+    from fleethealth.quality.suites import QualityGateError
 
     lh = fleet["lakehouse"]
     frames = frames or layer_frames(spark, lh, layer, hour, **corrupt)
     before = published_versions(spark, lh)
     with pytest.raises(QualityGateError) as err:
-        jobs.gate(spark, layer, hour, frames, lh, str(fleet["inventory"]))
+        gate.gate(spark, layer, hour, frames, lh, str(fleet["inventory"]))
     text = str(err.value)
     assert expectation in text and offending in text, text
     assert [f.expectation for f in err.value.failures] == [expectation]
@@ -239,7 +243,7 @@ def test_bronze_rows_lost_fail_reconciliation_in_validate_silver(spark, fleet):
     frames = layer_frames(spark, lh, "silver", H10, **{
         "silver.kafka_events": lambda df: df.where("NOT (host = 'pm3-dead-cleaner-kafka-2' AND line_number <= 5)")})
     records = lake.read(spark, "bronze.records", lh, H10)   # reconciled as run_silver does
-    frames["silver.reconciliation"] = jobs.materialize(
+    frames["silver.reconciliation"] = materialize(
         jobs.reconciliation(records, frames, jobs.bronze_files(spark, H10, lh)))
     lost = [r for r in frames["silver.reconciliation"].collect() if r.unaccounted]
     assert [(r.host, r.source) for r in lost] == [("pm3-dead-cleaner-kafka-2", "kafka")]
@@ -274,8 +278,8 @@ def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet
     """Acceptance: a log line of another hour in an hour's file -> `fleethealth run` exits 1 naming the
     failed expectation; nothing of that hour's silver and gold is published (the next hour of the
     same window is); gold.quality_results has the failure."""
-    from fleethealth import cli
-    from fleethealth.quality import QualityGateError
+    from fleethealth.cli import main as cli
+    from fleethealth.quality.suites import QualityGateError
 
     lh = fleet["lakehouse"]
     log = fleet["root"] / "fleet" / "healthy" / "healthy-kafka-1" / "kafka" / "server.log.2026-11-20-11"  # Berlin

@@ -1,4 +1,4 @@
-"""Tests of the known-bug catalogue (known_bugs.yaml / fleethealth.known_bugs) and the
+"""Tests of the known-bug catalogue (known_bugs.yaml / fleethealth.gold.known_bugs) and the
 known_bug_exposure detector at both sides of a fix (SPEC §5 known_bug_exposure, §6 post-mortem 1)."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from fleethealth import known_bugs
-from fleethealth.known_bugs import KnownBugError, bugs_affecting, compare_versions, version_key
+from fleethealth.gold import known_bugs
+from fleethealth.gold.known_bugs import KnownBugError, bugs_affecting, compare_versions, version_key
 
 POST_MORTEM_1 = {"KAFKA-3994", "KAFKA-4399", "KAFKA-4477", "KAFKA-4478", "KAFKA-4562"}
 CLEANER = {"KAFKA-2235", "KAFKA-3894", "KAFKA-4497", "KAFKA-5413", "KAFKA-6834", "KAFKA-6854", "KAFKA-7215",
@@ -123,9 +123,10 @@ HOUR = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 
 
 def _detect(spark, versions: dict[int, str | None]):
-    from fleethealth import silver, thresholds
+    from fleethealth.silver import tables as silver
+    from fleethealth.gold import thresholds
     from fleethealth.gold.detectors import known_bug_exposure
-    from fleethealth.gold.facts import Facts
+    from fleethealth.gold.facts.core import Facts
 
     rows = [("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["kafka", "jmx"]) for b, v in versions.items()]
     rows.append(("c1", "c1-zk-1", "zookeeper", None, 1, None, "UTC", 50, ["zookeeper"]))

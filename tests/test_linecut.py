@@ -1,4 +1,4 @@
-"""Lines belong to the hour their own timestamp says (issue 12): fleethealth.linecut finds an hour's
+"""Lines belong to the hour their own timestamp says (issue 12): fleethealth.pull.linecut finds an hour's
 byte range in a log file by binary search, and pull lands exactly those bytes from live, size-rolled,
 daily-rolled and compressed files whatever their mtime."""
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import linecut, pull
-from fleethealth.inventory import load_inventory
+from fleethealth.pull import linecut, hour as pull
+from fleethealth.fleet.inventory import load_inventory
 from fleethealth.simulate import simulate
 
 UTC = timezone.utc

@@ -10,15 +10,17 @@ from datetime import datetime, timezone
 
 import pytest
 
-from fleethealth import locks, pull
-from fleethealth.inventory import load_inventory
+from fleethealth.lake import locks
+from fleethealth.pull import hour as pull
+from fleethealth.pull import landing
+from fleethealth.fleet.inventory import load_inventory
 
 HOUR = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 
 HOLDER = """
 import sys, time
 from datetime import datetime, timezone
-from fleethealth import locks
+from fleethealth.lake import locks
 with locks.hour_lock(datetime(2026, 11, 20, 10, tzinfo=timezone.utc), sys.argv[1], "the other run", part=sys.argv[2]):
     print("held", flush=True)
     time.sleep(600)
@@ -84,4 +86,4 @@ def test_a_host_pulled_by_another_run_fails_alone_with_the_reason(holder, tmp_pa
         pull.pull_hour(inventory, HOUR, lake)
     [error] = failed.value.errors
     assert error.startswith("k1: 2026-11-20T10:00:00+00:00 is being processed by another run (the other run")
-    assert (pull.landing_hour_dir(HOUR, lake) / "c" / "k2").is_dir()       # the other host landed
+    assert (landing.landing_hour_dir(HOUR, lake) / "c" / "k2").is_dir()       # the other host landed

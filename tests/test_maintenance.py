@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import lake, maintenance
+from fleethealth.lake import tables as lake, maintenance
 
 PROJECT = Path(__file__).resolve().parents[1]
 

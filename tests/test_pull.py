@@ -1,4 +1,4 @@
-"""Tests of fleethealth.pull with the `local` transport (SPEC §4 landing: files exactly as pulled, per
+"""Tests of fleethealth.pull.hour with the `local` transport (SPEC §4 landing: files exactly as pulled, per
 cluster/host/source, with a manifest of size + sha256; re-pulling is harmless)."""
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import pull
-from fleethealth.inventory import load_inventory
-from fleethealth.pull import MANIFEST, PullError, pull_host, pull_hour, read_manifests
+from fleethealth.pull import hour as pull
+from fleethealth.pull import landing
+from fleethealth.fleet.inventory import load_inventory
+from fleethealth.pull.landing import MANIFEST, PullError, read_manifests
+from fleethealth.pull.hour import pull_host, pull_hour
 
 UTC = timezone.utc
 HOUR = datetime(2026, 11, 20, 10, tzinfo=UTC)          # 11:00-12:00 in Europe/Berlin (CET, +01:00)
@@ -73,7 +75,7 @@ def local_hosts(fleet: Path):
     return inv, [h for h in inv.hosts if h.transport == "local"]
 
 
-def pull_locals(fleet: Path, lake: Path) -> list[pull.Landed]:
+def pull_locals(fleet: Path, lake: Path) -> list[landing.Landed]:
     inv, hosts = local_hosts(fleet)
     out = []
     for host in hosts:
@@ -215,15 +217,15 @@ def test_read_manifests_of_unpulled_hour_is_empty(tmp_path):
 
 @pytest.mark.parametrize("name", ["", ".", "..", "../etc/passwd", "/etc/passwd", "a/b", "a\\b", "x\0y", ".swp"])
 def test_remote_names_that_are_not_plain_file_names_are_never_landed(name):
-    assert not pull._safe_name(name)
+    assert not landing.safe_name(name)
 
 
 def test_a_landing_target_outside_the_host_folder_is_refused(tmp_path):
     (tmp_path / "host.partial").mkdir()
     (tmp_path / "host.partial" / "kafka").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(PullError, match="would land outside"):
-        pull._inside(tmp_path / "host.partial", tmp_path / "host.partial" / "kafka" / "server.log")
-    assert pull._inside(tmp_path / "host.partial", tmp_path / "host.partial" / "zookeeper" / "zookeeper.log")
+        landing.inside(tmp_path / "host.partial", tmp_path / "host.partial" / "kafka" / "server.log")
+    assert landing.inside(tmp_path / "host.partial", tmp_path / "host.partial" / "zookeeper" / "zookeeper.log")
 
 
 @pytest.mark.parametrize("linked", ["kafka", "b-kafka-1"])
@@ -286,14 +288,14 @@ def test_one_host_failing_in_an_unexpected_way_does_not_stop_the_next(fleet):
     ("http://127.0.0.1:9/jolokia/", "cannot reach Jolokia"),
 ])
 def test_jolokia_urls_that_cannot_be_read_give_one_clear_error(url, message):
-    from fleethealth.transports import TransportError, jolokia
+    from fleethealth.pull.transports import TransportError, jolokia
 
     with pytest.raises(TransportError, match=re.escape(message)):
         jolokia.read(url, "kafka", timeout=2)
 
 
 def test_the_live_read_asks_for_every_mbean_silver_uses():
-    from fleethealth import mbeans
+    from fleethealth.fleet import mbeans
 
     reads = mbeans.jolokia_requests("kafka")
     assert {(r["mbean"], r["attribute"]) for r in reads} == {
@@ -340,7 +342,7 @@ def test_an_empty_live_file_lands_nothing_and_hides_nothing(fleet):
 def _hour_bytes(fleet: Path, hour: datetime) -> dict[str, bytes]:
     inv, _ = local_hosts(fleet)
     landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", hour, fleet / "lake")
-    return {Path(r.file).name: (pull.landing_hour_dir(hour, fleet / "lake") / r.read_path).read_bytes()
+    return {Path(r.file).name: (landing.landing_hour_dir(hour, fleet / "lake") / r.read_path).read_bytes()
             for r in landed if r.status == "read"}
 
 
@@ -469,7 +471,7 @@ def hostile(request):
 def test_a_hostile_jolokia_agent_gives_one_clear_error_without_its_body(hostile, message):
     import time
 
-    from fleethealth.transports import TransportError, jolokia
+    from fleethealth.pull.transports import TransportError, jolokia
 
     t0 = time.monotonic()
     with pytest.raises(TransportError) as err:
@@ -487,7 +489,7 @@ def test_a_hostile_jolokia_agent_gives_one_clear_error_without_its_body(hostile,
 def test_a_bad_live_read_is_a_rejected_row_and_the_next_host_is_pulled(fleet, hostile, reason, monkeypatch):
     """A byte every 2 s is cut at the deadline; a deeply nested body and a 302 are refused; each is
     one rejected row of the host, and the host after it in the inventory is still pulled."""
-    from fleethealth.transports import jolokia
+    from fleethealth.pull.transports import jolokia
 
     monkeypatch.setattr(jolokia, "DEADLINE_S", 3)
     text = INVENTORY.split("      - {host: b-kafka-2")[0].replace(
@@ -501,4 +503,4 @@ def test_a_bad_live_read_is_a_rejected_row_and_the_next_host_is_pulled(fleet, ho
     assert reason in err.value.errors[0]
     assert [(r.host, r.source, r.status, r.reason) for r in read_manifests(now, lake)] == [
         ("b-kafka-1", "jmx", "rejected", f"{hostile.url.split('/')[2]}: {reason}")]
-    assert (pull.landing_hour_dir(now, lake) / "berlin" / "b-zk-1" / MANIFEST).is_file()   # the next host: pulled
+    assert (landing.landing_hour_dir(now, lake) / "berlin" / "b-zk-1" / MANIFEST).is_file()   # the next host: pulled

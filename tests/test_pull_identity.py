@@ -1,4 +1,4 @@
-"""File identity in pull (fleethealth.pull.SeenIndex) with the `local` transport, no Spark: a file is
+"""File identity in pull (fleethealth.pull.hour.SeenIndex) with the `local` transport, no Spark: a file is
 known by its name, inode, size and mtime history and its head, not by its head alone; listing and
 identifying N files costs O(N). "no-inode" runs the same pulls with the inodes hidden, as over SFTP;
 "no-inode-reversed" also lists each folder in reverse order (identity must not depend on it)."""
@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import pull
-from fleethealth.inventory import load_inventory
-from fleethealth.pull import pull_host
-from fleethealth.transports import local
+from fleethealth.pull import hour as pull
+from fleethealth.pull import landing
+from fleethealth.pull import identity
+from fleethealth.fleet.inventory import load_inventory
+from fleethealth.pull.hour import pull_host
+from fleethealth.pull.transports import local
 
 UTC = timezone.utc
 H10 = datetime(2026, 11, 20, 10, tzinfo=UTC)
@@ -90,16 +92,16 @@ def fleet(tmp_path, monkeypatch):
     return types.SimpleNamespace(inv=inv, lake=tmp_path / "lake", k1=root / "k1", zk1=root / "zk1")
 
 
-def run(fleet, host: str, hour: datetime) -> dict[str, pull.Landed]:
+def run(fleet, host: str, hour: datetime) -> dict[str, landing.Landed]:
     return {Path(r.file).name: r for r in pull_host(fleet.inv.host(host), "UTC", hour, fleet.lake)}
 
 
-def landed_bytes(fleet, hour: datetime, row: pull.Landed) -> bytes:
-    return (pull.landing_hour_dir(hour, fleet.lake) / row.file).read_bytes()
+def landed_bytes(fleet, hour: datetime, row: landing.Landed) -> bytes:
+    return (landing.landing_hour_dir(hour, fleet.lake) / row.file).read_bytes()
 
 
 def state(fleet, host: str) -> list[dict]:
-    return json.loads(pull.state_path(fleet.inv.host(host), fleet.lake).read_text())
+    return json.loads(identity.state_path(fleet.inv.host(host), fleet.lake).read_text())
 
 
 # -- two snapshots whose first KiB is equal are two files ---------------------------------------------
@@ -114,7 +116,7 @@ def test_snapshots_with_identical_heads_each_land_whole_in_their_hour(fleet, mod
     """The issue: an idle cluster's hour-11 log-dir snapshot has the hour-10 one's first KiB (and 8 bytes
     more); it was landed as those 8 bytes. Also when the host deleted the hour-10 one meanwhile (its
     inode may then be reused): a snapshot is never a rename of another."""
-    assert len(SNAPSHOT_HEAD) > 2 * pull.IDENTITY_BYTES
+    assert len(SNAPSHOT_HEAD) > 2 * identity.IDENTITY_BYTES
     ten = put(fleet.k1 / "logdirs" / "logdirs-2026-11-20T10-30-00Z.json", SNAPSHOT_HEAD + b"]}]}]}\n",
               at(H10, 30))
     first = run(fleet, "k1", H10)
@@ -125,7 +127,7 @@ def test_snapshots_with_identical_heads_each_land_whole_in_their_hour(fleet, mod
         ten.unlink()
     eleven = put(fleet.k1 / "logdirs" / "logdirs-2026-11-20T11-30-00Z.json",
                  SNAPSHOT_HEAD + b', {"x": 1}]}]}]}\n', at(H11, 30))
-    assert eleven.read_bytes()[:pull.IDENTITY_BYTES] == SNAPSHOT_HEAD[:pull.IDENTITY_BYTES]
+    assert eleven.read_bytes()[:identity.IDENTITY_BYTES] == SNAPSHOT_HEAD[:identity.IDENTITY_BYTES]
     heads.clear()
     second = run(fleet, "k1", H11)
     assert list(second) == [eleven.name]
@@ -143,7 +145,7 @@ def test_snapshots_with_identical_heads_each_land_whole_in_their_hour(fleet, mod
 
 # -- rotation: jolokia.jsonl -> jolokia.jsonl.1 while a new jolokia.jsonl starts ---------------------------
 # (a JSON-lines JMX export rolled by size; live and size-rolled logs are placed by their lines' own
-# timestamps instead, fleethealth.linecut)
+# timestamps instead, fleethealth.pull.linecut)
 
 @pytest.mark.parametrize("new_file", ["other-head-bigger", "same-head-smaller"])
 def test_rotation_lands_the_rotated_files_new_bytes_and_the_new_file_whole(fleet, mode, heads, new_file):
@@ -159,7 +161,7 @@ def test_rotation_lands_the_rotated_files_new_bytes_and_the_new_file_whole(fleet
     if new_file == "other-head-bigger":     # bigger than what was landed of the old one: only its head tells
         fresh = lines("new", 60)
     else:                                   # the same first KiB (say a banner), but smaller than the old one
-        fresh = old[:pull.IDENTITY_BYTES + 10] + b"\n"
+        fresh = old[:identity.IDENTITY_BYTES + 10] + b"\n"
     put(folder / "jolokia.jsonl", fresh, at(H11, 20))
     heads.clear()
     second = run(fleet, "zk1", H11)
@@ -189,11 +191,11 @@ def test_a_state_file_of_the_old_format_loads_and_keeps_identities(fleet, mode, 
     first_bytes = lines("ctl", 20)
     live = put(folder / "jolokia.jsonl", first_bytes, at(H10, 30))
     run(fleet, "k1", H10)
-    path = pull.state_path(fleet.inv.host("k1"), fleet.lake)
+    path = identity.state_path(fleet.inv.host("k1"), fleet.lake)
     old_rows = [{k: row[k] for k in ("head", "head_len", "remote", "ranges", "last_pulled")}
                 for row in json.loads(path.read_text())]
     path.write_text(json.dumps(old_rows, indent=1))
-    assert pull._load_state(path)[0].name == "jolokia.jsonl"
+    assert identity.load_state(path)[0].name == "jolokia.jsonl"
 
     more = lines("ctl", 4, 20)
     append(live, more, at(H11, 30))
@@ -251,7 +253,7 @@ def _pull_n_files(tmp_path: Path, monkeypatch, n: int) -> dict[str, int]:
             at(H10, 30))
 
     counts = {"head": 0, "sha256": 0, "fits": 0}
-    read, fits = local.LocalTransport.head, pull.SeenIndex._fits
+    read, fits = local.LocalTransport.head, identity.SeenIndex._fits
 
     def head(self, folder, name, size):
         counts["head"] += 1
@@ -267,8 +269,8 @@ def _pull_n_files(tmp_path: Path, monkeypatch, n: int) -> dict[str, int]:
 
     with monkeypatch.context() as m:
         m.setattr(local.LocalTransport, "head", head)
-        m.setattr(pull, "hashlib", types.SimpleNamespace(sha256=sha256))
-        m.setattr(pull.SeenIndex, "_fits", staticmethod(counted_fits))
+        m.setattr(identity, "hashlib", types.SimpleNamespace(sha256=sha256))
+        m.setattr(identity.SeenIndex, "_fits", staticmethod(counted_fits))
         host = inv.host("k1")
         assert len(pull_host(host, "UTC", H10, tmp_path / "lake")) == n
         for i in range(n):

@@ -13,10 +13,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fleethealth import bronze, pull, silver
-from fleethealth.hours import floor_hour
-from fleethealth.inventory import load_inventory
-from fleethealth.pull import PullError, pull_host, read_manifests
+from fleethealth.bronze import tables as bronze
+from fleethealth.pull import hour as pull
+from fleethealth.pull import landing
+from fleethealth.silver import tables as silver
+from fleethealth.lake.hours import floor_hour
+from fleethealth.fleet.inventory import load_inventory
+from fleethealth.pull.landing import PullError, read_manifests
+from fleethealth.pull.hour import pull_host
 from realservers import Sshd, ZooKeeper, free_port
 
 UTC = timezone.utc
@@ -75,7 +79,7 @@ def fleet(servers, tmp_path, monkeypatch):
 
 
 def landed_names(lake: Path, hour: datetime, host: str) -> list[str]:
-    folder = pull.landing_hour_dir(hour, lake) / "loop" / host
+    folder = landing.landing_hour_dir(hour, lake) / "loop" / host
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() or p.is_symlink())
 
 
@@ -92,7 +96,7 @@ def test_sftp_lands_exactly_the_hours_files_byte_for_byte(fleet, tmp_path):
 
     assert landed_names(fleet["lake"], PAST, "kafka-1") == ["_manifest.json", "kafka/server.log.2026-11-20-10"]
     [row] = landed
-    dst = pull.landing_hour_dir(PAST, fleet["lake"]) / row.file
+    dst = landing.landing_hour_dir(PAST, fleet["lake"]) / row.file
     assert dst.read_bytes() == (kafka / "server.log.2026-11-20-10").read_bytes()
     assert (row.remote, row.offset, row.size) == (str(kafka / "server.log.2026-11-20-10"), 0, dst.stat().st_size)
     assert row.mtime == int(at(PAST, 61))
@@ -121,7 +125,7 @@ def test_a_live_file_over_sftp_lands_each_hours_lines_in_that_hour(fleet):
 
     def landed(hour, rows):
         [row] = rows
-        return (pull.landing_hour_dir(hour, lake) / row.read_path).read_bytes()
+        return (landing.landing_hour_dir(hour, lake) / row.read_path).read_bytes()
 
     assert landed(h0, first) == kafka_lines(h0, 4)
     assert landed(h1, second) == kafka_lines(h1, 2, 4) + partial
@@ -147,7 +151,7 @@ def test_unreachable_host_fails_alone_with_a_clear_message(fleet):
     with pytest.raises(PullError, match=r"^kafka-9: cannot connect to .*@127\.0\.0\.1:\d+ \(connection fleet_dead\)"):
         pull_host(inv.host("kafka-9"), "UTC", PAST, lake)
     assert time.monotonic() - t0 < 5                                   # one attempt; Airflow retries with back-off
-    assert not (pull.landing_hour_dir(PAST, lake) / "loop" / "kafka-9").exists()
+    assert not (landing.landing_hour_dir(PAST, lake) / "loop" / "kafka-9").exists()
     assert [r.host for r in pull_host(inv.host("kafka-1"), "UTC", PAST, lake)] == ["kafka-1"]
 
 
@@ -211,7 +215,7 @@ def test_live_jolokia_and_real_zookeeper_log_reach_silver(fleet, spark):
         ("jmx", f"jolokia-live.{hour + timedelta(minutes=70):%Y-%m-%dT%H-%M-%S}Z.jsonl"),
         ("zookeeper", "zookeeper.log")]
 
-    records = bronze.records(spark, landed, pull.landing_hour_dir(hour, lake), hour)
+    records = bronze.records(spark, landed, landing.landing_hour_dir(hour, lake), hour)
     tables = silver.build(spark, records, inv)
     samples = {r.attribute: r.value for r in tables["silver.jmx_samples"].where("host = 'zk-1'").collect()
                if r.domain == "java.lang"}

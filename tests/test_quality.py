@@ -1,4 +1,4 @@
-"""fleethealth.quality: the GX gate on gold tables (GX Core 1.x on a local SparkSession)."""
+"""fleethealth.quality.suites: the GX gate on gold tables (GX Core 1.x on a local SparkSession)."""
 from __future__ import annotations
 
 import json
@@ -10,8 +10,8 @@ import pytest
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 
-from fleethealth import quality  # noqa: E402
-from fleethealth.quality import ExpectationResult, QualityGateError  # noqa: E402
+from fleethealth.quality import suites as quality  # noqa: E402
+from fleethealth.quality.suites import ExpectationResult, QualityGateError  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -110,7 +110,7 @@ def test_substitute_hour_placeholders():
 
 
 def test_every_table_has_a_suite_and_value_sets_come_from_code():
-    from fleethealth import lake
+    from fleethealth.lake import tables as lake
     from fleethealth.gold.detectors import DETECTORS
 
     gated = {*lake.layer_tables("bronze"), *lake.layer_tables("silver"), *lake.layer_tables("gold")}

@@ -11,7 +11,7 @@ from readme_blocks import block
 
 @pytest.mark.spark
 def test_the_readme_python_route_reads_what_spark_wrote(spark, tmp_path, monkeypatch):
-    from fleethealth import lake
+    from fleethealth.lake import tables as lake
 
     rows = [("c1", "log_cleaner_dead", "critical", datetime(2026, 11, 20, 10, 20)),
             ("c1", "data_missing", "major", datetime(2026, 11, 20, 11, 0)),

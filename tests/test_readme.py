@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from fleethealth import cli
-from fleethealth.inventory import parse_inventory
+from fleethealth.cli import main as cli
+from fleethealth.fleet.inventory import parse_inventory
 from readme_blocks import KINDS, README, block, blocks
 
 VENV_BIN = Path(sys.executable).parent

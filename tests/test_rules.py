@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth.parsers import rules
+from fleethealth.silver.parsers import rules
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 SOURCES = ("kafka", "zookeeper")
@@ -121,7 +121,7 @@ def test_fields_of_a_body_holding_the_separator(spark):
     every other field keeps its value."""
     from pyspark.sql import functions as F
 
-    from fleethealth.parsers import log4j
+    from fleethealth.silver.parsers import log4j
 
     body = f"Finished loading offsets and group metadata from __consumer{rules.SEP}offsets-7 in 31 milliseconds."
     df = spark.createDataFrame([(body, None), ("Rolled new log segment for 'orders-1' in 9 ms.", None),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from fleethealth import runbooks
+from fleethealth.gold import runbooks
 
 
 def test_every_detector_kind_has_a_runbook_and_no_other_kind_does():

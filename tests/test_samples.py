@@ -7,7 +7,7 @@
   distributions, copied to tests/fixtures/samples): no line quarantined, as many WARN/ERROR records
   as raw lines starting one, and every line accounted for.
 
-The files are landed (as `fleethealth.pull` would) into one hour of a UTC cluster, so a silver
+The files are landed (as `fleethealth.pull.hour` would) into one hour of a UTC cluster, so a silver
 timestamp equals the wall-clock text of the log. Parsed once per module; asserts on Python values.
 """
 from __future__ import annotations
@@ -24,9 +24,10 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED_SAMPLES
-from fleethealth import bronze, pull, silver
-from fleethealth.inventory import parse_inventory
-from fleethealth.pull import Landed
+from fleethealth.bronze import tables as bronze
+from fleethealth.silver import tables as silver
+from fleethealth.fleet.inventory import parse_inventory
+from fleethealth.pull.landing import Landed, landing_hour_dir
 
 UTC = timezone.utc
 HOUR = datetime(2026, 11, 20, 10, tzinfo=UTC)
@@ -74,7 +75,7 @@ def land(src: Path, landing: Path, host: str, source: str) -> Landed:
 def parsed(spark, tmp_path_factory):
     base = tmp_path_factory.mktemp("samples")
     inv = parse_inventory(INVENTORY, "samples-inventory")
-    landing = pull.landing_hour_dir(HOUR, base / "lakehouse")
+    landing = landing_hour_dir(HOUR, base / "lakehouse")
     landed = [land(KAFKA_SAMPLES / name, landing, host, "kafka")
               for host, names in KAFKA_FILES.items() for name in names]
     if LOGHUB_LOG.exists():

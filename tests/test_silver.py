@@ -16,8 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import bronze, pull, silver
-from fleethealth.inventory import load_inventory
+from fleethealth.bronze import tables as bronze
+from fleethealth.pull import hour as pull
+from fleethealth.pull import landing
+from fleethealth.silver import tables as silver
+from fleethealth.fleet.inventory import load_inventory
 
 UTC = timezone.utc
 HOUR = datetime(2026, 11, 20, 10, tzinfo=UTC)            # 05:00-06:00 America/New_York (EST, -05:00)
@@ -198,7 +201,7 @@ def _run(spark, base: Path):
     inv = load_inventory(_write_fleet(base))
     lakehouse = base / "lakehouse"
     landed = pull.pull_hour(inv, HOUR, lakehouse)
-    b = bronze.records(spark, landed, pull.landing_hour_dir(HOUR, lakehouse), HOUR).cache()
+    b = bronze.records(spark, landed, landing.landing_hour_dir(HOUR, lakehouse), HOUR).cache()
     tables = silver.build(spark, b, inv)
     out = {name: [r.asDict() for r in df.collect()] for name, df in tables.items()}
     out["bronze"] = [r.asDict() for r in b.collect()]
@@ -516,7 +519,7 @@ def test_gzipped_rolled_log_parses_like_the_plain_file(spark, fleet, tmp_path):
     lakehouse = tmp_path / "lakehouse"
     landed = pull.pull_hour(inv, HOUR, lakehouse)
     assert [x.file for x in landed] == [f"nyc/{BROKER}/kafka/server.log.2026-11-20-05.gz"]
-    b = bronze.records(spark, landed, pull.landing_hour_dir(HOUR, lakehouse), HOUR)
+    b = bronze.records(spark, landed, landing.landing_hour_dir(HOUR, lakehouse), HOUR)
     tables = silver.build(spark, b, inv)
     keep = lambda r: {k: v for k, v in r.items() if k not in ("file",)}   # noqa: E731
     gz = sorted((keep(r.asDict()) for r in tables["silver.kafka_events"].collect()), key=lambda r: r["line_number"])
@@ -539,7 +542,7 @@ def test_a_part_of_silver_is_exactly_its_share_of_the_whole(spark, fleet, parts,
     def part_of(row: dict) -> str:
         if row["source"] != "jmx":
             return row["source"]
-        return "prometheus" if re.search(pull.PROMETHEUS_FILE, row["file"]) else "jolokia"
+        return "prometheus" if re.search(landing.PROMETHEUS_FILE, row["file"]) else "jolokia"
 
     tables = silver.build(spark, spark.createDataFrame(fleet["bronze"], bronze.SCHEMA), fleet["inventory"],
                           parts=parts)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import cli
+from fleethealth.cli import main as cli
 from fleethealth.simulate import simulate
 
 UTC = timezone.utc

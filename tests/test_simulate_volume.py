@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import cli, mbeans
+from fleethealth.cli import main as cli
+from fleethealth.fleet import mbeans
 from fleethealth.simulate import simulate
 
 START = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
@@ -21,7 +22,7 @@ TOLERANCE = 0.05
 
 def silver_samples(response: dict) -> list[tuple[str, str, object]]:
     """(mbean, attribute, value) of each sample silver makes of one Jolokia read response, written out
-    from `fleethealth.parsers.jolokia.parse`: a failed read none; a pattern read one per attribute of
+    from `fleethealth.silver.parsers.jolokia.parse`: a failed read none; a pattern read one per attribute of
     each MBean; one named attribute one; a list of attributes (or none named) one per attribute; a
     composite value one per item (`Attribute.item`)."""
     if response.get("status") != 200:
@@ -124,7 +125,7 @@ def test_jmx_samples_per_broker_hour(tmp_path, n):
 
 
 def detector_samples(files: dict) -> list[tuple]:
-    """Every sample of an MBean in fleethealth.mbeans (what gold reads: `MBean.matches`), with host and time."""
+    """Every sample of an MBean in fleethealth.fleet.mbeans (what gold reads: `MBean.matches`), with host and time."""
     @cache
     def read_by_gold(bean: str, attribute: str) -> bool:
         domain, _, keys = bean.partition(":")
@@ -189,7 +190,7 @@ def test_cli_option(tmp_path, capsys):
 
 @pytest.mark.spark
 def test_silver_counts_what_the_simulator_counts(spark, tmp_path):
-    from fleethealth.parsers import jolokia
+    from fleethealth.silver.parsers import jolokia
 
     simulate(tmp_path, "healthy", START, HOUR, brokers=1, jmx_samples_per_broker_hour=5_000)
     [((cluster, host, name), lines)] = scrapes(tmp_path).items()

@@ -1,4 +1,4 @@
-"""Tests of fleethealth.thresholds: declared once in thresholds.yaml with defaults and bounds, validated
+"""Tests of fleethealth.gold.thresholds: declared once in thresholds.yaml with defaults and bounds, validated
 centrally; a bad value fails with one line naming the file and the key (SPEC §5, §7 "Errors")."""
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fleethealth import config, thresholds
-from fleethealth.thresholds import ThresholdError
+from fleethealth.runtime import config
+from fleethealth.gold import thresholds
+from fleethealth.gold.thresholds import ThresholdError
 
 BLOAT = "offsets_partition_bloat.max_size_bytes"
 
@@ -20,7 +21,7 @@ def no_env_override(monkeypatch):
 
 
 def declared() -> dict:
-    return yaml.safe_load(resources.files("fleethealth").joinpath("thresholds.yaml").read_text())
+    return yaml.safe_load(resources.files("fleethealth.gold").joinpath("thresholds.yaml").read_text())
 
 
 def override(tmp_path: Path, text: str) -> Path:

@@ -11,8 +11,8 @@ import time
 import pytest
 from pyspark.sql import functions as F
 
-from fleethealth.parsefile import utc_text
-from fleethealth.parsers import log4j
+from fleethealth.cli.parse import utc_text
+from fleethealth.silver.parsers import log4j
 
 RECORDS = [
     # (format, cluster timezone, record text, UTC expected)

@@ -8,7 +8,13 @@ from functools import reduce
 
 from pyspark.sql import DataFrame
 
-from fleethealth import bronze, jobs, pull, silver, thresholds
+from fleethealth.bronze import tables as bronze
+from fleethealth import jobs
+from fleethealth.runtime import frames
+from fleethealth.pull import hour as pull
+from fleethealth.pull import landing
+from fleethealth.silver import tables as silver
+from fleethealth.gold import thresholds
 
 
 def run_window(spark, inventory, hours, lakehouse) -> dict:
@@ -17,13 +23,13 @@ def run_window(spark, inventory, hours, lakehouse) -> dict:
     per_hour, files = [], []
     for hour in hours:
         landed = pull.pull_hour(inventory, hour, lakehouse)
-        records = bronze.records(spark, landed, pull.landing_hour_dir(hour, lakehouse), hour)
+        records = bronze.records(spark, landed, landing.landing_hour_dir(hour, lakehouse), hour)
         per_hour.append(records)
         files.append(bronze.files(spark, landed, records, hour))
-    records = jobs.materialize(reduce(DataFrame.unionByName, per_hour))
-    files = jobs.materialize(reduce(DataFrame.unionByName, files))
-    tables = jobs.materialize_all(silver.build(spark, records, inventory, files))
-    recon = jobs.materialize(silver.reconciliation(records, tables, tables["silver.quarantine"], files))
+    records = frames.materialize(reduce(DataFrame.unionByName, per_hour))
+    files = frames.materialize(reduce(DataFrame.unionByName, files))
+    tables = frames.materialize_all(silver.build(spark, records, inventory, files))
+    recon = frames.materialize(silver.reconciliation(records, tables, tables["silver.quarantine"], files))
     window_silver = {name: tables[f"silver.{name}"] for name in jobs.GOLD_INPUTS if name != "reconciliation"}
     window_silver["reconciliation"] = recon
     hosts = silver.hosts_frame(spark, inventory)

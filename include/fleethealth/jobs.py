@@ -17,62 +17,36 @@ passed are published together, one commit per table (`publish`).
 from __future__ import annotations
 
 import logging
-import os
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from fleethealth import bronze, lake, locks, pull, quality, silver, thresholds as thresholds_mod
-from fleethealth.gold import fact_tables
-from fleethealth.gold import facts as gold_facts
+from fleethealth.bronze import tables as bronze
+from fleethealth.lake import tables as lake, locks
+from fleethealth.pull import landing
+from fleethealth.silver import tables as silver
+from fleethealth.gold import thresholds as thresholds_mod
+from fleethealth.gold.facts import registry as fact_tables
+from fleethealth.gold.facts import core as gold_facts
 from fleethealth.gold import incidents as gold_incidents
 from fleethealth.gold.detectors import DETECTORS, detect_all
-from fleethealth.inventory import load_inventory
-from fleethealth.quality import QualityGateError
-from fleethealth.session import local_frame
+from fleethealth.fleet.inventory import load_inventory
+from fleethealth.quality.suites import QualityGateError
+from fleethealth.quality.gate import GateReport, audit, gate, publish
+from fleethealth.runtime.frames import materialize, materialize_all
 
 log = logging.getLogger("fleethealth.jobs")
-WRITE_THREADS = 4
 DETECTOR_KINDS = frozenset(DETECTORS)
-LAYERS = ("bronze", "silver", "gold")
-# checks over several tables of a layer: a derived frame validated with expectations/<name>.json
-COMPLETENESS = "gold.completeness"
-
-
-def _concurrently(fn, items) -> list:
-    """Run fn(item) for several tables at once: Spark runs jobs of several threads concurrently, and
-    most of a small write is driver-side work (planning, Delta commit) that overlaps well."""
-    with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
-        return [future.result() for future in [pool.submit(fn, item) for item in items]]
-
-
-def _run_all(calls) -> None:
-    """Call each of `calls` at once (e.g. the writes of a layer)."""
-    _concurrently(lambda call: call(), calls)
-
-
-def materialize(df: DataFrame) -> DataFrame:
-    """Compute `df` once and cut its lineage. The optimizer of every plan that scans a Delta table
-    runs Delta's file pruning again (about a second per plan, far more on a cold JVM); the layer
-    functions plan the same hour dozens of times, so they start from the materialized hour."""
-    return df.localCheckpoint(eager=True)
-
-
-def materialize_all(frames: dict) -> dict:
-    return dict(zip(frames, _concurrently(materialize, frames.values())))
 
 
 # ------------------------------------------------------------------------------------ the layers
 @locks.holding_hour("bronze job")
-def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> tuple[int, "GateReport"]:
+def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> tuple[int, GateReport]:
     """Landing files of `hour` -> bronze.records and bronze.files, gated. Returns the record count
     and the gate's report."""
-    landed = pull.read_manifests(hour, lakehouse)
-    records = materialize(bronze.records(spark, landed, pull.landing_hour_dir(hour, lakehouse), hour))
+    landed = landing.read_manifests(hour, lakehouse)
+    records = materialize(bronze.records(spark, landed, landing.landing_hour_dir(hour, lakehouse), hour))
     try:
         files = materialize(bronze.files(spark, landed, records, hour))
         report = gate(spark, "bronze", hour, {"bronze.records": records, "bronze.files": files}, lakehouse)
@@ -83,7 +57,7 @@ def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> tuple[int
 
 @locks.holding_hour("silver job")
 def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None
-               ) -> tuple[list[dict], "GateReport"]:
+               ) -> tuple[list[dict], GateReport]:
     """Published bronze.records of `hour` -> silver tables, quarantine and reconciliation, gated.
     Returns the reconciliation rows and the gate's report."""
     return _settled(silver_window(spark, [hour], inventory_path, lakehouse)[hour])
@@ -188,7 +162,7 @@ def gold_tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
 
 @locks.holding_hour("gold job")
 def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,
-             thresholds_path: str | None = None) -> tuple[int, "GateReport"]:
+             thresholds_path: str | None = None) -> tuple[int, GateReport]:
     """Published silver of `hour` -> gold facts and findings, and gold.incidents rebuilt from the
     published findings of the other hours plus this hour's, gated. Returns the findings count and
     the gate's report."""
@@ -232,130 +206,6 @@ def gold_window(spark: SparkSession, hours: list[datetime], inventory_path: str,
             return out
         finally:
             spark.catalog.clearCache()
-
-
-# ------------------------------------------------------------------------------------- the gate
-@dataclass
-class GateReport:
-    layer: str
-    hour: datetime
-    results: list = field(default_factory=list)
-    published: list = field(default_factory=list)
-    data_docs: Path | None = None
-    validated: list = field(default_factory=list)   # the tables (and audits) the results are of
-    rows: DataFrame | None = None                   # the results as gold.quality_results rows
-
-    def summary(self) -> str:
-        failed = [r for r in self.results if not r.success]
-        text = (f"validate_{self.layer} {self.hour.isoformat()}: {len(self.results)} expectations on "
-                f"{len({r.table for r in self.results})} tables, {len(failed)} failed "
-                f"({sum(r.critical for r in failed)} critical)")
-        if self.published:
-            text += f"; published {', '.join(self.published)}"
-        return text
-
-
-def data_docs_dir(lakehouse=None) -> Path | None:
-    """Where Data Docs go, or None when FLEETHEALTH_DATA_DOCS=0 (validation still runs)."""
-    return lake.quality_dir(lakehouse) if os.environ.get("FLEETHEALTH_DATA_DOCS", "1") != "0" else None
-
-
-def audits(spark: SparkSession, layer: str, tables: dict, inventory_path: str | None) -> dict:
-    """Derived frames checked across tables of a layer (validated, never stored)."""
-    if layer != "gold" or inventory_path is None:
-        return {}
-    return {COMPLETENESS: completeness(silver.hosts_frame(spark, load_inventory(inventory_path)),
-                                       tables["gold.broker_health_hourly"],
-                                       tables["gold.incident_findings"])}
-
-
-def completeness(hosts: DataFrame, health: DataFrame, findings: DataFrame) -> DataFrame:
-    """One row per inventory host and expected source: did it arrive, or is a data_missing finding
-    reporting it? `unreported` (host:source) is set when neither: no data must never look healthy."""
-    expected = hosts.select("cluster", "host", F.explode("expect").alias("source"))
-    arrived = health.select("cluster", "host", F.explode("sources_arrived").alias("source"),
-                            F.lit(True).alias("arrived"))
-    reported = (findings.where(F.col("kind") == "data_missing")
-                .select("cluster", F.col("entity").alias("_entity"), F.lit(True).alias("reported")))
-    out = (expected.join(arrived, ["cluster", "host", "source"], "left")
-           .withColumn("_entity", F.concat_ws(":", "host", "source"))
-           .join(reported, ["cluster", "_entity"], "left"))
-    ok = F.coalesce("arrived", F.lit(False)) | F.coalesce("reported", F.lit(False))
-    return out.select("cluster", "host", "source",
-                      F.coalesce("arrived", F.lit(False)).alias("arrived"),
-                      F.coalesce("reported", F.lit(False)).alias("reported"),
-                      F.when(~ok, F.col("_entity")).alias("unreported"))
-
-
-@locks.holding_hour("validate_{layer}")
-def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse=None,
-         inventory_path: str | None = None) -> GateReport:
-    """The quality gate of `layer` for `hour` on the layer's computed tables (name -> materialized
-    frame): validate them (and the layer's audits), record the results, then either publish them
-    (one write per table) or, on a critical failure, stage them for inspection and raise
-    QualityGateError (nothing published)."""
-    report = audit(spark, layer, hour, tables, lakehouse, inventory_path)
-    publish(tables, [hour], lakehouse, [report])
-    report.published = lake.layer_tables(layer)
-    return report
-
-
-@locks.holding_hour("validate_{layer}")
-def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse=None,
-          inventory_path: str | None = None) -> GateReport:
-    """The gate without its publishing: validate the hour's tables and the layer's audits; on a
-    critical failure record the results, stage the tables for inspection and raise QualityGateError.
-    The results of an hour that passed are recorded when it is published (`publish(..., reports)`,
-    in the same batch of writes). A window validates each of its hours so, then publishes those that
-    passed at once."""
-    if layer not in LAYERS:
-        raise ValueError(f"unknown layer {layer!r}; one of {', '.join(LAYERS)}")
-    names = lake.layer_tables(layer)
-    if sorted(tables) != sorted(names):
-        raise ValueError(f"the {layer} gate needs exactly the tables {', '.join(names)}; got {', '.join(tables)}")
-    frames = dict(tables, **materialize_all(audits(spark, layer, tables, inventory_path)))
-    docs = data_docs_dir(lakehouse)
-    report = GateReport(layer, hour, data_docs=docs / "index.html" if docs else None)
-    report.results = quality.validate_tables(frames, hour=hour, data_docs_dir=docs, persist=False)
-    report.validated = list(frames)
-    report.rows = local_frame(spark, quality.results_rows(report.results, hour), quality.RESULTS_SCHEMA_DDL)
-    log.info(report.summary())
-    lake.drop_staging(hour, layer, lakehouse)   # a rejected earlier attempt of this hour
-    try:
-        quality.enforce(report.results)
-    except quality.QualityGateError:
-        _run_all([lambda: record([report], lakehouse)] + [
-            lambda item=item: lake.stage(item[1], item[0], hour, lakehouse) for item in tables.items()])
-        raise
-    return report
-
-
-def record(reports: list[GateReport], lakehouse=None) -> None:
-    """Write the results of gates (of one layer, one or several hours) into gold.quality_results, in
-    one commit replacing those hours' results of the validated tables."""
-    validated = ", ".join(f"'{name}'" for name in dict.fromkeys(n for r in reports for n in r.validated))
-    rows = reports[0].rows
-    for report in reports[1:]:
-        rows = rows.unionByName(report.rows)
-    lake.write_hour(rows, "gold.quality_results", [r.hour for r in reports], lakehouse,
-                    where=f"`table` IN ({validated})")
-
-
-def publish(tables: dict, hours: list[datetime], lakehouse=None, reports: list[GateReport] = ()) -> None:
-    """Write validated tables (name -> frame holding rows of `hours` only) into the published ones:
-    one commit per table replacing those hours (a table that is not hourly, whole); `reports` (the
-    gates that passed those hours) are recorded in gold.quality_results in the same batch of writes
-    (a tiny Delta write costs about as much as a big one: together they overlap)."""
-    def write(item):
-        name, df = item
-        if lake.table(name).hourly:
-            lake.write_hour(df, name, hours, lakehouse)
-        else:
-            lake.overwrite(df, name, lakehouse)
-    writes = [lambda item=item: write(item) for item in tables.items()]
-    if reports:
-        writes.insert(0, lambda: record(list(reports), lakehouse))
-    _run_all(writes)
 
 
 def run_hour(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,

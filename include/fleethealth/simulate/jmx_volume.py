@@ -20,11 +20,11 @@ may fit):
    as it takes: the only open-ended family, so any N is reached.
 
 So N samples per broker-hour within one sample per scrape, counted as silver counts them
-(`fleethealth.parsers.jolokia`, `samples_in` below): one attribute value is one sample, a composite one
+(`fleethealth.silver.parsers.jolokia`, `samples_in` below): one attribute value is one sample, a composite one
 sample per item. Below what the base reads give (~66 per scrape) nothing is added (N = 0: only the
 MBeans fleethealth reads). A broker that is down part of an hour is scraped less, so it has fewer.
 
-Nothing here is read by a detector: no MBean of `fleethealth.mbeans`, and none whose value a scenario
+Nothing here is read by a detector: no MBean of `fleethealth.fleet.mbeans`, and none whose value a scenario
 would contradict (ISR, fetcher lag, cleaner, ZooKeeper session, leader counts are left out). Values
 follow the fleet model where it has them (sizes, offsets as the log-dir snapshots and logs say),
 counters grow from the broker's start, and the rest is jitter from `state.rng`: deterministic for a seed.
@@ -95,7 +95,7 @@ CLIENT_KINDS = (("Fetch", ("byte-rate", "throttle-time")), ("Produce", ("byte-ra
 
 
 def samples_in(response: dict) -> int:
-    """Samples silver makes of one Jolokia read response (as `fleethealth.parsers.jolokia.parse`): a
+    """Samples silver makes of one Jolokia read response (as `fleethealth.silver.parsers.jolokia.parse`): a
     failed read none; a pattern read one per attribute of each MBean, a read of one named attribute
     one, a read of several (or all) attributes one per attribute; a composite value one per item."""
     if response.get("status") != 200:

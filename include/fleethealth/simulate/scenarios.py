@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from .. import known_bugs
+from ..gold import known_bugs
 from . import postmortems as pm
 from .clock import HOUR_MS, iso_z
 from .fleet import OFFSETS_TOPIC, Cluster, Topic

@@ -17,6 +17,8 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
+from fleethealth.gold.detectors.base import finding
+
 KIND = "broker_flapping"
 TS_FMT = "HH:mm:ss'Z'"
 
@@ -58,8 +60,6 @@ def losses(events, gap_s: int):
 
 
 def detect(facts, thresholds):
-    from fleethealth.gold.detectors import finding
-
     n = thresholds[f"{KIND}.min_losses"]
     window_ms = thresholds[f"{KIND}.window_minutes"] * 60_000
     eps = losses(facts.kafka_events, thresholds[f"{KIND}.episode_gap_s"]).alias("a")

@@ -15,15 +15,14 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from fleethealth import mbeans
+from fleethealth.fleet import mbeans
+from fleethealth.gold.detectors.base import finding
 
 KIND = "broker_isolated"
 TIME = "HH:mm:ss'Z'"
 
 
 def detect(facts, thresholds):
-    from fleethealth.gold.detectors import finding
-
     min_disc = thresholds[f"{KIND}.min_peer_disconnects"]
     growth = thresholds[f"{KIND}.fd_growth_factor"]
     ev = facts.kafka_events

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from fleethealth.gold.detectors.base import finding
+
 KIND = "data_missing"
 
 
 def detect(facts, thresholds):
-    from fleethealth.gold.detectors import finding
-
     health = facts.broker_health
     if "file_problems" not in health.columns:
         health = health.withColumn("file_problems", F.array().cast("array<string>"))

@@ -12,7 +12,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from fleethealth import mbeans
+from fleethealth.fleet import mbeans
+from fleethealth.gold.detectors.base import finding
 
 KIND = "fd_exhaustion"
 
@@ -28,8 +29,6 @@ def fd_samples(jmx: DataFrame) -> DataFrame:
 
 
 def detect(facts, thresholds):
-    from fleethealth.gold.detectors import finding
-
     ratio = thresholds[f"{KIND}.max_fd_ratio"]
     factor = thresholds[f"{KIND}.median_factor"]
     min_brokers = thresholds[f"{KIND}.min_brokers_for_median"]

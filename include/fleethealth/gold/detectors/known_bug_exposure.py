@@ -8,30 +8,16 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from fleethealth import known_bugs
+from fleethealth.gold import known_bugs
+from fleethealth.gold.detectors.base import finding
 
 KIND = "known_bug_exposure"
 
 
-def exposures(hosts, ranges):
-    """(cluster, host, broker_id, kafka_version, hour, bug_id, affected, summary) for every affected
-    broker-hour (`hosts`: one row per host and hour)."""
-    brokers = (hosts.where((F.col("role") == "kafka") & F.col("kafka_version").isNotNull())
-               .select("cluster", "host", "broker_id", "kafka_version", "hour",
-                       known_bugs.version_key_col(F.col("kafka_version")).alias("vkey")))
-    inside = ((F.col("from_key").isNull() | (F.col("from_key") <= F.col("vkey")))
-              & (F.col("to_key").isNull() | (F.col("vkey") < F.col("to_key"))))
-    return (brokers.join(F.broadcast(ranges), inside, "inner")
-            .select("cluster", "host", "broker_id", "kafka_version", "hour", "bug_id", "component", "affected",
-                    "summary"))
-
-
 def detect(facts, thresholds):
-    from fleethealth.gold.detectors import finding
-
     spark = facts.hosts.sparkSession
     ranges = known_bugs.ranges_frame(spark)
-    per_broker = (exposures(facts.hosts, ranges)
+    per_broker = (known_bugs.exposures(facts.hosts, ranges)
                   .groupBy("cluster", "host", "broker_id", "kafka_version", "hour")
                   .agg(F.array_sort(F.collect_set(F.struct("bug_id", "affected", "summary"))).alias("bugs")))
     evidence = F.format_string(

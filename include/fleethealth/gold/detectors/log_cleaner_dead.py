@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from fleethealth.gold.detectors.base import finding
+
 KIND = "log_cleaner_dead"
 
 
 def detect(facts, thresholds):
-    from fleethealth.gold.detectors import finding
-
     dead = facts.cleaner_status.where(F.col("status") == "dead")
     return finding(dead, KIND, thresholds[f"{KIND}.severity"],
                    entity=F.concat(F.lit("broker-"), F.col("broker_id")),

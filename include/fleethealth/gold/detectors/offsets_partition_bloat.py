@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from fleethealth.gold.facts import offsets_size_samples
+from fleethealth.gold.facts.core import offsets_size_samples
+from fleethealth.gold.detectors.base import finding
 
 KIND = "offsets_partition_bloat"
 GIB = 1024 ** 3
 
 
 def detect(facts, thresholds):
-    from fleethealth.gold.detectors import finding
-
     max_size = thresholds[f"{KIND}.max_size_bytes"]
     max_growth = thresholds[f"{KIND}.max_growth_bytes_per_hour"]
     over = (offsets_size_samples(facts.jmx).where(F.col("size_bytes") > max_size)

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from fleethealth.gold.coordinators import OFFSETS_TOPIC
+from fleethealth.gold.facts.coordinators import OFFSETS_TOPIC
+from fleethealth.gold.detectors.base import finding
 
 KIND = "slow_group_load"
 
 
 def detect(facts, thresholds):
-    from fleethealth.gold.detectors import finding
-
     limit = thresholds[f"{KIND}.max_duration_ms"]
     ev = facts.kafka_events
     slow = (ev.where((F.col("event_type") == "group_load_finished") & (F.col("topic") == OFFSETS_TOPIC)

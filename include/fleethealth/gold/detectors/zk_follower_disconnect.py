@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from fleethealth.gold.detectors.base import finding
+
 KIND = "zk_follower_disconnect"
 HMS = "HH:mm:ss.SSS'Z'"
 
 
 def detect(facts, thresholds):
-    from fleethealth.gold.detectors import finding
-
     link_ms = thresholds[f"{KIND}.link_window_ms"]
     link = F.make_dt_interval(secs=F.lit(link_ms / 1000.0))
     ev = facts.zk_events.withColumn(

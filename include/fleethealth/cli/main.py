@@ -1,0 +1,322 @@
+"""`fleethealth` command line: simulate, pull, run (windows of hours: the backfill path), parse, query.
+
+User mistakes (bad inventory, bad time, unknown table) print one clear line and exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from fleethealth.runtime import config
+from fleethealth.lake import locks
+from fleethealth.lake.hours import HOUR, parse_window
+from fleethealth.fleet.inventory import InventoryError, load_inventory
+
+EXIT_USAGE = 2
+DEFAULT_QUERY_LIMIT = 1000
+
+
+class UsageError(Exception):
+    """A user mistake: printed as one line, exit 2."""
+
+
+def _session(app: str, lakehouse: str | None, cores: str = "local[*]", short_lived: bool = False):
+    from fleethealth.runtime.session import build_session, jvm_stderr_filtered
+
+    try:
+        with jvm_stderr_filtered():
+            return build_session(app, lakehouse, master=cores, short_lived=short_lived)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_simulate(args) -> int:
+    from fleethealth.simulate import simulate
+
+    hours = parse_window(args.start, args.end)
+    inventory = simulate(Path(args.out), args.scenario, hours[0], hours[-1] + HOUR,
+                         brokers=args.brokers, seed=args.seed, bytes_per_broker_hour=args.bytes_per_broker_hour,
+                         jmx_samples_per_broker_hour=args.jmx_samples_per_broker_hour, layout=args.layout)
+    print(f"fleet written under {Path(args.out).resolve()}; inventory: {inventory}")
+    return 0
+
+
+def cmd_pull(args) -> int:
+    from fleethealth.pull import hour as pull
+
+    inventory = load_inventory(args.inventory)
+    rc = 0
+    for hour in parse_window(args.start, args.end):
+        try:
+            landed = pull.pull_hour(inventory, hour, args.lakehouse)
+        except pull.HostsFailed as exc:   # one line per failed host; the others landed
+            print(f"{hour.isoformat()}: " + f"\n{hour.isoformat()}: ".join(exc.errors), file=sys.stderr)
+            landed, rc = exc.landed, 1
+        rejected = [x for x in landed if x.status == "rejected"]
+        print(f"{hour.isoformat()}: {len(landed) - len(rejected)} files landed"
+              + (f", {len(rejected)} rejected:" if rejected else ""))
+        for x in rejected:
+            print(f"  {x.file}: {x.reason}")
+    return rc
+
+
+def cmd_run(args) -> int:
+    """Pull, then bronze, silver and gold, each computed, validated hour by hour by its gate and
+    published (the DAG's steps in one Spark session). Consecutive hours are processed as windows
+    (silver and gold computed once per window and the hours that passed published together,
+    jobs.run_window), each window holding its hours' locks from pull to publish. A failed critical expectation fails that hour (its layer and everything above
+    it unpublished) and the command exits 1 naming the expectation."""
+    from fleethealth import jobs
+    from fleethealth.lake import tables as lake
+    from fleethealth.quality import gate
+    from fleethealth.pull import hour as pull
+    from fleethealth.report import text as report
+
+    inventory = load_inventory(args.inventory)
+    hours = parse_window(args.start, args.end)
+    spark = _session("fleethealth-run", args.lakehouse)
+    failed: list = []
+    window: list = []
+    with ExitStack() as locked:
+        for i, hour in enumerate(hours):
+            try:
+                # one run of an hour at a time: the DAG's jobs of this hour wait, or this run waits
+                locked.enter_context(locks.hour_lock(hour, args.lakehouse, "fleethealth run"))
+                landed = pull.pull_hour(inventory, hour, args.lakehouse)
+            except pull.HostsFailed as exc:   # the others landed: gold marks these host-hours data_missing
+                print(f"{hour.isoformat()}: pull failed for {len(exc.errors)} host(s):\n  "
+                      + "\n  ".join(exc.errors), file=sys.stderr)
+                landed = exc.landed
+                failed.append(hour)
+            except Exception as exc:  # one hour failing must not hide the others
+                print(f"{hour.isoformat()}: FAILED: {exc}", file=sys.stderr)
+                failed.append(hour)
+                landed = None
+            if landed is not None:
+                window.append((hour, landed))
+            last = i == len(hours) - 1
+            if window and (last or _window_full(window)):
+                _run_window(spark, window, args, failed)
+                window = []
+                locked.close()
+    rows = [r.asDict() for r in jobs.incident_summary(spark, args.lakehouse)] \
+        if lake.exists(spark, "gold.incidents", args.lakehouse) else []
+    print("\n" + report.incidents_report(rows))
+    docs = gate.data_docs_dir(args.lakehouse)
+    if docs:
+        print(f"Data Docs: {docs / 'index.html'}")
+    if failed:
+        print(f"{len(failed)} of {len(hours)} hours failed: {', '.join(h.isoformat() for h in sorted(failed))}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _window_full(window: list) -> bool:
+    """Whether the hours pulled so far make a window: as many hours, or as many landed bytes, as one
+    Spark plan should hold (FLEETHEALTH_RUN_WINDOW_HOURS, FLEETHEALTH_RUN_WINDOW_MB)."""
+    hours = int(os.environ.get("FLEETHEALTH_RUN_WINDOW_HOURS", "24"))
+    megabytes = float(os.environ.get("FLEETHEALTH_RUN_WINDOW_MB", "256"))
+    landed = sum(x.size for _, files in window for x in files)
+    return len(window) >= hours or landed >= megabytes * 1e6
+
+
+def _run_window(spark, window: list, args, failed: list) -> None:
+    """jobs.run_window over the pulled hours of `window` ([(hour, landed files)]), reported hour by hour."""
+    from fleethealth import jobs
+    from fleethealth.report import text as report
+    from fleethealth.quality.suites import QualityGateError
+
+    t0 = time.monotonic()
+    outcomes = jobs.run_window(spark, [hour for hour, _ in window], args.inventory, args.lakehouse,
+                               args.thresholds, echo=print)
+    took = f"{time.monotonic() - t0:.1f} s" + (f" for {len(window)} hours" if len(window) > 1 else "")
+    for hour, landed in window:
+        out = outcomes[hour]
+        if isinstance(out, BaseException):
+            if hour not in failed:
+                failed.append(hour)
+            if isinstance(out, QualityGateError):
+                print(f"{hour.isoformat()}: FAILED quality gate, nothing of the layer published:\n{out}",
+                      file=sys.stderr)
+            else:
+                print(f"{hour.isoformat()}: FAILED: {out}", file=sys.stderr)
+            continue
+        print(f"{hour.isoformat()}: {len(landed)} files, {out['bronze_records']} bronze records, "
+              f"{out['findings']} findings ({took})")
+        print(report.reconciliation_text(out["reconciliation"]))
+
+
+def cmd_parse(args) -> int:
+    """The silver rows (and quarantine rows) of one raw file, as JSON lines, via the silver job's code."""
+    import tempfile
+    import threading
+
+    from fleethealth.cli.parse import SMALL_FILE_BYTES, SMALL_FILE_CONF, SOURCES, parsed_file, utc_text
+
+    raw = Path(args.file)
+    if not raw.is_file():
+        raise UsageError(f"{raw}: no such file")
+    if args.source not in SOURCES:
+        raise UsageError(f"--source {args.source}: unknown source (one of {', '.join(SOURCES)})")
+    with tempfile.TemporaryDirectory() as tmp:
+        spark = _session("fleethealth-parse", tmp, cores="local[2]", short_lived=True).newSession()
+        if raw.stat().st_size <= SMALL_FILE_BYTES:
+            for key, value in SMALL_FILE_CONF.items():
+                spark.conf.set(key, value)
+        # a JVM's first job costs a second or so of one-off set-up: run one while this thread builds
+        # the plans (mostly waiting on the JVM's analyser, single-threaded)
+        threading.Thread(target=lambda: spark.range(1).collect(), daemon=True).start()
+        with parsed_file(spark, raw, args.source, args.timezone, scratch=tmp) as (rows, quarantine, extras):
+            parsed = 0
+            for r in utc_text(rows).toLocalIterator():
+                print(json.dumps(r.asDict(recursive=True), default=str, sort_keys=True))
+                parsed += 1
+            for name, more in extras.items():
+                for r in utc_text(more).toLocalIterator():
+                    print(json.dumps({"table": name, **r.asDict(recursive=True)}, default=str, sort_keys=True))
+            reasons: dict[str, int] = {}
+            for r in quarantine.toLocalIterator():
+                print(json.dumps({"quarantine": r.reason, "line_number": r.line_number, "record": r.record}),
+                      file=sys.stderr)
+                reasons[r.reason] = reasons.get(r.reason, 0) + 1
+    quarantined = sum(reasons.values())
+    print(f"fleethealth: {raw}: {parsed} parsed, {quarantined} quarantined"
+          + (": " + "; ".join(f"{reason} ({n})" for reason, n in sorted(reasons.items(), key=lambda x: -x[1]))
+             if reasons else ""), file=sys.stderr)
+    return 0 if parsed else 1
+
+
+def cmd_query(args) -> int:
+    import logging
+
+    from pyspark.errors import AnalysisException, ParseException
+
+    from fleethealth.lake import tables as lake
+    from fleethealth.cli import query
+
+    root = config.lakehouse_dir(args.lakehouse)
+    if not root.is_dir():
+        raise UsageError(f"no lakehouse at {root} (give --lakehouse, or set ${config.ENV_LAKEHOUSE})")
+    out = Path(args.out).resolve() if args.out else None
+    if out is not None:
+        if out.suffix.lower() not in query.OUT_FORMATS:
+            raise UsageError(f"--out {args.out}: name it .parquet, .csv or .json")
+        if out.is_relative_to(root.resolve()):
+            raise UsageError(f"--out {args.out}: inside the lakehouse; `query` never writes there")
+    limit = args.limit if args.limit is not None else (0 if out else DEFAULT_QUERY_LIMIT)
+    if limit < 0:
+        raise UsageError(f"--limit {limit}: a number of rows (0 for all)")
+
+    # PySpark logs every failed SQL statement on its own; we print the one line the user needs.
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    spark = _session("fleethealth-query", args.lakehouse, cores="local[2]")
+    registered = lake.register_all(spark, args.lakehouse)
+    try:
+        query.check_parsed(spark, args.sql)          # before anything runs
+        df = spark.sql(args.sql)
+        query.check_analysed(spark, df)
+        shown = query.write(df, args.format, limit, out)
+    except query.Refused as exc:
+        raise UsageError(f"query refused: {exc}; `query` only reads ({query.READS}). Writes and maintenance "
+                         "run in the DAGs (spark/maintenance.py)") from None
+    except ParseException as exc:
+        raise UsageError(f"query error: {_first_line(exc)}") from None
+    except AnalysisException as exc:
+        if getattr(exc, "getCondition", lambda: None)() == "TABLE_OR_VIEW_NOT_FOUND" or "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
+            name = str(exc).split("`")[1:6:2] if "`" in str(exc) else []
+            raise UsageError(f"unknown table {'.'.join(name) or ''} in query; tables in "
+                             f"{root}: {', '.join(registered) or 'none'}") from None
+        raise UsageError(f"query error: {_first_line(exc)}") from None
+    if shown < 0:
+        print(f"fleethealth: showing the first {limit} rows (--limit N for more, --limit 0 for all, "
+              "--out FILE for a file)", file=sys.stderr)
+    elif out is not None:
+        print(f"fleethealth: wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _first_line(exc: Exception) -> str:
+    """Spark's messages often start with an empty line: the first line that says something."""
+    return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fleethealth", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    lakehouse = dict(default=None, help=f"lakehouse root (default ${config.ENV_LAKEHOUSE} or ./lakehouse)")
+
+    s = sub.add_parser("simulate", help="write a simulated fleet (logs, JMX, dumps, log-dirs) and its inventory")
+    s.add_argument("--out", required=True)
+    s.add_argument("--scenario", default="all", help="scenario name, comma-separated names, or all")
+    s.add_argument("--from", dest="start", required=True, help="first hour, ISO-8601 UTC")
+    s.add_argument("--to", dest="end", required=True, help="end hour (exclusive), ISO-8601 UTC")
+    s.add_argument("--brokers", type=int, default=3)
+    s.add_argument("--seed", type=int, default=7)
+    s.add_argument("--bytes-per-broker-hour", type=int, default=200_000,
+                   help="bytes of Kafka logs per broker-hour, ± 5 %% (default 200000)")
+    s.add_argument("--jmx-samples-per-broker-hour", type=int, default=20_000,
+                   help="JMX samples per broker-hour as silver counts them (one per attribute value, one per item "
+                        "of a composite), ± 5 %% (default 20000; 0: only the MBeans fleethealth reads)")
+    s.add_argument("--layout", choices=("hourly", "archive"), default="hourly",
+                   help="hourly: one file per hour (default); archive: as copied off the hosts after an incident "
+                        "(live and .gz Kafka logs, size-rolled ZooKeeper logs, one truncated .gz, mtimes = now)")
+    s.set_defaults(func=cmd_simulate)
+
+    s = sub.add_parser("pull", help="land the fleet's files of each hour of a window")
+    s.add_argument("--inventory", required=True)
+    s.add_argument("--from", dest="start", required=True)
+    s.add_argument("--to", dest="end", required=True)
+    s.add_argument("--lakehouse", **lakehouse)
+    s.set_defaults(func=cmd_pull)
+
+    for name, help_ in (("run", "pull + bronze + silver + gold, each hour gated (the DAG's jobs; windows of hours)"),
+                        ("backfill", "same as run: recompute a window, idempotently")):
+        s = sub.add_parser(name, help=help_)
+        s.add_argument("--inventory", required=True)
+        s.add_argument("--from", dest="start", required=True)
+        s.add_argument("--to", dest="end", required=True)
+        s.add_argument("--lakehouse", **lakehouse)
+        s.add_argument("--thresholds", default=None, help="threshold overrides YAML")
+        s.set_defaults(func=cmd_run)
+
+    from fleethealth.cli.parse import SOURCES as PARSE_SOURCES   # pure names: no Spark imported here
+
+    s = sub.add_parser("parse", help="the silver records of one raw file as JSON lines (quarantine and a "
+                                     "summary on stderr; exit 1 when nothing parsed)")
+    s.add_argument("--source", required=True, help=f"one of {', '.join(PARSE_SOURCES)}")
+    s.add_argument("--timezone", default="UTC", help="IANA zone of the file's timestamps (default UTC)")
+    s.add_argument("file")
+    s.set_defaults(func=cmd_parse)
+
+    s = sub.add_parser("query", help="read-only SQL over bronze.*, silver.*, gold.* tables")
+    s.add_argument("sql", help="one statement that reads: SELECT/WITH/VALUES, SHOW, DESCRIBE, EXPLAIN")
+    s.add_argument("--lakehouse", **lakehouse)
+    s.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    s.add_argument("--limit", type=int, default=None,
+                   help=f"rows to print (default {DEFAULT_QUERY_LIMIT}; 0 for all; with --out: all)")
+    s.add_argument("--out", default=None, help="write the rows to FILE.parquet, .csv or .json (JSON lines) instead")
+    s.set_defaults(func=cmd_query)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except InventoryError as exc:
+        for line in exc.problems:
+            print(f"fleethealth: {line}", file=sys.stderr)
+        return EXIT_USAGE
+    except (UsageError, ValueError) as exc:
+        print(f"fleethealth: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""One raw file through the silver job's code (bronze.records -> silver.build): what `fleethealth
+parse` prints and what the golden tests compare. The file is landed into a scratch folder as one
+host of a one-host inventory whose cluster is in `timezone`.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from contextlib import contextmanager
+from datetime import datetime, timezone as dt_timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+from fleethealth.fleet.inventory import parse_inventory
+
+if TYPE_CHECKING:   # the CLI reads SOURCES for its --help: no Spark on import
+    from pyspark.sql import DataFrame, SparkSession
+
+# `parse --source` names -> the fleet source folder a file of that kind lives in
+SOURCES = {"kafka": "kafka", "zookeeper": "zookeeper", "jolokia": "jmx", "prometheus": "jmx",
+           "jstack": "threaddumps", "logdirs": "logdirs"}
+# `parse --source` names that are not the name of their silver.PARTS
+PART = {"jstack": "threaddumps"}
+# further silver tables of a source (after its own rows), e.g. a thread dump's deadlock cycles
+EXTRA_TABLES = {"jstack": ("silver.deadlocks",)}
+# the session of `fleethealth parse` for a small file (a fresh JVM, a few rows): expressions
+# interpreted, not compiled (Janino takes longer than evaluating the rows), one shuffle partition, no
+# adaptive re-planning of each stage (prometheus's quarantine: ~1 s of a cold JVM's planning). A
+# larger file gets the jobs' settings: compiled code pays back over many rows.
+SMALL_FILE_BYTES = 4 << 20
+SMALL_FILE_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.shuffle.partitions": "1",
+                   "spark.sql.adaptive.enabled": "false"}
+# lineage columns that are the same for every row of one parsed file
+CONSTANT_COLUMNS = ("cluster", "host", "broker_id", "zk_myid", "hour", "source", "file")
+
+
+def landed_name(raw: Path, source: str) -> str:
+    """The file name to land `raw` under: bronze tells a Prometheus scrape from Jolokia JSON by the
+    name (*.prom), so the name says what --source says."""
+    from fleethealth.bronze import tables as bronze
+
+    if source == "prometheus" and not re.search(bronze.PROMETHEUS_FILE, raw.name):
+        return raw.name + ".prom"
+    if source == "jolokia":
+        return re.sub(r"\.prom", ".jolokia", raw.name)
+    return raw.name
+
+
+@contextmanager
+def parsed_file(spark: SparkSession, raw: Path, source: str, timezone: str = "UTC",
+                scratch: str | None = None) -> Iterator[tuple[DataFrame, DataFrame, dict[str, DataFrame]]]:
+    """(silver rows, quarantine rows, {extra table: rows}) of one raw file, ordered by line number;
+    valid inside the block."""
+    from fleethealth.bronze import tables as bronze
+    from fleethealth.pull.landing import Landed, landing_hour_dir
+    from fleethealth.silver import tables as silver
+
+    folder = SOURCES[source]
+    role = "zookeeper" if folder == "zookeeper" else "kafka"
+    host = ({"host": "file", "role": role, "broker_id": 0, "kafka_version": "0.0.0"} if role == "kafka"
+            else {"host": "file", "role": role, "zk_myid": 0})
+    inventory = parse_inventory({"clusters": [{"name": "parse", "timezone": timezone, "root": "/",
+                                               "hosts": [host]}]}, "--timezone")
+    hour = datetime(1970, 1, 1, tzinfo=dt_timezone.utc)
+    with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+        landing = landing_hour_dir(hour, tmp)
+        rel = f"parse/file/{folder}/{landed_name(raw, source)}"
+        (landing / rel).parent.mkdir(parents=True)
+        shutil.copyfile(raw, landing / rel)
+        landed = [Landed("parse", "file", folder, rel, raw.stat().st_size, "", 0.0, 0.0)]
+        records = bronze.records(spark, landed, landing, hour)
+        tables = silver.build(spark, records, inventory, parts=(PART.get(source, source),))
+        def plain(df):
+            return df.drop(*[c for c in df.columns if c in CONSTANT_COLUMNS]).orderBy("line_number")
+
+        extras = {name: plain(tables[name]) for name in EXTRA_TABLES.get(source, ())}
+        quarantine = tables["silver.quarantine"].orderBy("line_number")
+        yield plain(tables[silver.SILVER_OF_SOURCE[folder]]), quarantine, extras
+        spark.catalog.clearCache()
+
+
+def utc_text(df: DataFrame) -> DataFrame:
+    """Timestamps as UTC ISO-8601 text (`2021-04-28T10:11:56.161Z`), formatted by Spark in the UTC
+    session zone: collecting a timestamp would give a naive datetime in the Python process's zone."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    return df.select(*[F.date_format(f.name, "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").alias(f.name)
+                       if isinstance(f.dataType, T.TimestampType) else F.col(f.name)
+                       for f in df.schema.fields])

@@ -1,0 +1,275 @@
+"""The fleet inventory: one YAML file of clusters and hosts (SPEC §3), validated with clear errors.
+
+`load_inventory(path)` returns an `Inventory`; any mistake raises `InventoryError` whose lines each
+name the file, the key path and what is wrong (the CLI prints them and exits 2).
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+
+ROLES = ("kafka", "zookeeper")
+CLUSTER_KEYS = ("name", "timezone", "offsets_topic_partitions", "transport", "root", "hosts", "ssh_conn_id",
+                "paths", "expect", "max_file_bytes")
+HOST_KEYS = ("host", "role", "broker_id", "zk_myid", "kafka_version", "transport", "root", "ssh_conn_id",
+             "paths", "jolokia_url", "expect", "max_file_bytes")
+TRANSPORTS = ("local", "sftp", "http")
+SOURCES = ("kafka", "zookeeper", "jmx", "threaddumps", "logdirs")
+# Sources expected every hour per role; thread dumps and log-dir snapshots are occasional.
+DEFAULT_EXPECT = {"kafka": ("kafka", "jmx"), "zookeeper": ("zookeeper",)}
+_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?([.-][\w.-]+)?$")
+
+
+class InventoryError(ValueError):
+    """One or more mistakes in an inventory file; str() gives one line per mistake."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+@dataclass(frozen=True)
+class Host:
+    cluster: str
+    host: str
+    role: str
+    transport: str
+    root: str | None
+    broker_id: int | None = None
+    zk_myid: int | None = None
+    kafka_version: str | None = None
+    ssh_conn_id: str | None = None
+    jolokia_url: str | None = None
+    paths: dict[str, str] = field(default_factory=dict)
+    expect: tuple[str, ...] = ()
+    max_file_bytes: int | None = None   # pull's size cap for one file (None: fleethealth.pull.hour's default)
+
+    @property
+    def entity(self) -> str:
+        """How incidents name this host's process: `broker-<id>` or `zk-<myid>`."""
+        return f"broker-{self.broker_id}" if self.role == "kafka" else f"zk-{self.zk_myid}"
+
+    def source_dir(self, source: str) -> str:
+        """Where `source` lives for this host: explicit `paths`, else <root>/<cluster>/<host>/<source>."""
+        if source in self.paths:
+            return self.paths[source]
+        return str(Path(self.root or ".") / self.cluster / self.host / source)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    timezone: str
+    offsets_topic_partitions: int
+    hosts: tuple[Host, ...]
+
+
+@dataclass(frozen=True)
+class Inventory:
+    path: str
+    clusters: tuple[Cluster, ...]
+
+    @property
+    def hosts(self) -> list[Host]:
+        return [h for c in self.clusters for h in c.hosts]
+
+    def cluster(self, name: str) -> Cluster:
+        for c in self.clusters:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def host(self, name: str) -> Host:
+        for h in self.hosts:
+            if h.host == name:
+                return h
+        raise KeyError(name)
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+def _unknown_keys(doc: dict, known: tuple[str, ...], key: str, bad, inherited: frozenset = frozenset()):
+    """Report each unknown key of `doc` once (with the known key it is likely a typo of); return the
+    `bad` to use for the rest of `doc`, quiet about a known key missing only because of such a typo
+    (`kafka_versoin: 2.8.1` is one mistake, not two) here or (`inherited`) in the mapping `doc`
+    inherits from, and the typo'd keys."""
+    typos = {k for k in inherited if k not in doc}
+    for name in sorted(set(doc) - set(known), key=str):
+        match = difflib.get_close_matches(str(name), known, n=1, cutoff=0.75)
+        if match and match[0] not in doc:
+            typos.add(match[0])
+            bad(f"{key}.{name}", f"unknown key (did you mean {match[0]}?)")
+        else:
+            bad(f"{key}.{name}", "unknown key")
+    def quiet(where: str, what: str) -> None:
+        if where.rsplit(".", 1)[-1] not in typos:
+            bad(where, what)
+    return quiet, frozenset(typos)
+
+
+def load_inventory(path: str | Path) -> Inventory:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InventoryError([f"{path}: cannot read inventory: {exc.strerror or exc}"]) from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise InventoryError([f"{path}:{where} not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
+    return parse_inventory(doc, str(path), base_dir=path.parent)
+
+
+def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None = None) -> Inventory:
+    problems: list[str] = []
+
+    def bad(key: str, what: str) -> None:
+        problems.append(f"{name}: {key}: {what}")
+
+    def _size(value: Any, key: str, bad) -> int | None:
+        if value is not None and (_int(value) is None or _int(value) < 1):
+            bad(key, f"expected a size in bytes (an integer >= 1), got {value!r}")
+            return None
+        return None if value is None else _int(value)
+
+    if not isinstance(doc, dict) or not isinstance(doc.get("clusters"), list) or not doc["clusters"]:
+        raise InventoryError([f"{name}: clusters: expected a non-empty list of clusters"])
+    clusters: list[Cluster] = []
+    seen_hosts: set[str] = set()
+    seen_clusters: set[str] = set()
+    for ci, c in enumerate(doc["clusters"]):
+        ckey = f"clusters[{ci}]"
+        if not isinstance(c, dict):
+            bad(ckey, "expected a mapping")
+            continue
+        cname = c.get("name")
+        if not isinstance(cname, str) or not re.fullmatch(r"[A-Za-z0-9][\w.-]*", cname or ""):
+            bad(f"{ckey}.name", f"expected a cluster name (letters, digits, . _ -), got {cname!r}")
+            cname = f"#{ci}"
+        elif cname in seen_clusters:
+            bad(f"{ckey}.name", f"duplicate cluster name {cname!r}")
+        seen_clusters.add(cname)
+        ckey = f"clusters[{cname}]"
+        cbad, cluster_typos = _unknown_keys(c, CLUSTER_KEYS, ckey, bad)
+        tz = c.get("timezone", "UTC")
+        try:
+            ZoneInfo(str(tz))
+        except (ZoneInfoNotFoundError, ValueError):
+            cbad(f"{ckey}.timezone", f"unknown IANA timezone {tz!r}")
+        parts = c.get("offsets_topic_partitions", 50)
+        if _int(parts) is None or not 1 <= _int(parts) <= 10000:
+            cbad(f"{ckey}.offsets_topic_partitions", f"expected an integer 1..10000, got {parts!r}")
+            parts = 50
+        transport = c.get("transport", "local")
+        if transport not in TRANSPORTS:
+            cbad(f"{ckey}.transport", f"unknown transport {transport!r} (one of {', '.join(TRANSPORTS)})")
+        root = c.get("root")
+        if root is not None and base_dir is not None and not Path(str(root)).is_absolute():
+            root = str((base_dir / str(root)).resolve())
+        cluster_cap = _size(c.get("max_file_bytes"), f"{ckey}.max_file_bytes", cbad)
+        # what hosts inherit is checked here, once (a host reports only what it sets itself)
+        cluster_paths = c.get("paths") or {}
+        if not isinstance(cluster_paths, dict) or any(k not in SOURCES for k in cluster_paths):
+            cbad(f"{ckey}.paths", f"expected a mapping of sources ({', '.join(SOURCES)}) to folders")
+            cluster_paths = {}
+        cluster_expect = c.get("expect")
+        if cluster_expect is not None and (not isinstance(cluster_expect, list)
+                                           or any(x not in SOURCES for x in cluster_expect)):
+            cbad(f"{ckey}.expect", f"expected a list of sources ({', '.join(SOURCES)})")
+            cluster_expect = None
+        hosts_doc = c.get("hosts")
+        if not isinstance(hosts_doc, list) or not hosts_doc:
+            cbad(f"{ckey}.hosts", "expected a non-empty list of hosts")
+            hosts_doc = []
+        hosts: list[Host] = []
+        broker_ids: set[int] = set()
+        myids: set[int] = set()
+        for hi, h in enumerate(hosts_doc):
+            hkey = f"{ckey}.hosts[{hi}]"
+            if not isinstance(h, dict):
+                bad(hkey, "expected a mapping")
+                continue
+            hname = h.get("host")
+            if not isinstance(hname, str) or not re.fullmatch(r"[A-Za-z0-9][\w.-]*", hname or ""):
+                bad(f"{hkey}.host", f"expected a host name, got {hname!r}")
+                continue
+            hkey = f"{ckey}.hosts[{hname}]"
+            if hname in seen_hosts:
+                bad(f"{hkey}.host", f"duplicate host {hname!r}")
+            seen_hosts.add(hname)
+            hbad, _ = _unknown_keys(h, HOST_KEYS, hkey, bad, cluster_typos)
+            role = h.get("role")
+            if role not in ROLES:
+                hbad(f"{hkey}.role", f"unknown role {role!r} (one of {', '.join(ROLES)})")
+            broker_id = zk_myid = None
+            version = h.get("kafka_version")
+            if role == "kafka":
+                broker_id = _int(h.get("broker_id"))
+                if broker_id is None:
+                    hbad(f"{hkey}.broker_id", f"expected an integer broker id, got {h.get('broker_id')!r}")
+                elif broker_id in broker_ids:
+                    hbad(f"{hkey}.broker_id", f"duplicate broker id {broker_id} in cluster {cname}")
+                else:
+                    broker_ids.add(broker_id)
+                if version is None or not _VERSION.match(str(version)):
+                    hbad(f"{hkey}.kafka_version", f"expected a Kafka version such as 2.8.1, got {version!r}")
+            elif role == "zookeeper":
+                zk_myid = _int(h.get("zk_myid"))
+                if zk_myid is None:
+                    hbad(f"{hkey}.zk_myid", f"expected an integer myid, got {h.get('zk_myid')!r}")
+                elif zk_myid in myids:
+                    hbad(f"{hkey}.zk_myid", f"duplicate ZooKeeper myid {zk_myid} in cluster {cname}")
+                else:
+                    myids.add(zk_myid)
+            htransport = h.get("transport", transport)
+            if "transport" in h and htransport not in TRANSPORTS:
+                hbad(f"{hkey}.transport", f"unknown transport {htransport!r} (one of {', '.join(TRANSPORTS)})")
+            hroot = h.get("root", root)
+            if hroot is not None and base_dir is not None and not Path(str(hroot)).is_absolute():
+                hroot = str((base_dir / str(hroot)).resolve())
+            paths = h.get("paths", cluster_paths) or {}
+            if not isinstance(paths, dict) or any(k not in SOURCES for k in paths):
+                hbad(f"{hkey}.paths", f"expected a mapping of sources ({', '.join(SOURCES)}) to folders")
+                paths = {}
+            ssh_conn_id = h.get("ssh_conn_id", c.get("ssh_conn_id"))
+            if htransport == "local" and hroot is None and not paths:
+                hbad(f"{hkey}.root", "local transport needs a root (on the cluster or host) or paths")
+            if htransport == "sftp" and not ssh_conn_id:
+                hbad(f"{hkey}.ssh_conn_id", "sftp transport needs an Airflow SSH connection id")
+            jolokia_url = h.get("jolokia_url")
+            if htransport == "http" and not jolokia_url:
+                hbad(f"{hkey}.jolokia_url", "http transport needs a jolokia_url")
+            expect = h.get("expect", cluster_expect)
+            if expect is None:
+                expect = DEFAULT_EXPECT.get(role, ())
+            elif not isinstance(expect, list) or any(s not in SOURCES for s in expect):
+                hbad(f"{hkey}.expect", f"expected a list of sources ({', '.join(SOURCES)})")
+                expect = ()
+            cap = _size(h.get("max_file_bytes"), f"{hkey}.max_file_bytes", hbad) if "max_file_bytes" in h else cluster_cap
+            hosts.append(Host(
+                cluster=cname, host=hname, role=str(role), transport=str(htransport),
+                root=None if hroot is None else str(hroot), broker_id=broker_id, zk_myid=zk_myid,
+                kafka_version=None if version is None else str(version), ssh_conn_id=ssh_conn_id,
+                jolokia_url=jolokia_url, paths={k: str(v) for k, v in paths.items()},
+                expect=tuple(expect), max_file_bytes=cap,
+            ))
+        clusters.append(Cluster(cname, str(tz), _int(parts) or 50, tuple(hosts)))
+    if problems:
+        raise InventoryError(problems)
+    return Inventory(name, tuple(clusters))

@@ -1,0 +1,17 @@
+"""The shape of a finding: what every detector returns (one place that names its columns)."""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+FINDING_COLUMNS = ["cluster", "kind", "severity", "entity", "first_seen", "last_seen", "evidence", "known_bug", "hour"]
+
+
+def finding(df: DataFrame, kind: str, severity: str, entity: Column, first_seen: Column, last_seen: Column,
+            evidence: Column, hour: Column, known_bug: Column | None = None) -> DataFrame:
+    """Shape detector output into finding rows (the one place that names their columns)."""
+    return df.select(F.col("cluster"), F.lit(kind).alias("kind"), F.lit(severity).alias("severity"),
+                     entity.alias("entity"), first_seen.alias("first_seen"),
+                     F.greatest(first_seen, last_seen).alias("last_seen"), evidence.alias("evidence"),
+                     (known_bug if known_bug is not None else F.lit(None)).cast("string").alias("known_bug"),
+                     hour.alias("hour"))

@@ -1,0 +1,118 @@
+"""One writer per hour: the DAG's tasks and `fleethealth run` take the hour's lock before they pull,
+stage, validate or publish it, so two runs of the same hour never interleave their writes.
+
+The lock is an exclusive `flock` on <lakehouse>/_locks/<YYYYMMDDTHH>.lock (released by the kernel
+when its process dies, even by kill -9), re-entrant within one thread. Whoever holds it is written
+into the file, so a run that waits longer than FLEETHEALTH_LOCK_WAIT_S (default 600 s) refuses with
+a message naming the holder.
+"""
+from __future__ import annotations
+
+import fcntl
+import functools
+import inspect
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from contextlib import ExitStack, contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from fleethealth.runtime import config
+
+POLL_S = 0.5
+_held = threading.local()
+
+
+class HourBusy(RuntimeError):
+    """The hour (or a host of it) is being processed by another run."""
+
+
+def wait_seconds() -> float:
+    return float(os.environ.get("FLEETHEALTH_LOCK_WAIT_S", "600"))
+
+
+def lock_path(hour: datetime, lakehouse=None, part: str = "") -> Path:
+    name = hour.strftime("%Y%m%dT%H") + (f".{part}" if part else "")
+    return config.lakehouse_dir(lakehouse) / "_locks" / f"{name}.lock"
+
+
+@contextmanager
+def hour_lock(hour: datetime, lakehouse=None, what: str = "", wait_s: float | None = None, part: str = ""):
+    """Hold the lock of `hour` (or of one `part` of it, such as a host's pull), waiting up to `wait_s`
+    (default wait_seconds()); raises HourBusy."""
+    path = lock_path(hour, lakehouse, part)
+    held = getattr(_held, "paths", None)
+    if held is None:
+        held = _held.paths = {}
+    if str(path) in held:                       # re-entrant in this thread
+        held[str(path)] += 1
+        try:
+            yield
+        finally:
+            held[str(path)] -= 1
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + (wait_seconds() if wait_s is None else wait_s)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise HourBusy(f"{hour.isoformat()} is being processed by another run "
+                                   f"({_holder(path)}); not starting {what or 'this run'} -- "
+                                   f"try again when it has finished") from None
+                time.sleep(POLL_S)
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "what": what,
+                                 "command": " ".join(sys.argv[:3]),
+                                 "since": datetime.now(timezone.utc).isoformat(timespec="seconds")}).encode())
+        held[str(path)] = 1
+        try:
+            yield
+        finally:
+            del held[str(path)]
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def hours_lock(hours, lakehouse=None, what: str = ""):
+    """Hold the locks of several hours, taken in time order (two runs of overlapping windows cannot
+    each hold an hour the other waits for)."""
+    with ExitStack() as stack:
+        for hour in sorted(hours):
+            stack.enter_context(hour_lock(hour, lakehouse, what))
+        yield
+
+
+def _holder(path: Path) -> str:
+    try:
+        info = json.loads(path.read_text() or "{}")
+    except (OSError, ValueError):
+        return "holder unknown"
+    return (f"{info.get('what') or info.get('command', '?')}, pid {info.get('pid', '?')} on "
+            f"{info.get('host', '?')} since {info.get('since', '?')}")
+
+
+def holding_hour(what: str):
+    """Decorate a job function taking `hour` and `lakehouse` so that it runs holding the hour's lock;
+    `what` (formatted with the call's arguments) names it to a run that has to wait."""
+    def decorate(fn):
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def locked(*args, **kwargs):
+            call = signature.bind(*args, **kwargs)
+            call.apply_defaults()
+            with hour_lock(call.arguments["hour"], call.arguments.get("lakehouse"), what.format(**call.arguments)):
+                return fn(*args, **kwargs)
+        return locked
+    return decorate

@@ -1,0 +1,194 @@
+"""The lakehouse catalog and its I/O: every Delta table's name, layer and location in one place.
+
+Tables live at <lakehouse>/<layer>/<table>; hourly tables are partitioned by `hour` (UTC) and an
+hour is rewritten with `replaceWhere`, so re-running an hour replaces exactly that hour.
+
+Write-audit-publish: a layer job computes its hour's tables, its quality gate validates them, and
+only then are they written, once, into the real tables (`write_hour`: replaceWhere of its hours). A
+rejected hour is written to a staging Delta table <lakehouse>/_staging/<hour>/<layer>/<table>
+(`stage`) for inspection instead; the published tables are untouched.
+"""
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from fleethealth.runtime import config
+
+
+@dataclass(frozen=True)
+class Table:
+    layer: str
+    name: str
+    hourly: bool = True
+    doc: str = ""
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.layer}.{self.name}"
+
+    def path(self, lakehouse: str | Path | None = None) -> str:
+        return str(config.lakehouse_dir(lakehouse) / self.layer / self.name)
+
+
+TABLES = {t.qualified: t for t in (
+    Table("bronze", "records", doc="one row per raw record (line, JSON document or dump) with lineage"),
+    Table("bronze", "files", doc="one row per file listed for the hour: read or rejected, why, records it gave"),
+    Table("silver", "kafka_events", doc="Kafka broker log4j records, typed, UTC"),
+    Table("silver", "zk_events", doc="ZooKeeper server log records, typed, UTC"),
+    Table("silver", "jmx_samples", doc="JMX samples in long form: ObjectName + attribute -> value"),
+    Table("silver", "threads", doc="thread-dump threads: name, state, top frames"),
+    Table("silver", "deadlocks", doc="thread-dump Java-level deadlock cycles: one row per thread, lock awaited/held"),
+    Table("silver", "partition_sizes", doc="log-dir snapshot partition sizes per broker"),
+    Table("silver", "quarantine", doc="bronze records that did not parse, with the reason"),
+    Table("silver", "reconciliation", doc="per source and hour: bronze = silver + quarantine"),
+    Table("gold", "consumer_offsets_partitions", doc="__consumer_offsets partition size and growth per broker-hour"),
+    Table("gold", "log_cleaner_status", doc="log-cleaner liveness per broker-hour, with each signal"),
+    Table("gold", "broker_health_hourly", doc="one row per host-hour: which sources arrived, record counts"),
+    Table("gold", "group_coordinators", doc="consumer group -> __consumer_offsets partition -> coordinator broker, per hour"),
+    Table("gold", "deadlocks", doc="Java-level deadlock cycles per broker-hour: threads, lock classes, dumps, known bugs"),
+    Table("gold", "isr_churn", doc="ISR shrinks and expands per partition and reporting broker-hour, ISR sizes"),
+    Table("gold", "zk_sessions", doc="broker ZooKeeper sessions per broker-hour: expiries, timeouts, re-registrations, JMX"),
+    Table("gold", "zk_quorum", doc="ZooKeeper server quorum per server-hour: state, elections, follower disconnects"),
+    Table("gold", "leader_elections", doc="leader-change windows per trigger (broker loss, Offline): partitions, offsets partitions, groups moved"),
+    Table("gold", "metadata_divergence", doc="per partition and broker: epochs given by the controller and not taken, the lag window"),
+    Table("gold", "request_saturation", doc="request queue and handler/network idle per broker-hour, saturated samples"),
+    Table("gold", "incident_findings", doc="what each detector found in each hour"),
+    Table("gold", "incidents", hourly=False, doc="incidents: consecutive hourly findings merged"),
+    Table("gold", "quality_results", doc="Great Expectations results: table, hour, expectation, success"),
+)}
+
+
+def table(qualified: str) -> Table:
+    try:
+        return TABLES[qualified]
+    except KeyError:
+        raise KeyError(f"unknown table {qualified!r}; known: {', '.join(sorted(TABLES))}") from None
+
+
+def exists(spark, qualified: str, lakehouse=None) -> bool:
+    from delta.tables import DeltaTable
+
+    return DeltaTable.isDeltaTable(spark, table(qualified).path(lakehouse))
+
+
+def read(spark, qualified: str, lakehouse=None, hour: datetime | Sequence[datetime] | None = None):
+    """The table's rows (of one hour, or of several, if given)."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.format("delta").load(table(qualified).path(lakehouse))
+    if hour is not None:
+        df = df.where(F.expr(hour_predicate(hour)))
+    return df
+
+
+def read_or_empty(spark, qualified: str, schema, lakehouse=None,
+                  hour: datetime | Sequence[datetime] | None = None):
+    if exists(spark, qualified, lakehouse):
+        return read(spark, qualified, lakehouse, hour)
+    from fleethealth.runtime.frames import local_frame
+
+    return local_frame(spark, [], schema)
+
+
+def hour_predicate(hour: datetime | Sequence[datetime]) -> str:
+    """The SQL predicate of one hour, or of several."""
+    if isinstance(hour, datetime):
+        return f"hour = {_timestamp(hour)}"
+    return f"hour IN ({', '.join(_timestamp(h) for h in hour)})"
+
+
+def _timestamp(hour: datetime) -> str:
+    return f"TIMESTAMP '{hour.strftime('%Y-%m-%d %H:%M:%S')}'"
+
+
+def write_hour(df, qualified: str, hour: datetime | Sequence[datetime], lakehouse=None,
+               where: str | None = None) -> None:
+    """Replace exactly `hour` (or hours) of an hourly table with `df` (whose rows must all be of
+    them), in one commit; `where` narrows what is replaced further (e.g. one validated table's
+    quality results)."""
+    t = table(qualified)
+    assert t.hourly, qualified
+    predicate = hour_predicate(hour) + (f" AND ({where})" if where else "")
+    # mergeSchema: a table written by an earlier version gains the columns added since
+    (df.write.format("delta").mode("overwrite")
+       .option("replaceWhere", predicate)
+       .option("mergeSchema", "true")
+       .partitionBy("hour")
+       .save(t.path(lakehouse)))
+
+
+def overwrite(df, qualified: str, lakehouse=None) -> None:
+    (df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+       .save(table(qualified).path(lakehouse)))
+
+
+STAGING = "_staging"
+
+
+def layer_tables(layer: str) -> list[str]:
+    """The published tables of a layer, in catalog order (gold.quality_results is the gate's own
+    record, not a product of the gold job)."""
+    return [q for q, t in TABLES.items() if t.layer == layer and q != "gold.quality_results"]
+
+
+def staging_dir(hour: datetime, lakehouse=None, layer: str | None = None) -> Path:
+    folder = config.lakehouse_dir(lakehouse) / STAGING / hour.strftime("%Y%m%dT%H")
+    return folder / layer if layer else folder
+
+
+def staging_path(qualified: str, hour: datetime, lakehouse=None) -> str:
+    t = table(qualified)
+    return str(staging_dir(hour, lakehouse, t.layer) / t.name)
+
+
+def stage(df, qualified: str, hour: datetime, lakehouse=None) -> None:
+    """Write the rejected hour of `qualified` (or the whole table, if not hourly) to its staging table."""
+    (df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+       .save(staging_path(qualified, hour, lakehouse)))
+
+
+def read_staged(spark, qualified: str, hour: datetime, lakehouse=None):
+    path = staging_path(qualified, hour, lakehouse)
+    from delta.tables import DeltaTable
+
+    if not DeltaTable.isDeltaTable(spark, path):
+        raise FileNotFoundError(f"{qualified} of {hour.isoformat()} is not staged ({path}): "
+                                f"only an hour rejected by the {table(qualified).layer} gate is staged")
+    return spark.read.format("delta").load(path)
+
+
+def drop_staging(hour: datetime, layer: str, lakehouse=None) -> None:
+    folder = staging_dir(hour, lakehouse, layer)
+    shutil.rmtree(folder, ignore_errors=True)
+    try:  # the hour's folder once its last layer is gone
+        folder.parent.rmdir()
+    except OSError:
+        pass
+
+
+def quality_dir(lakehouse=None) -> Path:
+    """Where GX Data Docs (HTML) are written."""
+    return config.lakehouse_dir(lakehouse) / "quality" / "data_docs"
+
+
+def register_all(spark, lakehouse=None) -> list[str]:
+    """Make every existing table addressable as layer.name in SQL; returns the registered names."""
+    registered = []
+    layers = sorted({t.layer for t in TABLES.values()})
+    for layer in layers:
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {layer}")
+    known = {f"{layer}.{r.name}" for layer in layers for r in spark.catalog.listTables(layer)}
+    for t in TABLES.values():
+        # external tables: dropping the catalog entry leaves the data; re-pointing it keeps a
+        # session that queries several lakehouses honest
+        if t.qualified in known:
+            spark.sql(f"DROP TABLE {t.qualified}")
+        if exists(spark, t.qualified, lakehouse):
+            # the path as an argument, never spliced into SQL text (a lakehouse path may hold a quote)
+            spark.catalog.createTable(t.qualified, path=str(t.path(lakehouse)), source="delta")
+            registered.append(t.qualified)
+    return registered

@@ -1,0 +1,166 @@
+"""Where an hour's lines are in a log file (live, size-rolled, daily- or hourly-rolled) or a JSON-lines
+JMX export.
+
+A line belongs to the hour its own timestamp says. Log4j and ZooKeeper write records in time order,
+so the lines of one hour are one byte range: from the first record stamped at or after the hour's
+start to the first record stamped at or after its end. `hour_range` finds both ends by binary
+search over record starts (a few small reads, also over SFTP), so a size-rolled `zookeeper.log`
+spanning many hours, or a live `server.log` copied into an archive, gives each hour exactly its
+lines whatever the file's name or mtime. Continuation lines (stack traces, cleaner stats) have no
+timestamp and stay with the record before them; lines before a file's first record go with it.
+
+Timestamps are compared as the text the log writes (`2026-11-20 10:00:00`, local to the cluster;
+`[...]`-wrapped for log4j, bare for ZooKeeper): an hour's ends are given in the same form. Where a
+cluster's clock falls back (the repeated local hour of a DST change) local text is not in time order;
+the lines of both repeated hours then land in the later one.
+
+An hourly-rolled file (`server.log.2026-11-20-10`) is not searched: its name says its hour, except for
+the records at its head stamped in the hour before (written just after the roll), which go to that
+hour (`rolled_range`). A stray stamp inside it (a clock jump, an impossible date) cannot move lines.
+In a live or size-rolled file such a stamp can misplace the lines around it: there only the stamps
+tell the hours.
+
+JSON-lines JMX exports (one Jolokia response, or bulk-read array, per line) are cut the same way by
+each line's Jolokia `timestamp` (epoch seconds; the last one in the line); lines without one go with
+the line before them.
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Callable
+from zoneinfo import ZoneInfo
+
+from fleethealth.lake.hours import HOUR
+
+Reader = Callable[[int, int], bytes]   # (offset, n) -> up to n bytes of the file from offset
+
+WINDOW = 64 * 1024
+# a record start: a line beginning with a log4j ("[2026-11-20 10:00:01,000]") or ZooKeeper
+# ("2026-11-20 10:00:01,000 [myid:1]") timestamp, right after a newline
+_RECORD = re.compile(rb"\n\[?(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)")
+_LONGEST = 32   # a record start is shorter than this: windows overlap by it
+
+
+def local_key(at: datetime, timezone: str) -> bytes:
+    """`at` as a log timestamp of the cluster (the form record starts are compared in)."""
+    return at.astimezone(ZoneInfo(timezone)).strftime("%Y-%m-%d %H:%M:%S").encode()
+
+
+def _records_from(read: Reader, size: int, p: int):
+    """(offset, key) of each record start at or after offset `p`, in file order."""
+    start = max(p - 1, 0)
+    got = read(start, WINDOW)
+    # the first line starts a record as if after a newline
+    buf, shift = (b"\n" + got, -1) if start == 0 else (got, 0)
+    while buf:
+        for m in _RECORD.finditer(buf):
+            offset = start + shift + m.start() + 1
+            if offset >= p:
+                yield offset, m.group(1) + b" " + m.group(2)
+                p = offset + 1
+        end = start + len(got)
+        if end >= size or len(got) < WINDOW:   # a short read: the file ends here (it may have shrunk)
+            return
+        start, shift = end - _LONGEST, 0
+        got = buf = read(start, WINDOW)
+
+
+_JSON_STAMP = re.compile(rb'"timestamp"\s*:\s*(\d{9,13})\b')
+
+
+def _newline_at_or_after(read: Reader, size: int, p: int) -> int | None:
+    while p < size:
+        chunk = read(p, WINDOW)
+        if not chunk:
+            return None
+        i = chunk.find(b"\n")
+        if i >= 0:
+            return p + i
+        p += len(chunk)
+    return None
+
+
+def _json_records_from(read: Reader, size: int, p: int):
+    """(offset, epoch seconds) of each JSON-lines record (a line opening with `[` or `{` that holds a
+    Jolokia timestamp) at or after offset `p`, in file order."""
+    if p > 0:
+        newline = _newline_at_or_after(read, size, p - 1)
+        if newline is None:
+            return
+        p = newline + 1
+    while p < size:
+        end = _newline_at_or_after(read, size, p)
+        end = size if end is None else end
+        line = read(p, end - p)
+        stamps = _JSON_STAMP.findall(line) if line[:1] in (b"[", b"{") else []
+        if stamps:
+            value = int(stamps[-1])
+            yield p, value // 1000 if value >= 10**11 else value   # milliseconds, from some exporters
+        p = end + 1
+
+
+def _first_at_or_after(read: Reader, size: int, p: int, records=_records_from):
+    return next(records(read, size, p), None)
+
+
+def cut(read: Reader, size: int, key, records=_records_from) -> int:
+    """Offset of the first record stamped at or after `key` (`size` if none)."""
+    best, lo, hi = size, 0, size   # the answer is a record start in [lo, hi), else `best`
+    while hi - lo > WINDOW:
+        mid = (lo + hi) // 2
+        found = _first_at_or_after(read, size, mid, records)
+        if found is None or found[0] >= hi:          # no record start in [mid, hi)
+            hi = mid
+        elif found[1] >= key:
+            best, hi = found[0], mid
+        else:
+            lo = found[0] + 1
+    for offset, stamp in records(read, size, lo):
+        if offset >= hi:
+            break
+        if stamp >= key:
+            return offset
+    return best
+
+
+def hour_range(read: Reader, size: int, hour: datetime, timezone: str,
+               json_lines: bool = False) -> tuple[int, int] | None:
+    """[start, end) bytes of the records of `hour` (UTC) in a file of `size` bytes (a log, or with
+    `json_lines` a JSON-lines JMX export), or None when the file has no record start at all
+    (nothing tells its lines' hour)."""
+    if json_lines:
+        records, keys = _json_records_from, (int(hour.timestamp()), int((hour + HOUR).timestamp()))
+    else:
+        records, keys = _records_from, (local_key(hour, timezone), local_key(hour + HOUR, timezone))
+    first = _first_at_or_after(read, size, 0, records)
+    if first is None:
+        return None
+    start = cut(read, size, keys[0], records)
+    end = cut(read, size, keys[1], records)
+    if start < end and start == first[0]:
+        start = 0                      # lines before the first record go with it
+    return start, end
+
+
+def rolled_range(read: Reader, size: int, hour: datetime, named: datetime, timezone: str) -> tuple[int, int] | None:
+    """[start, end) bytes of the lines of `hour` (UTC) in an hourly-rolled log file named for the hour
+    `named`: the records at its head stamped in the hour before `named` belong to that hour, all the
+    rest to `named`; None when the file has no record start at all."""
+    before, key = local_key(named - HOUR, timezone), local_key(named, timezone)
+    first, head_end = None, None
+    for offset, stamp in _records_from(read, size, 0):
+        if first is None:
+            first = offset
+        if not before <= stamp < key:
+            head_end = offset
+            break
+    if first is None:
+        return None
+    if head_end is None:
+        head_end = size
+    if head_end == first:
+        head_end = 0                   # no record of the hour before: lines before the first record go with it
+    if hour == named:
+        return head_end, size
+    return (0, head_end) if hour == named - HOUR else (size, size)

@@ -1,0 +1,113 @@
+"""`http`: a live Jolokia bulk read of a host's MBeans (the ones silver and gold use, `fleethealth.fleet.mbeans`).
+
+One POST of read requests to the host's `jolokia_url` (Jolokia 1.x and 2.x agents); the JSON
+array of responses is landed as one line of `jmx/jolokia-live.<UTC time>.jsonl`, which silver parses
+like any Jolokia export. A URL carrying credentials is refused (secrets belong in Airflow connections).
+
+The agent is not trusted: the whole request has one deadline (a server that trickles bytes is cut
+off), redirects are not followed, the answer is capped in size and parsed without recursion limits
+being an exception, and no error message quotes the answer's body.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+import urllib.parse
+from datetime import datetime, timezone
+from pathlib import Path
+
+from fleethealth.fleet import mbeans
+from fleethealth.pull.transports import TransportError
+
+TIMEOUT_S = 10                  # connect, and each read of the socket
+DEADLINE_S = 30                 # the whole request: connect, send, headers, body
+MAX_RESPONSE_BYTES = 64 * 1024**2
+PREFIX = "jolokia-live."
+
+
+def file_name(at: datetime) -> str:
+    return f"{PREFIX}{at.astimezone(timezone.utc):%Y-%m-%dT%H-%M-%SZ}.jsonl"
+
+
+def read(url: str, role: str, timeout: float = TIMEOUT_S, deadline: float | None = None) -> list[dict]:
+    """The responses of a bulk read of `role`'s MBeans from the Jolokia agent at `url`, all of it within
+    `deadline` seconds (default DEADLINE_S)."""
+    deadline = DEADLINE_S if deadline is None else deadline
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TransportError(f"{url}: not an http(s) Jolokia URL")
+    if parts.username or parts.password:
+        raise TransportError(f"{parts.hostname}: jolokia_url must not carry credentials")
+    where = parts.netloc
+    raw = _post(parts, json.dumps(mbeans.jolokia_requests(role)).encode(), timeout, deadline)
+    try:
+        doc = json.loads(raw)
+    except RecursionError:
+        raise TransportError(f"{where}: Jolokia's answer is nested too deeply to be a bulk read") from None
+    except ValueError:
+        raise TransportError(f"{where}: Jolokia answered with something that is not JSON") from None
+    if not isinstance(doc, list) or not all(isinstance(x, dict) for x in doc):
+        kind = type(doc).__name__ if not isinstance(doc, list) else "list of other things than responses"
+        raise TransportError(f"{where}: Jolokia answered a JSON {kind} to a bulk read (expected a list of "
+                             "responses)")
+    return doc
+
+
+def _post(parts: urllib.parse.SplitResult, body: bytes, timeout: float, deadline: float) -> bytes:
+    """POST `body` and return the answer's body; one deadline for all of it (a watchdog shuts the
+    socket down when it passes, which ends any blocked read)."""
+    cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    conn = cls(parts.hostname, parts.port, timeout=min(timeout, deadline))
+    expired, sockets = threading.Event(), []
+
+    def abort() -> None:
+        expired.set()
+        for sock in sockets:     # the connection's own: a response that closes it has taken it over
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    watchdog = threading.Timer(deadline, abort)
+    watchdog.daemon = True
+    watchdog.start()
+    where = parts.netloc
+    try:
+        path = (parts.path or "/").rstrip("/") + "/" + (f"?{parts.query}" if parts.query else "")
+        conn.connect()
+        sockets.append(conn.sock)
+        if expired.is_set():        # the deadline passed while connecting, before the watchdog had it
+            raise OSError("deadline")
+        conn.request("POST", path, body, {"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        if resp.status != 200:      # a redirect too: never followed
+            raise TransportError(f"{where}: Jolokia answered HTTP {resp.status}"
+                                 + (" (a redirect: not followed)" if 300 <= resp.status < 400 else ""))
+        chunks, size = [], 0
+        while chunk := resp.read1(1 << 16):
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                raise TransportError(f"{where}: Jolokia response over {MAX_RESPONSE_BYTES} bytes")
+            chunks.append(chunk)
+        if expired.is_set():
+            raise OSError("deadline")
+        return b"".join(chunks)
+    except (OSError, http.client.HTTPException) as exc:
+        if expired.is_set():
+            raise TransportError(f"{where}: no complete answer from Jolokia within {deadline:g} s") from None
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise TransportError(f"{where}: cannot reach Jolokia: {reason}") from None
+    finally:
+        watchdog.cancel()
+        conn.close()
+
+
+def land(url: str, role: str, folder: Path, at: datetime) -> Path:
+    """Read now and write the responses as one JSON line into `folder`; returns the file."""
+    responses = read(url, role)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / file_name(at)
+    target.write_text(json.dumps(responses, separators=(",", ":")) + "\n")
+    return target

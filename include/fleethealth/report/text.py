@@ -1,0 +1,70 @@
+"""Plain-text renderings for the CLI and job logs."""
+from __future__ import annotations
+
+from tabulate import tabulate
+
+
+def table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple") -> str:
+    if not rows:
+        return "(no rows)"
+    columns = columns or list(rows[0])
+    return tabulate([[r.get(c) for c in columns] for r in rows], headers=columns, tablefmt=fmt)
+
+
+def incidents_report(rows: list[dict]) -> str:
+    """What `fleethealth run` and the demo print at the end (README shows it; test_scenarios.py keeps
+    README true)."""
+    return f"gold.incidents: {len(rows)} incident(s), most severe first\n\n{incidents_text(rows)}"
+
+
+def incidents_text(rows: list[dict]) -> str:
+    """The on-call summary of gold.incidents (rows already ordered most severe first): one line per
+    incident with the evidence that fired it (and what fires it now, when that changed), the known
+    bug with the releases that fix it, and the first step of its kind's runbook; the full table stays
+    one query away."""
+    from fleethealth.gold import known_bugs, runbooks
+
+    catalogue = {b.id: b for b in known_bugs.load()}
+    steps = runbooks.load()
+    lines = []
+    for r in rows:
+        seen = f"{r['first_seen']:%Y-%m-%d %H:%M}Z" if r.get("first_seen") else "?"
+        line = f"{r['severity'].upper():<8} {r['cluster']} {r['kind']} {r['entity']} (since {seen}, {r['hours']} h): "
+        first, now = r.get("first_evidence") or r["evidence"], r["evidence"]
+        line += first if first == now else f"{first}; now: {now}"
+        bugs = [catalogue.get(b.strip()) for b in (r.get("known_bug") or "").split(",") if b.strip()]
+        bugs = [b for b in bugs if b and b.id not in line]      # not twice: known_bug_exposure names them
+        if bugs:
+            line += " | known bug " + ", ".join(f"{b.id} (fixed in {' / '.join(b.fixed_in) or '?'})" for b in bugs)
+        if r["kind"] in steps:
+            line += f" | check first: {steps[r['kind']].first_step}"
+        lines.append(line)
+    return "\n".join(lines) if lines else "(no incidents)"
+
+
+def reconciliation_text(rows: list[dict]) -> str:
+    """One line per source of an hour: bronze = silver + quarantine (records), every quarantine row,
+    files listed = read + rejected; unaccounted records called out; then the files that could not
+    be read, and the verdict line (the DAG test greps it)."""
+    keys = ("bronze_records", "silver_records", "quarantined_records", "unaccounted", "quarantine_rows",
+            "files_listed", "files_read", "files_rejected")
+    totals: dict[str, dict] = {}
+    problems = []
+    for r in rows:
+        t = totals.setdefault(r["source"], dict.fromkeys(keys + ("hosts",), 0))
+        for k in keys:
+            t[k] += r.get(k) or 0
+        t["hosts"] += 1
+        problems += [f"  {r['cluster']}/{r['host']} {r['source']}: {p}" for p in r.get("file_problems") or []]
+    lines = []
+    for source, t in sorted(totals.items()):
+        check = "ok" if t["unaccounted"] == 0 else f"{t['unaccounted']} UNACCOUNTED"
+        lines.append(f"  {source:<12} bronze {t['bronze_records']:>9,} = silver {t['silver_records']:>9,} + quarantine "
+                     f"{t['quarantined_records']:>7,}  ({t['quarantine_rows']:,} quarantine rows; files "
+                     f"{t['files_listed']:,} = {t['files_read']:,} read + {t['files_rejected']:,} rejected; "
+                     f"{t['hosts']} host{'s' if t['hosts'] != 1 else ''}, {check})")
+    lines += problems
+    lost = sum(t["unaccounted"] for t in totals.values())
+    lines.append("  reconciled: bronze = silver + quarantine" if lost == 0
+                 else f"  NOT RECONCILED: {lost} bronze records unaccounted")
+    return "\n".join(lines)

@@ -1,0 +1,43 @@
+"""Command-line arguments and the main body shared by the spark-submit entry points in spark/."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from fleethealth.lake import tables as lake
+from fleethealth.lake.hours import parse_hour
+
+
+def parser(description: str, needs_inventory: bool = True) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--hour", required=True, type=parse_hour, help="processed hour, ISO-8601 UTC")
+    p.add_argument("--lakehouse", default=None, help="lakehouse root (default $FLEETHEALTH_LAKEHOUSE or ./lakehouse)")
+    if needs_inventory:
+        p.add_argument("--inventory", required=True, help="fleet inventory YAML")
+    return p
+
+
+def run_step(layer: str, args: argparse.Namespace, run) -> int:
+    """The body of a spark-submit entry point: `run(spark)` computes and gates the layer's hour and
+    returns (text to print, the gate's report). Exit status 1 when the gate failed (nothing
+    published; the message names the failed expectations)."""
+    from fleethealth.quality import gate
+    from fleethealth.quality import suites as quality
+    from fleethealth.runtime.session import build_session
+
+    quality.preload()  # overlaps the GX import with the JVM start
+    spark = build_session(f"fleethealth-{layer}", args.lakehouse)
+    docs = gate.data_docs_dir(args.lakehouse)
+    try:
+        text, report = run(spark)
+        print(text)
+        print(report.summary())
+        return 0
+    except quality.QualityGateError as exc:
+        print(f"validate_{layer} {args.hour.isoformat()}: nothing published (rejected tables staged in "
+              f"{lake.staging_dir(args.hour, args.lakehouse, layer)})\n{exc}", file=sys.stderr)
+        return 1
+    finally:
+        if docs:
+            print(f"Data Docs: {docs / 'index.html'}")
+        spark.stop()

@@ -1,0 +1,63 @@
+"""Build the SparkSession of a fleethealth job (Delta enabled, UTC, jars from the project folder)."""
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+
+from fleethealth.runtime import config
+from fleethealth.runtime.spark_conf import spark_conf
+
+
+def build_session(app_name: str, lakehouse: str | None = None, master: str | None = None,
+                  short_lived: bool = False):
+    """A Delta-enabled session. Under spark-submit the master comes from the submit arguments.
+    `short_lived`: see spark_conf."""
+    from pyspark.sql import SparkSession
+
+    config.jar_files()  # fail early with a clear message when set-up did not run
+    builder = SparkSession.builder.appName(app_name)
+    launched_by_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    if master or not launched_by_spark_submit:
+        builder = builder.master(master or os.environ.get("FLEETHEALTH_SPARK_MASTER", "local[*]"))
+    for key, value in spark_conf(str(config.lakehouse_dir(lakehouse)), short_lived=short_lived).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    return spark
+
+
+# what the JVM prints on every start that says nothing to a user of the command line: Spark's
+# launcher always adds the incubating Vector API module (the JVM announces it), and PySpark's JVM
+# runs as Spark's shell, which announces its log level
+JVM_NOISE = ("WARNING: Using incubator modules: jdk.incubator.vector", 'Setting default log level to "',
+             "To adjust logging level use sc.setLogLevel(newLevel).")
+
+
+@contextmanager
+def jvm_stderr_filtered():
+    """Start the JVM (a child process) with its stderr a pipe: a thread forwards every line to our
+    stderr but the JVM_NOISE ones, for as long as the JVM lives."""
+    import threading
+
+    if jvm_stderr_filtered.started:        # one JVM per process (getOrCreate)
+        yield
+        return
+    read_end, write_end = os.pipe()
+    real = os.dup(2)
+    os.dup2(write_end, 2)
+    os.close(write_end)
+
+    def forward() -> None:
+        with os.fdopen(read_end, "rb") as lines, os.fdopen(real, "wb", buffering=0) as out:
+            for line in lines:
+                if not line.rstrip(b"\r\n").decode(errors="replace").startswith(JVM_NOISE):
+                    out.write(line)
+
+    try:
+        yield
+    finally:
+        os.dup2(real, 2)     # ours again; the JVM keeps the pipe
+        threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
+        jvm_stderr_filtered.started = True
+
+
+jvm_stderr_filtered.started = False

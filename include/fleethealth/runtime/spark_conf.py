@@ -1,0 +1,71 @@
+"""Spark configuration shared by the jobs, the tests' session and the DAG's SparkSubmitOperators.
+
+No pyspark import here: the DAG file reads it at parse time.
+"""
+from __future__ import annotations
+
+from fleethealth.runtime import cds, config
+
+
+def java_options_string(options: list[str]) -> str:
+    """JVM options as one `extraJavaOptions` value: Spark splits it like a shell (quotes, backslash),
+    so each option is quoted and a path with a space or a quote stays one option."""
+    return " ".join('"' + o.replace("\\", "\\\\").replace('"', '\\"') + '"' for o in options if o)
+
+
+def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
+               class_sharing: bool = True) -> dict[str, str]:
+    """Settings every fleethealth Spark application gets.
+
+    The Delta jars come from the Maven-resolved folder on the class path (never Ivy at run time).
+    The driver maps the class-data-sharing archive of set-up when there is one (fleethealth.runtime.cds).
+    `short_lived` (the spark-submit jobs of the DAG: one hour each, a minute or two) keeps the JIT
+    at its quick first tier and Spark SQL off whole-stage code generation: such a JVM ends before
+    compiling (C2, Janino) would pay back (-20 % per job on an hour of a small fleet).
+    """
+    java_options = [f"-Dlog4j.configurationFile=file:{config.PROJECT_ROOT / 'include' / 'fleethealth' / 'runtime' / 'log4j2.properties'}"]
+    # a batch job wants throughput, not short pauses: G1's concurrent threads and write barriers
+    # cost 5-10 % on 2 cores (the DAG's gold job of a tiny hour ~50 -> ~47 s; test_jobs 272 -> 263 s)
+    java_options.append("-XX:+UseParallelGC")
+    if class_sharing:
+        java_options += cds.java_options()
+    if short_lived:
+        # C1 alone gets a 48 MB code cache: a gold job's plans fill it, and a full code cache kills
+        # the JVM ("Out of space in CodeCache for adapters")
+        java_options += ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=256m"]
+    classpath = f"{config.jars_dir()}/*"
+    conf = {
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.driver.extraClassPath": classpath,
+        "spark.executor.extraClassPath": classpath,
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.sql.adaptive.enabled": "true",
+        # HotSpot never JIT-compiles a method over 8000 bytes of bytecode: a stage whose generated
+        # code is larger ran interpreted (the event rules: 2x slower). Above this, Spark falls back
+        # to per-operator code in small methods (the setting Spark's own docs suggest for HotSpot).
+        "spark.sql.codegen.hugeMethodLimit": "8000",
+        # PySpark otherwise records the Python call site of every Column function for error messages:
+        # four py4j round trips each, half of a gold hour's 37,000 (about 1.5 s per hour)
+        "spark.python.sql.dataFrameDebugging.enabled": "false",
+        # Spark keeps 100 compiled classes by default; a gold hour generates ~380 distinct ones, so
+        # every hour compiled all of them again (Janino: a quarter of a warm gold hour's JVM samples).
+        # With room for them an hour compiles 7-23 (-10 % per gold hour, bench/README)
+        "spark.sql.codegen.cache.maxEntries": "2000",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.databricks.delta.schema.autoMerge.enabled": "false",
+        "spark.databricks.delta.snapshotPartitions": "2",
+        "spark.sql.sources.partitionOverwriteMode": "static",
+        # Delta's VACUUM lists files with one task per unit of this, 10,000 by default: ~45 s for a
+        # tiny table on 2 cores (maintenance DAG, test_maintenance 91 s -> 42 s)
+        "spark.sql.sources.parallelPartitionDiscovery.parallelism": "8",
+        "spark.driver.memory": "4g",
+        "spark.driver.extraJavaOptions": java_options_string(java_options),
+    }
+    if short_lived:
+        conf["spark.sql.codegen.wholeStage"] = "false"
+    if lakehouse:
+        conf["spark.sql.warehouse.dir"] = f"{lakehouse}/_warehouse"
+    return conf

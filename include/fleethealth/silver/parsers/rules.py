@@ -1,0 +1,276 @@
+"""A small engine for event rules kept as data (rules/<source>_events.yaml, rules/fields.yaml).
+
+Each rule: `event_type`, a Java regex `match` tried against the record body in order (first match
+wins), an optional `logger` filter, `fields`: typed field name -> capture group, and `set`: field
+name -> constant. Several rules may share an event_type (one per Kafka/ZooKeeper version's wording);
+fields are extracted with the regex of the rule that matched, and only on the rows it matched.
+"""
+from __future__ import annotations
+
+import re
+import re._parser as sre_parse  # the stdlib regex parser: finds a rule's required literal text
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+READERS = ("text", "list", "megabytes")
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: str          # Spark SQL type
+    read: str = "text"
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    event_type: str
+    match: str
+    fields: dict[str, int] = field(default_factory=dict)
+    set: dict[str, object] = field(default_factory=dict)
+    logger: str | None = None
+    # literal texts one of which every match contains (derived from `match`): a cheap byte search
+    # that spares most records the regex (Spark's rlike decodes each value to a Java String first)
+    hints: tuple[str, ...] = ()
+    # texts one of which every match starts with, for a regex anchored at the body's start: a test
+    # of a few leading bytes, cheaper still than the search for a hint
+    prefixes: tuple[str, ...] = ()
+
+
+class RuleError(ValueError):
+    pass
+
+
+def _read_yaml(name: str) -> dict:
+    return yaml.safe_load(resources.files("fleethealth.silver.rules").joinpath(name).read_text()) or {}
+
+
+@lru_cache(maxsize=None)
+def load_fields() -> dict[str, Field]:
+    """Every extractable field, in declaration order (rules/fields.yaml)."""
+    out = {}
+    for name, spec in (_read_yaml("fields.yaml").get("fields") or {}).items():
+        f = Field(name, spec["type"], spec.get("read", "text"), spec.get("doc", ""))
+        if f.read not in READERS:
+            raise RuleError(f"rules/fields.yaml: field {name!r}: read {f.read!r} (known: {', '.join(READERS)})")
+        out[name] = f
+    return out
+
+
+@lru_cache(maxsize=None)
+def load_rules(source: str) -> tuple[Rule, ...]:
+    name = f"{source}_events.yaml"
+    known = load_fields()
+    rules = []
+    for i, raw in enumerate(_read_yaml(name).get("rules", [])):
+        where = f"rules/{name}: rule {i} ({raw.get('event_type', '?')})"
+        try:
+            pattern = re.compile(raw["match"])
+        except (KeyError, re.error) as exc:
+            raise RuleError(f"{where}: bad or missing `match`: {exc}") from None
+        fields = raw.get("fields") or {}
+        consts = raw.get("set") or {}
+        for fname in [*fields, *consts]:
+            if fname not in known:
+                raise RuleError(f"{where}: unknown field {fname!r} (rules/fields.yaml has: {', '.join(known)})")
+        for fname, group in fields.items():
+            if not isinstance(group, int) or not 1 <= group <= pattern.groups:
+                raise RuleError(f"{where}: field {fname!r} names group {group!r}, "
+                                f"the regex has {pattern.groups}")
+        rules.append(Rule(raw["event_type"], raw["match"], dict(fields), dict(consts), raw.get("logger"),
+                          required_literals(raw["match"]), required_prefixes(raw["match"])))
+    return tuple(rules)
+
+
+def fields_of(rules: tuple[Rule, ...]) -> list[Field]:
+    """The fields the rules extract or set, in rules/fields.yaml order."""
+    used = {f for r in rules for f in [*r.fields, *r.set]}
+    return [f for name, f in load_fields().items() if name in used]
+
+
+MIN_HINT = 4
+
+
+def _hints(items) -> tuple[str, ...]:
+    """Texts one of which every match of a parsed sequence contains: its longest literal run, or the
+    hints of each alternative of a mandatory group, whichever has the longer shortest text."""
+    candidates, run = [], []
+    for op, arg in list(items) + [(None, None)]:
+        if op is sre_parse.LITERAL:
+            run.append(chr(arg))
+            continue
+        if run:
+            candidates.append(("".join(run),))
+            run = []
+        if op is sre_parse.SUBPATTERN and not arg[1] and not arg[2]:   # (...) or (?:...), no flags
+            inner = _hints(arg[3])
+            if inner:
+                candidates.append(inner)
+        elif op is sre_parse.BRANCH:
+            per_branch = [_hints(b) for b in arg[1]]
+            if all(per_branch):
+                candidates.append(tuple(h for hs in per_branch for h in hs))
+    return max(candidates, key=lambda c: min(map(len, c)), default=())
+
+
+def required_literals(pattern: str) -> tuple[str, ...]:
+    """Texts one of which occurs in every match of `pattern` (any-of); () when none of at least
+    MIN_HINT characters can be told (then the regex alone decides)."""
+    parsed = sre_parse.parse(pattern)
+    if parsed.state.flags & re.IGNORECASE:
+        return ()
+    hints = _hints(parsed)
+    return hints if hints and min(map(len, hints)) >= MIN_HINT else ()
+
+
+MAX_PREFIXES = 16
+
+
+def _starts(items) -> list[tuple[str, bool]]:
+    """(text, whole) pairs for a parsed sequence: every match begins with one of the texts; `whole`
+    when the text is that alternative's entire match (so what follows the sequence extends it)."""
+    alts = [("", True)]
+    for op, arg in items:
+        if op is sre_parse.LITERAL:
+            step = [(chr(arg), True)]
+        elif op is sre_parse.SUBPATTERN and not arg[1] and not arg[2]:   # (...) or (?:...), no flags
+            step = _starts(arg[3])
+        elif op is sre_parse.BRANCH:
+            step = [s for branch in arg[1] for s in _starts(branch)]
+        else:
+            step = [("", False)]
+        grown = list(dict.fromkeys((p + q, more) for p, whole in alts
+                                   for q, more in (step if whole else [("", False)])))
+        if len(grown) > MAX_PREFIXES:
+            return [(p, False) for p, _ in alts]
+        alts = grown
+        if not any(whole for _, whole in alts):
+            break
+    return alts
+
+
+def required_prefixes(pattern: str) -> tuple[str, ...]:
+    """Texts one of which starts every match of `pattern` when it is anchored at the start (`^...`);
+    () when it is not, or when some match may start with an empty text. Under (?m) `^` also matches
+    after each line break, so no prefix holds."""
+    parsed = sre_parse.parse(pattern)
+    items = list(parsed)
+    if parsed.state.flags & (re.IGNORECASE | re.MULTILINE) or not items or items[0] != (sre_parse.AT, sre_parse.AT_BEGINNING):
+        return ()
+    prefixes = tuple(p for p, _ in _starts(items[1:]))
+    return prefixes if prefixes and all(prefixes) else ()
+
+
+# The expressions below are written as Spark SQL text and parsed once in the JVM: built from
+# Column calls they took thousands of py4j round trips (seconds per plan, more than the parse itself).
+def sql_string(value: str) -> str:
+    """`value` as a Spark SQL string literal."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _any(tests: list[str]) -> str:
+    return "(" + " OR ".join(tests) + ")"
+
+
+def _condition(rule: Rule, body: str, logger: str) -> str:
+    """The rule's regex, behind cheaper byte tests that most records fail (AND short-circuits): the
+    logger, then a prefix, then a hint that no prefix already holds."""
+    tests = []
+    if rule.logger:
+        tests.append(f"{logger} = {sql_string(rule.logger)}")
+    if rule.prefixes:
+        tests.append(_any([f"startswith({body}, {sql_string(p)})" for p in rule.prefixes]))
+    if rule.hints and not all(any(h in p for h in rule.hints) for p in rule.prefixes or [""]):
+        tests.append(_any([f"contains({body}, {sql_string(h)})" for h in rule.hints]))
+    tests.append(f"{body} RLIKE {sql_string(rule.match)}")
+    return " AND ".join(tests)
+
+
+def rule_index(rules: tuple[Rule, ...], body: str, logger: str) -> str:
+    """0-based index of the first matching rule, NULL when none matches (SQL over columns `body`, `logger`)."""
+    if not rules:
+        return "CAST(NULL AS INT)"
+    b, lg = _ident(body), _ident(logger)
+    return "CASE " + " ".join(f"WHEN {_condition(r, b, lg)} THEN {i}" for i, r in enumerate(rules)) + " END"
+
+
+def _by_rule(values: list[str], index: str) -> str:
+    """SQL: values[index] (values are SQL literals, one per rule)."""
+    return f"get(array({', '.join(values)}), {index})"
+
+
+def event_type(rules: tuple[Rule, ...], index: str) -> str:
+    """The matched rule's event_type, else 'other'."""
+    if not rules:
+        return "'other'"
+    return f"coalesce({_by_rule([sql_string(r.event_type) for r in rules], index)}, 'other')"
+
+
+LIST_PUNCTUATION = sql_string(r"[\[\]\s]")
+
+
+def _read(f: Field, text: str) -> str:
+    # an empty capture is NULL: a group that did not take part leaves an empty text too
+    text = f"nullif({text}, '')"
+    if f.read == "list":
+        return f"CAST(array_remove(split(regexp_replace({text}, {LIST_PUNCTUATION}, ''), ','), '') AS {f.type})"
+    if f.read == "megabytes":
+        return f"CAST(round(CAST(regexp_replace({text}, ',', '') AS DOUBLE) * {MIB}) AS {f.type})"
+    return f"CAST({text} AS {f.type})"
+
+
+# Separates the field values in the one string a matched rule's regex cuts them into (_values).
+SEP = "\u0001"
+
+
+def _replacement(text: str) -> str:
+    """`text` literally in a java.util.regex replacement."""
+    return text.replace("\\", "\\\\").replace("$", "\\$")
+
+
+def _values(rules: tuple[Rule, ...], fields: list[Field], body: str, index: str) -> str | None:
+    """SQL: array of the matched rule's value for each of `fields`, in order ('' = none); NULL when no
+    rule that extracts or sets a field matched. One pass of that rule's regex (a per-row pattern)
+    wrapped to take the whole text as find() would, replaced by its groups and constants, each after
+    a SEP. A SEP in the text becomes U+FFFD first, so no value holds one."""
+    templates = []
+    for r in rules:
+        parts = [f"${r.fields[f.name]}" if f.name in r.fields else
+                 _replacement(str(r.set[f.name])) if f.name in r.set else "" for f in fields]
+        templates.append(sql_string(SEP + SEP.join(parts)) if r.fields or r.set else "NULL")
+    if all(t == "NULL" for t in templates):
+        return None
+    wrapped = [sql_string(r"^[\s\S]*?(?:" + r.match + r")[\s\S]*$") for r in rules]
+    b, sep = _ident(body), sql_string(SEP)
+    source = f"CASE WHEN contains({b}, {sep}) THEN translate({b}, {sep}, {sql_string(chr(0xFFFD))}) ELSE {b} END"
+    cut = f"regexp_replace({source}, {_by_rule(wrapped, index)}, {_by_rule(templates, index)})"
+    return f"CASE WHEN startswith({cut}, {sep}) THEN split(substr({cut}, 2), {sep}, -1) END"
+
+
+def with_event_columns(df: DataFrame, rules: tuple[Rule, ...], body: str, logger: str) -> DataFrame:
+    """`df` plus event_type and one typed column per field the rules use (rules/fields.yaml order),
+    from columns `body` and `logger`.
+
+    Three small projections rather than one expression per (rule, field): the first matching rule's
+    index; the values of its fields from one pass of its regex (_values); each field reads its
+    position. Generated code stays small (a CASE per rule and field outgrows the JVM's 64 KB method
+    limit), and an unmatched record (most) costs a NULL per field.
+    """
+    fields = fields_of(rules)
+    out = df.withColumn("_rule", F.expr(rule_index(rules, body, logger)))
+    values = _values(rules, fields, body, "_rule")
+    out = out.withColumn("_values", F.expr(values) if values else F.lit(None).cast("array<string>"))
+    cols = [f"{_read(f, f'get(_values, {k})')} AS {_ident(f.name)}" for k, f in enumerate(fields)]
+    keep = [_ident(c) for c in out.columns if c not in ("_rule", "_values")]
+    return out.selectExpr(*keep, f"{event_type(rules, '_rule')} AS event_type", *cols)

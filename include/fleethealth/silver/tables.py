@@ -1,0 +1,217 @@
+"""Silver: typed events from an hour of bronze, a quarantine for what does not parse, and the
+reconciliation that proves nothing was lost (per host, source and hour: bronze = silver + quarantine).
+"""
+from __future__ import annotations
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from functools import reduce
+
+from fleethealth.fleet.inventory import Inventory
+from fleethealth.runtime.frames import local_frame
+from fleethealth.bronze.tables import is_prometheus
+from fleethealth.silver.parsers import jolokia, log4j, logdirs, prometheus, threaddump
+
+MAX_QUARANTINED_RECORD_CHARS = 4000
+MAX_FILE_PROBLEMS = 5   # per host, source and hour in silver.reconciliation (all are in silver.quarantine)
+
+HOSTS_SCHEMA = T.StructType([
+    T.StructField("cluster", T.StringType(), False),
+    T.StructField("host", T.StringType(), False),
+    T.StructField("role", T.StringType(), False),
+    T.StructField("broker_id", T.IntegerType(), True),
+    T.StructField("zk_myid", T.IntegerType(), True),
+    T.StructField("kafka_version", T.StringType(), True),
+    T.StructField("timezone", T.StringType(), False),
+    T.StructField("offsets_topic_partitions", T.IntegerType(), False),
+    T.StructField("expect", T.ArrayType(T.StringType()), False),
+])
+
+QUARANTINE_COLUMNS = ["cluster", "host", "source", "file", "line_number", "line_count", "record", "reason", "hour"]
+
+
+def hosts_frame(spark: SparkSession, inventory: Inventory) -> DataFrame:
+    """The inventory as a small DataFrame (one row per host)."""
+    rows = [(h.cluster, h.host, h.role, h.broker_id, h.zk_myid, h.kafka_version, c.timezone,
+             c.offsets_topic_partitions, list(h.expect))
+            for c in inventory.clusters for h in c.hosts]
+    return local_frame(spark, rows, HOSTS_SCHEMA)
+
+
+def _quarantine(df: DataFrame) -> DataFrame:
+    return df.select(
+        "cluster", "host", "source", "file", F.col("line_number").cast("int"), F.col("line_count").cast("int"),
+        F.substring("record", 1, MAX_QUARANTINED_RECORD_CHARS).alias("record"), "reason", "hour")
+
+
+def _log_events(bronze: DataFrame, hosts: DataFrame, fmt: log4j.LogFormat) -> tuple[DataFrame, DataFrame]:
+    lines = bronze.where(F.col("source") == fmt.name)
+    records, orphans = log4j.assemble(lines, fmt)
+    records = records.join(F.broadcast(hosts.select("cluster", "host", "timezone", "broker_id", "zk_myid")),
+                           ["cluster", "host"], "left")
+    parsed = log4j.parse_records(records, fmt, F.coalesce(F.col("timezone"), F.lit("UTC")))
+    bad_reason = (F.when(F.col("level").isNull(), F.lit(f"not a {fmt.name} log4j header"))
+                   .when(F.col("ts").isNull(), F.lit("unparseable timestamp")))
+    # parsed feeds both the events and the quarantine: parse once
+    parsed = parsed.withColumn("_bad", bad_reason).persist(StorageLevel.MEMORY_AND_DISK)
+    quarantine = (parsed.where(F.col("_bad").isNotNull())
+                  .select(*log4j.LINEAGE, "line_number", "line_count", F.col("text").alias("record"),
+                          F.col("_bad").alias("reason"))
+                  .unionByName(orphans.select(*log4j.LINEAGE, "line_number", F.lit(1).alias("line_count"),
+                                              "record", F.lit("continuation line before the first record "
+                                                              "of its file").alias("reason"))))
+    events = log4j.with_events(parsed.where(F.col("_bad").isNull()).drop("_bad", "text"), fmt.name)
+    log_name = F.regexp_extract("file", r"([^/]+?)\.log(?:\.[^/]*)?$", 1)
+    id_col = "broker_id" if fmt is log4j.KAFKA else "zk_myid"
+    events = events.withColumn("log", log_name).drop("timezone", "file_sha256",
+                                                     "zk_myid" if fmt is log4j.KAFKA else "broker_id")
+    lead = ["cluster", "host", id_col, "log", "ts", "level", "logger", "thread", "message", "detail", "event_type"]
+    rest = [c for c in events.columns if c not in lead]
+    return events.select(*lead, *rest), _quarantine(quarantine)
+
+
+def file_quarantine(files: DataFrame) -> DataFrame:
+    """A quarantine row (line 0, standing for no bronze record) for each file listed for the hour that
+    was rejected, or read only in part (a damaged .gz: its lines that decompressed are in bronze)."""
+    return _quarantine(files.where((F.col("status") != "read") | F.col("reason").isNotNull()).select(
+        "cluster", "host", "source", "file", F.lit(0).alias("line_number"), F.lit(0).alias("line_count"),
+        F.lit("").alias("record"), F.concat(F.lit("file "), F.col("status"), F.lit(": "), F.col("reason"))
+        .alias("reason"), "hour"))
+
+
+def _with_broker_id(df: DataFrame, tz: DataFrame) -> DataFrame:
+    df = df.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
+    return df.select("cluster", "host", "broker_id", *[c for c in df.columns if c not in ("cluster", "host", "broker_id")])
+
+
+def _tz(hosts: DataFrame) -> DataFrame:
+    return hosts.select("cluster", "host", "timezone", "broker_id")
+
+
+def _zone() -> Column:
+    return F.coalesce(F.col("timezone"), F.lit("UTC"))
+
+
+def _jolokia(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
+    reads = bronze.where((F.col("source") == "jmx") & ~is_prometheus(F.col("source"), F.col("file")))
+    samples, q = jolokia.parse(reads)
+    return {"silver.jmx_samples": _with_broker_id(samples, _tz(hosts))}, [_quarantine(q)]
+
+
+def _prometheus(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
+    tz = _tz(hosts)
+    scrapes = (bronze.where(is_prometheus(F.col("source"), F.col("file")))
+               .join(F.broadcast(tz.drop("broker_id")), ["cluster", "host"], "left"))
+    samples, q = prometheus.parse(scrapes, _zone())
+    return {"silver.jmx_samples": _with_broker_id(samples, tz)}, [_quarantine(q)]
+
+
+def _threaddumps(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
+    tz = _tz(hosts)
+    dumps = bronze.where(F.col("source") == "threaddumps").join(F.broadcast(tz), ["cluster", "host"], "left")
+    threads, q_dumps = threaddump.parse(dumps, _zone())
+    threads = threads.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
+    cycles, q_cycles = threaddump.deadlocks(dumps, _zone())
+    return ({"silver.threads": threads, "silver.deadlocks": _with_broker_id(cycles, tz)},
+            [_quarantine(q_dumps), _quarantine(q_cycles)])
+
+
+def _logdirs(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
+    snaps = (bronze.where(F.col("source") == "logdirs")
+             .join(F.broadcast(_tz(hosts).drop("broker_id")), ["cluster", "host"], "left"))
+    sizes, q_logdirs = logdirs.parse(snaps, _zone())
+    return {"silver.partition_sizes": sizes}, [_quarantine(q_logdirs)]
+
+
+def _logs(fmt: log4j.LogFormat):
+    def part(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
+        events, q = _log_events(bronze, hosts, fmt)
+        return {SILVER_OF_SOURCE[fmt.name]: events}, [q]
+    return part
+
+
+# the parts of silver, each from one kind of input: (tables, quarantines) of bronze and the hosts
+PARTS = {"kafka": _logs(log4j.KAFKA), "zookeeper": _logs(log4j.ZOOKEEPER), "jolokia": _jolokia,
+         "prometheus": _prometheus, "threaddumps": _threaddumps, "logdirs": _logdirs}
+
+
+def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory,
+          files: DataFrame | None = None, parts: tuple[str, ...] = tuple(PARTS)) -> dict[str, DataFrame]:
+    """The silver tables of one hour of bronze (DataFrames, not yet written); `files` (bronze.files)
+    adds a quarantine row for each rejected or damaged file. `parts` (of PARTS; default all) limits
+    the tables to those parts' (silver.quarantine is always there): `fleethealth parse` of one file
+    builds one part, a fifth of the plans, on a cold JVM."""
+    hosts = hosts_frame(spark, inventory)
+    tables: dict[str, DataFrame] = {}
+    quarantines: list[DataFrame] = []
+    for part in parts:
+        more, qs = PARTS[part](bronze, hosts)
+        for name, df in more.items():
+            tables[name] = tables[name].unionByName(df) if name in tables else df
+        quarantines += qs
+    if files is not None:
+        quarantines.append(file_quarantine(files))
+    tables["silver.quarantine"] = reduce(DataFrame.unionByName, quarantines)
+    return tables
+
+
+# Which silver table holds each source's rows; log sources count lines, others records.
+# (silver.deadlocks is derived from dumps that silver.threads already counts.)
+SILVER_OF_SOURCE = {
+    "kafka": "silver.kafka_events",
+    "zookeeper": "silver.zk_events",
+    "jmx": "silver.jmx_samples",
+    "threaddumps": "silver.threads",
+    "logdirs": "silver.partition_sizes",
+}
+LINE_SOURCES = ("kafka", "zookeeper")
+
+def reconciliation(bronze: DataFrame, silver_tables: dict[str, DataFrame], quarantine: DataFrame,
+                   files: DataFrame | None = None) -> DataFrame:
+    """Per cluster, host, source and hour: bronze records = silver records + quarantined records,
+    and the files behind them: files listed = read + rejected (`files`: bronze.files).
+
+    Log sources count lines (a silver event covers `line_count` lines); the others count records
+    (distinct file + line). Quarantine rows carry how many bronze records they stand for: 0 for a
+    failed MBean inside a bulk JMX read whose other MBeans made silver rows, and for a rejected or
+    damaged file; `quarantine_rows` counts every row, so the ledger and silver.quarantine agree.
+    `unaccounted` must be 0: the silver quality gate fails the run otherwise.
+    """
+    group = ["cluster", "host", "source", "hour"]  # a build may cover several hours (the rows keep theirs)
+    counted = []
+    for source, name in SILVER_OF_SOURCE.items():
+        df = silver_tables[name].where(F.col("source") == source)
+        if source in LINE_SOURCES:
+            agg = F.sum("line_count")
+        else:
+            agg = F.count_distinct("file", "line_number")
+        counted.append(df.groupBy(*group).agg(agg.cast("long").alias("silver_records")))
+    s = reduce(DataFrame.unionByName, counted)
+    q = quarantine.groupBy(*group).agg(F.sum("line_count").cast("long").alias("quarantined_records"),
+                                       F.count(F.lit(1)).cast("long").alias("quarantine_rows"))
+    b = bronze.groupBy(*group).agg(F.count(F.lit(1)).cast("long").alias("bronze_records"))
+    parts = [b, s, q]
+    if files is not None:
+        is_read = (F.col("status") == "read").cast("long")
+        problem = F.when((F.col("status") != "read") | F.col("reason").isNotNull(), F.concat(
+            F.regexp_extract("file", r"([^/]*)$", 1), F.lit(" ("), F.col("status"), F.lit("): "), F.col("reason")))
+        parts.append(files.groupBy(*group).agg(
+            F.count(F.lit(1)).cast("long").alias("files_listed"),
+            F.sum(is_read).cast("long").alias("files_read"),
+            F.sum(1 - is_read).cast("long").alias("files_rejected"),
+            F.slice(F.array_sort(F.collect_list(problem)), 1, MAX_FILE_PROBLEMS).alias("file_problems")))
+    keys = reduce(DataFrame.unionByName, [p.select(*group) for p in parts]).distinct()
+    out = reduce(lambda acc, p: acc.join(p, group, "left"), parts, keys)
+    for c in ("files_listed", "files_read", "files_rejected"):
+        if c not in out.columns:
+            out = out.withColumn(c, F.lit(None).cast("long"))
+    out = out.withColumn("file_problems", F.coalesce(*([F.col("file_problems")] if files is not None else []),
+                                                     F.array().cast("array<string>")))
+    counts = ["bronze_records", "silver_records", "quarantined_records", "quarantine_rows"]
+    out = out.fillna(0, counts + (["files_listed", "files_read", "files_rejected"] if files is not None else []))
+    return out.select(*group, *counts,
+                      (F.col("bronze_records") - F.col("silver_records") - F.col("quarantined_records"))
+                      .alias("unaccounted"), "files_listed", "files_read", "files_rejected", "file_problems")
