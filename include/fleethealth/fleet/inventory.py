@@ -14,6 +14,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
+from fleethealth.fleet.kafka import OFFSETS_TOPIC_PARTITIONS
+
 ROLES = ("kafka", "zookeeper")
 CLUSTER_KEYS = ("name", "timezone", "offsets_topic_partitions", "transport", "root", "hosts", "ssh_conn_id",
                 "paths", "expect", "max_file_bytes")
@@ -172,10 +174,10 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
             ZoneInfo(str(tz))
         except (ZoneInfoNotFoundError, ValueError):
             cbad(f"{ckey}.timezone", f"unknown IANA timezone {tz!r}")
-        parts = c.get("offsets_topic_partitions", 50)
+        parts = c.get("offsets_topic_partitions", OFFSETS_TOPIC_PARTITIONS)
         if _int(parts) is None or not 1 <= _int(parts) <= 10000:
             cbad(f"{ckey}.offsets_topic_partitions", f"expected an integer 1..10000, got {parts!r}")
-            parts = 50
+            parts = OFFSETS_TOPIC_PARTITIONS
         transport = c.get("transport", "local")
         if transport not in TRANSPORTS:
             cbad(f"{ckey}.transport", f"unknown transport {transport!r} (one of {', '.join(TRANSPORTS)})")

@@ -11,9 +11,9 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import yaml
+from fleethealth.fleet.kafka import OFFSETS_TOPIC
 
 LOG_DIR = "/var/kafka-logs"
-OFFSETS_TOPIC = "__consumer_offsets"
 
 
 def java_string_hashcode(s: str) -> int:

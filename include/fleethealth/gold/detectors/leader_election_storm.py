@@ -24,7 +24,6 @@ from pyspark.sql import functions as F
 from fleethealth.gold.detectors.base import finding
 
 KIND = "leader_election_storm"
-OFFSETS_TOPIC = "__consumer_offsets"
 HMS = "HH:mm:ss.SSS'Z'"
 ONLINE, OFFLINE = "OnlinePartition", "OfflinePartition"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from fleethealth.gold.facts.coordinators import OFFSETS_TOPIC
+from fleethealth.fleet.kafka import OFFSETS_TOPIC
 from fleethealth.gold.detectors.base import finding
 
 KIND = "slow_group_load"

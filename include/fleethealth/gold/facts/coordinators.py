@@ -12,8 +12,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from fleethealth.runtime.frames import local_frame
+from fleethealth.fleet.kafka import OFFSETS_TOPIC
 
-OFFSETS_TOPIC = "__consumer_offsets"
 _2_32 = 1 << 32
 _2_31 = 1 << 31
 COORDINATOR_LOGGERS = "kafka.coordinator.%"   # GroupCoordinator / GroupMetadataManager (all versions)

@@ -11,8 +11,8 @@ from pyspark.sql import functions as F
 
 from fleethealth.fleet import mbeans
 from fleethealth.gold.facts.coordinators import groups_by_partition
+from fleethealth.fleet.kafka import OFFSETS_TOPIC
 
-OFFSETS_TOPIC = "__consumer_offsets"
 CLEANER_THREAD = "kafka-log-cleaner-thread-%"
 
 

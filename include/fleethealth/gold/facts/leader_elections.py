@@ -4,9 +4,9 @@ Signals and limits: fleethealth.gold.detectors.leader_election_storm, the detect
 """
 from __future__ import annotations
 from pyspark.sql import functions as F
+from fleethealth.fleet.kafka import OFFSETS_TOPIC
 
 THRESHOLDS = "leader_election_storm"  # the detector whose thresholds this fact applies
-OFFSETS_TOPIC = "__consumer_offsets"
 ONLINE, OFFLINE = "OnlinePartition", "OfflinePartition"
 
 
