@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.fleet import sources
 from fleethealth.pull import hour as pull
 from fleethealth.pull import landing
 from fleethealth.fleet.inventory import load_inventory
@@ -246,7 +247,7 @@ def test_a_symlinked_folder_is_never_followed_and_is_reported(fleet, linked):
     rejected = [(r.host, r.source, r.file, r.status, r.reason) for r in landed if r.status != "read"]
     folder = berlin / "b-kafka-1" if linked != "kafka" else berlin / "b-kafka-1" / "kafka"
     expected = [("b-kafka-1", s, f"berlin/b-kafka-1/{s}", "rejected", f"{folder}: a symlink, not followed")
-                for s in (["kafka"] if linked == "kafka" else ["kafka", "zookeeper", "jmx", "threaddumps", "logdirs"])]
+                for s in (["kafka"] if linked == "kafka" else list(sources.NAMES))]
     assert rejected == expected
     assert sorted((r.host, r.source, Path(r.file).name) for r in landed if r.status == "read") == (
         [("b-kafka-1", "jmx", "jolokia.jsonl.2026-11-20-11")] if linked == "kafka" else []) + [

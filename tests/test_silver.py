@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.fleet.sources import SOURCES
 from fleethealth.bronze import tables as bronze
 from fleethealth.pull import hour as pull
 from fleethealth.pull import landing
@@ -534,14 +535,15 @@ def test_gzipped_rolled_log_parses_like_the_plain_file(spark, fleet, tmp_path):
     (("kafka",), {"silver.kafka_events"}),
     (("zookeeper", "logdirs"), {"silver.zk_events", "silver.partition_sizes"}),
     (("jolokia",), {"silver.jmx_samples"}),
-    (("prometheus", "threaddumps"), {"silver.jmx_samples", "silver.threads", "silver.deadlocks"}),
+    (("prometheus", "jstack"), {"silver.jmx_samples", "silver.threads", "silver.deadlocks"}),
 ])
 def test_a_part_of_silver_is_exactly_its_share_of_the_whole(spark, fleet, parts, expected_tables):
     """`fleethealth parse` builds one part of silver (fast on a cold JVM): the same rows as the whole
     build's tables of that part, and the quarantine rows of its sources."""
     def part_of(row: dict) -> str:
         if row["source"] != "jmx":
-            return row["source"]
+            [fmt] = SOURCES[row["source"]].formats
+            return fmt
         return "prometheus" if re.search(landing.PROMETHEUS_FILE, row["file"]) else "jolokia"
 
     tables = silver.build(spark, spark.createDataFrame(fleet["bronze"], bronze.SCHEMA), fleet["inventory"],

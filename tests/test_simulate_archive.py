@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.fleet import sources
 from fleethealth.cli import main as cli
 from fleethealth.simulate import simulate
 
@@ -79,7 +80,7 @@ def test_same_lines_per_cluster_host_source(runs):
     hourly = lines_by_source(runs["hourly"], skip=hourly_twin)
     archive = lines_by_source(runs["archive"], skip=gz)
     assert set(hourly) == set(archive)
-    assert {s for _, _, s in hourly} == {"kafka", "zookeeper", "jmx", "threaddumps", "logdirs"}
+    assert {s for _, _, s in hourly} == set(sources.NAMES)
     for key in hourly:
         assert hourly[key] == archive[key], key
     # thread dumps and log-dir snapshots keep their names (and bytes)

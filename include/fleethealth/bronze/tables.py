@@ -16,10 +16,11 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from fleethealth.fleet.sources import SOURCES
 from fleethealth.pull.landing import PROMETHEUS_FILE, Landed
 from fleethealth.runtime.frames import local_frame
 
-WHOLE_FILE_SOURCES = ("threaddumps",)
+WHOLE_FILE_SOURCES = tuple(s.name for s in SOURCES.values() if s.whole_file)
 
 SCHEMA = T.StructType([
     T.StructField("cluster", T.StringType(), False),

@@ -13,17 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from fleethealth.fleet.inventory import parse_inventory
+from fleethealth.fleet.sources import FORMATS
+from fleethealth.fleet.sources import SOURCES as FLEET_SOURCES
 
 if TYPE_CHECKING:   # the CLI reads SOURCES for its --help: no Spark on import
     from pyspark.sql import DataFrame, SparkSession
 
-# `parse --source` names -> the fleet source folder a file of that kind lives in
-SOURCES = {"kafka": "kafka", "zookeeper": "zookeeper", "jolokia": "jmx", "prometheus": "jmx",
-           "jstack": "threaddumps", "logdirs": "logdirs"}
-# `parse --source` names that are not the name of their silver.PARTS
-PART = {"jstack": "threaddumps"}
-# further silver tables of a source (after its own rows), e.g. a thread dump's deadlock cycles
-EXTRA_TABLES = {"jstack": ("silver.deadlocks",)}
+# `parse --source` names (a format of a fleet source, and the part of silver that parses it) -> the
+# fleet source folder a file of that kind lives in
+SOURCES = FORMATS
 # the session of `fleethealth parse` for a small file (a fresh JVM, a few rows): expressions
 # interpreted, not compiled (Janino takes longer than evaluating the rows), one shuffle partition, no
 # adaptive re-planning of each stage (prometheus's quarantine: ~1 s of a cold JVM's planning). A
@@ -70,11 +68,11 @@ def parsed_file(spark: SparkSession, raw: Path, source: str, timezone: str = "UT
         shutil.copyfile(raw, landing / rel)
         landed = [Landed("parse", "file", folder, rel, raw.stat().st_size, "", 0.0, 0.0)]
         records = bronze.records(spark, landed, landing, hour)
-        tables = silver.build(spark, records, inventory, parts=(PART.get(source, source),))
+        tables = silver.build(spark, records, inventory, parts=(source,))
         def plain(df):
             return df.drop(*[c for c in df.columns if c in CONSTANT_COLUMNS]).orderBy("line_number")
 
-        extras = {name: plain(tables[name]) for name in EXTRA_TABLES.get(source, ())}
+        extras = {name: plain(tables[name]) for name in FLEET_SOURCES[folder].extra_tables}
         quarantine = tables["silver.quarantine"].orderBy("line_number")
         yield plain(tables[silver.SILVER_OF_SOURCE[folder]]), quarantine, extras
         spark.catalog.clearCache()

@@ -15,6 +15,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 
 from fleethealth.fleet.kafka import OFFSETS_TOPIC_PARTITIONS
+from fleethealth.fleet.sources import EXPECTED
+from fleethealth.fleet.sources import NAMES as SOURCES
 
 ROLES = ("kafka", "zookeeper")
 CLUSTER_KEYS = ("name", "timezone", "offsets_topic_partitions", "transport", "root", "hosts", "ssh_conn_id",
@@ -22,9 +24,7 @@ CLUSTER_KEYS = ("name", "timezone", "offsets_topic_partitions", "transport", "ro
 HOST_KEYS = ("host", "role", "broker_id", "zk_myid", "kafka_version", "transport", "root", "ssh_conn_id",
              "paths", "jolokia_url", "expect", "max_file_bytes")
 TRANSPORTS = ("local", "sftp", "http")
-SOURCES = ("kafka", "zookeeper", "jmx", "threaddumps", "logdirs")
 # Sources expected every hour per role; thread dumps and log-dir snapshots are occasional.
-DEFAULT_EXPECT = {"kafka": ("kafka", "jmx"), "zookeeper": ("zookeeper",)}
 _VERSION = re.compile(r"^\d+\.\d+(\.\d+)?([.-][\w.-]+)?$")
 
 
@@ -259,7 +259,7 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
                 hbad(f"{hkey}.jolokia_url", "http transport needs a jolokia_url")
             expect = h.get("expect", cluster_expect)
             if expect is None:
-                expect = DEFAULT_EXPECT.get(role, ())
+                expect = EXPECTED.get(role, ())
             elif not isinstance(expect, list) or any(s not in SOURCES for s in expect):
                 hbad(f"{hkey}.expect", f"expected a list of sources ({', '.join(SOURCES)})")
                 expect = ()

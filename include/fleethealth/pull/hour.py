@@ -45,7 +45,8 @@ from pathlib import Path
 from fleethealth.pull import linecut
 from fleethealth.lake import locks
 from fleethealth.lake.hours import HOUR, file_span, hour_label, in_hour, time_in_name
-from fleethealth.fleet.inventory import SOURCES, Host, Inventory
+from fleethealth.fleet.inventory import Host, Inventory
+from fleethealth.fleet.sources import NAMES as SOURCES
 from fleethealth.pull.transports import FileError, RemoteFile, TransportError, open_transport
 from fleethealth.pull.transports import jolokia
 from fleethealth.pull.transports.local import LocalTransport

@@ -165,9 +165,9 @@ def _event_types(source: str):
 
 
 def _sources() -> list[str]:
-    from fleethealth.silver.tables import SILVER_OF_SOURCE
+    from fleethealth.fleet.sources import NAMES
 
-    return sorted(SILVER_OF_SOURCE)
+    return sorted(NAMES)
 
 
 # "$values:<name>" in a suite -> the list the code owns (imported lazily: some need pyspark)

@@ -11,6 +11,7 @@ from pyspark.sql import types as T
 from functools import reduce
 
 from fleethealth.fleet.inventory import Inventory
+from fleethealth.fleet.sources import SOURCES
 from fleethealth.runtime.frames import local_frame
 from fleethealth.bronze.tables import is_prometheus
 from fleethealth.silver.parsers import jolokia, log4j, logdirs, prometheus, threaddump
@@ -133,9 +134,10 @@ def _logs(fmt: log4j.LogFormat):
     return part
 
 
-# the parts of silver, each from one kind of input: (tables, quarantines) of bronze and the hosts
+# the parts of silver, one per format of a source (fleethealth.fleet.sources): (tables, quarantines)
+# of bronze and the hosts
 PARTS = {"kafka": _logs(log4j.KAFKA), "zookeeper": _logs(log4j.ZOOKEEPER), "jolokia": _jolokia,
-         "prometheus": _prometheus, "threaddumps": _threaddumps, "logdirs": _logdirs}
+         "prometheus": _prometheus, "jstack": _threaddumps, "logdirs": _logdirs}
 
 
 def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory,
@@ -160,14 +162,9 @@ def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory,
 
 # Which silver table holds each source's rows; log sources count lines, others records.
 # (silver.deadlocks is derived from dumps that silver.threads already counts.)
-SILVER_OF_SOURCE = {
-    "kafka": "silver.kafka_events",
-    "zookeeper": "silver.zk_events",
-    "jmx": "silver.jmx_samples",
-    "threaddumps": "silver.threads",
-    "logdirs": "silver.partition_sizes",
-}
-LINE_SOURCES = ("kafka", "zookeeper")
+SILVER_OF_SOURCE = {s.name: s.silver_table for s in SOURCES.values()}
+LINE_SOURCES = tuple(s.name for s in SOURCES.values() if s.counts_lines)
+
 
 def reconciliation(bronze: DataFrame, silver_tables: dict[str, DataFrame], quarantine: DataFrame,
                    files: DataFrame | None = None) -> DataFrame:
