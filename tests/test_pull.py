@@ -289,7 +289,8 @@ def test_one_host_failing_in_an_unexpected_way_does_not_stop_the_next(fleet):
     ("http://127.0.0.1:9/jolokia/", "cannot reach Jolokia"),
 ])
 def test_jolokia_urls_that_cannot_be_read_give_one_clear_error(url, message):
-    from fleethealth.pull.transports import TransportError, jolokia
+    from fleethealth.pull.transports import jolokia
+    from fleethealth.pull.transports.base import TransportError
 
     with pytest.raises(TransportError, match=re.escape(message)):
         jolokia.read(url, "kafka", timeout=2)
@@ -472,7 +473,8 @@ def hostile(request):
 def test_a_hostile_jolokia_agent_gives_one_clear_error_without_its_body(hostile, message):
     import time
 
-    from fleethealth.pull.transports import TransportError, jolokia
+    from fleethealth.pull.transports import jolokia
+    from fleethealth.pull.transports.base import TransportError
 
     t0 = time.monotonic()
     with pytest.raises(TransportError) as err:

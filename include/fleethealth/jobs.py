@@ -1,5 +1,6 @@
-"""The hourly jobs, one function per layer, each ending in the layer's quality gate
-(write-audit-publish, validated before the one write).
+"""Jobs: layer and window orchestration — one function per layer, each ending in its quality gate.
+
+Each is write-audit-publish: validated before the one write.
 
 Each layer job reads the *published* hour of the layer below and computes the layer's tables
 (materialized: computed once); `gate(layer)` validates them with their GX suites, records the

@@ -1,1 +1,7 @@
-"""fleet"""
+"""What a fleet is: the inventory, the sources a host sends, the JMX beans read, Kafka's own names.
+
+In: the inventory YAML. Out: a validated `Inventory` (clusters, hosts, transports, paths, expected
+sources), the sources and their silver tables (`sources`), the MBeans fleethealth reads (`mbeans`)
+and Kafka's constants (`kafka`). Every layer reads these; they import nothing of the layers.
+Owns no table.
+"""

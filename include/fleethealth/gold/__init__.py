@@ -1,1 +1,7 @@
-"""Gold: hourly health facts, the detectors that turn them into findings, and incidents."""
+"""Gold: facts/ → detectors/ (one module per kind) → incidents; thresholds, known bugs, runbooks.
+
+In: the silver tables of an hour (or a window of hours) and the inventory. Out: the fact tables
+(`facts/`: every gold.* fact table's builder), gold.incident_findings (`detectors/`: each reads facts
+and only detects), gold.incidents (`incidents`: findings merged per incident). Data beside the code
+that reads it: `thresholds.yaml`, `known_bugs.yaml`, `runbooks.yaml`.
+"""

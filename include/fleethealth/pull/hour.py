@@ -47,8 +47,8 @@ from fleethealth.lake import locks
 from fleethealth.lake.hours import HOUR, file_span, hour_label, in_hour, time_in_name
 from fleethealth.fleet.inventory import Host, Inventory
 from fleethealth.fleet.sources import NAMES as SOURCES
-from fleethealth.pull.transports import FileError, RemoteFile, TransportError, open_transport
-from fleethealth.pull.transports import jolokia
+from fleethealth.pull.transports import jolokia, open_transport
+from fleethealth.pull.transports.base import FileError, RemoteFile, TransportError
 from fleethealth.pull.transports.local import LocalTransport
 from fleethealth.pull.landing import Landed, MANIFEST, PARTIAL, PROMETHEUS_FILE, PullError, inside, landed_name, landing_hour_dir, safe_name, sha256_of
 from fleethealth.pull.identity import Seen, SeenIndex, load_state, save_state, state_path

@@ -26,7 +26,7 @@ from pathlib import Path
 from fleethealth.runtime import config
 from fleethealth.lake.hours import time_in_name
 from fleethealth.fleet.inventory import Host
-from fleethealth.pull.transports import RemoteFile, Transport
+from fleethealth.pull.transports.base import RemoteFile, Transport
 from fleethealth.pull.landing import PullError
 
 STATE = "_state"

@@ -1,4 +1,7 @@
-"""Simulated Kafka/ZooKeeper fleets: realistic raw files, an inventory and the ground truth.
+"""Simulate: a development tool — fleets with healthy and incident scenarios, as raw files and an inventory.
+
+Realistic raw files, an inventory and the ground truth (expected incidents). No pipeline module imports it:
+only the CLI, the demo, set-up and tests do.
 
     from fleethealth.simulate import simulate, SCENARIOS
     inventory = simulate(Path("out"), "all", start, end)   # start/end: tz-aware, hour-aligned UTC

@@ -1,4 +1,4 @@
-"""Incident detectors: one module per kind, each `detect(facts, thresholds) -> findings`.
+"""Detectors: one module per incident kind, each `detect(facts, thresholds) -> findings`.
 
 A finding row: cluster, kind, severity, entity, first_seen, last_seen (UTC), evidence, known_bug,
 hour. Entities: `broker-<id>`, `zk-<myid>`, `<topic>-<partition>@broker-<id>`, `<host>:<source>`.

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from fleethealth.fleet import mbeans
-from fleethealth.pull.transports import TransportError
+from fleethealth.pull.transports.base import TransportError
 
 TIMEOUT_S = 10                  # connect, and each read of the socket
 DEADLINE_S = 30                 # the whole request: connect, send, headers, body

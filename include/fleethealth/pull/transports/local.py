@@ -11,7 +11,7 @@ import os
 import stat
 from pathlib import Path
 
-from fleethealth.pull.transports import FileError, RemoteFile, copy_range, folders_below
+from fleethealth.pull.transports.base import FileError, RemoteFile, copy_range, folders_below
 
 
 class LocalTransport:

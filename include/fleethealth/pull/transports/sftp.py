@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from fleethealth.pull.transports import FileError, RemoteFile, TransportError, copy_range, folders_below
+from fleethealth.pull.transports.base import FileError, RemoteFile, TransportError, copy_range, folders_below
 
 CONNECT_TIMEOUT_S = 10        # TCP connect, SSH banner, authentication (unless the connection says)
 IO_TIMEOUT_S = 60             # any single SFTP request

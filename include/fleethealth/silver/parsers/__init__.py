@@ -1,1 +1,1 @@
-"""Parsers: bronze records -> typed silver rows, as Spark column expressions (no Python UDFs)."""
+"""Parsers: bronze records → typed silver rows, as Spark column expressions (no Python UDFs)."""

@@ -1,0 +1,186 @@
+"""The library's shape, read from its source: no import cycle, the simulator kept out of the pipeline,
+the DAG file's imports free of Spark and set-up code, and the tree that README and
+docs/architecture.md show equal to the packages and their docstrings.
+
+`python tests/test_architecture.py` prints the tree as the docs must show it.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[1]
+LIBRARY = PROJECT / "include" / "fleethealth"
+# who may import the simulator: the command line and its demo, set-up, and the simulator itself
+MAY_IMPORT_SIMULATE = ("fleethealth.cli.", "fleethealth.setup.", "fleethealth.simulate")
+# the packages in the order an hour flows through them (the tree lists them so)
+ORDER = ("fleet", "pull", "pull/transports", "bronze", "silver", "silver/parsers", "silver/rules", "gold",
+         "gold/facts", "gold/detectors", "quality", "lake", "runtime", "report", "cli", "setup", "simulate")
+TREE_START = "<!-- tree: generated from the package docstrings (tests/test_architecture.py) -->"
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(LIBRARY.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(LIBRARY.rglob("*.py"))}
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The fleethealth modules `name` imports anywhere in its file (function-level imports included):
+    `from a.b import c` is a.b.c when that is a module, else a.b."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+    return {m for m in found if m in known and m != name}
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: imports_of(name, path, set(mods)) for name, path in mods.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10_000)
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_library_has_no_import_cycle():
+    assert cycles(graph()) == []
+
+
+def test_the_cycle_finder_finds_one():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_relative_and_function_level_imports_are_read(tmp_path):
+    pkg = tmp_path / "fleethealth" / "sim"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from ..gold import known_bugs\n    from . import b\n")
+    known = {"fleethealth.gold.known_bugs", "fleethealth.sim.b", "fleethealth.gold"}
+    assert imports_of("fleethealth.sim.a", pkg / "a.py", known) == {"fleethealth.gold.known_bugs", "fleethealth.sim.b"}
+
+
+def test_no_pipeline_module_imports_the_simulator():
+    offenders = sorted(f"{name} -> {dep}" for name, deps in graph().items() for dep in deps
+                       if dep.startswith("fleethealth.simulate") and not name.startswith(MAY_IMPORT_SIMULATE))
+    assert offenders == []
+
+
+def dag_imports() -> set[str]:
+    """The fleethealth modules the DAG files import at parse time (module level)."""
+    found = set()
+    for dag in sorted((PROJECT / "dags").glob("*.py")):
+        for node in ast.parse(dag.read_text()).body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fleethealth"):
+                found |= {f"{node.module}.{a.name}" if (LIBRARY.parent / node.module.replace(".", "/") / a.name).exists()
+                          or (LIBRARY.parent / f"{node.module.replace('.', '/')}/{a.name}.py").exists()
+                          else node.module for a in node.names}
+    return found
+
+
+def test_what_the_dag_files_import_pulls_in_no_spark_simulator_or_set_up():
+    wanted = sorted(dag_imports())
+    assert "fleethealth.runtime.config" in wanted
+    code = ("import importlib, json, sys, time\nt = time.perf_counter()\n"
+            f"for m in {wanted!r}: importlib.import_module(m)\n"
+            "print(json.dumps({'seconds': time.perf_counter() - t, 'modules': sorted(sys.modules)}))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(LIBRARY.parent)))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    heavy = [m for m in result["modules"] if m.split(".")[0] in ("pyspark", "delta", "great_expectations", "py4j")
+             or m.startswith(("fleethealth.simulate", "fleethealth.setup"))]
+    assert heavy == []
+    assert result["seconds"] < 1, result
+
+
+# --------------------------------------------------------------------------------------- the tree
+def summary(package: str) -> str:
+    """The first line of a package's docstring, without its leading 'Name: '."""
+    doc = ast.get_docstring(ast.parse((LIBRARY / package / "__init__.py").read_text())) or ""
+    first = doc.strip().split("\n")[0].rstrip(".")
+    return re.sub(r"^[A-Z][\w ]*: ", "", first)
+
+
+def tree() -> str:
+    lines = ["include/fleethealth/"]
+    for package in ORDER:
+        depth = package.count("/")
+        name = package.rsplit("/", 1)[-1] + "/"
+        lines.append(f"{'  ' * (depth + 1)}{name:<{16 - 2 * depth}}{summary(package)}")
+    lines.append(f"  {'jobs.py':<16}{ast.get_docstring(ast.parse((LIBRARY / 'jobs.py').read_text())).split(chr(10))[0].rstrip('.')}")
+    return "\n".join(lines)
+
+
+def packages() -> set[str]:
+    return {str(p.parent.relative_to(LIBRARY)) for p in LIBRARY.rglob("__init__.py") if p.parent != LIBRARY}
+
+
+def test_the_tree_lists_every_package_and_each_says_what_it_is():
+    assert set(ORDER) == packages()
+    for package in ORDER:
+        assert summary(package), f"{package}/__init__.py has no docstring"
+
+
+def shown_tree(doc: Path) -> str:
+    text = doc.read_text()
+    assert TREE_START in text, f"{doc.name} shows no tree (a line {TREE_START!r} before its block)"
+    block = text.split(TREE_START, 1)[1].split("```", 2)[1]
+    return block.split("\n", 1)[1].rstrip()
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/architecture.md"])
+def test_the_docs_show_the_tree_as_the_packages_say(doc):
+    assert shown_tree(PROJECT / doc) == tree(), f"{doc}: the tree is now\n{tree()}"
+
+
+if __name__ == "__main__":
+    print(tree())
