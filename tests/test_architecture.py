@@ -23,7 +23,8 @@ MAY_IMPORT_SIMULATE = ("fleethealth.cli.", "fleethealth.setup.", "fleethealth.si
 # the packages in the order an hour flows through them (the tree lists them so)
 ORDER = ("fleet", "pull", "pull/transports", "bronze", "silver", "silver/parsers", "silver/rules", "gold",
          "gold/facts", "gold/detectors", "quality", "lake", "runtime", "report", "cli", "setup", "simulate")
-TREE_START = "<!-- tree: generated from the package docstrings (tests/test_architecture.py) -->"
+# the line before the tree's block in README.md and docs/architecture.md (README's marker of a drawing)
+TREE_START = "<!-- readme-test: figure tree -->"
 
 
 def module_name(path: Path) -> str:
@@ -173,8 +174,9 @@ def test_the_tree_lists_every_package_and_each_says_what_it_is():
 def shown_tree(doc: Path) -> str:
     text = doc.read_text()
     assert TREE_START in text, f"{doc.name} shows no tree (a line {TREE_START!r} before its block)"
-    block = text.split(TREE_START, 1)[1].split("```", 2)[1]
-    return block.split("\n", 1)[1].rstrip()
+    block = text.split(TREE_START + "\n", 1)[1]
+    assert block.startswith("```"), f"{doc.name}: the tree's block must follow {TREE_START!r}"
+    return block.split("\n", 1)[1].split("```", 1)[0].rstrip()
 
 
 @pytest.mark.parametrize("doc", ["README.md", "docs/architecture.md"])
