@@ -19,8 +19,7 @@ Backfill a window with `airflow backfill create --dag-id fleet_health_hourly --f
 """
 from __future__ import annotations
 
-import os
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta, timezone
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, Asset, Param, task
@@ -31,13 +30,13 @@ from fleethealth.lake import tables as lake
 from fleethealth.runtime.spark_conf import spark_conf
 
 LAKEHOUSE = str(config.lakehouse_dir())
-INVENTORY = os.environ.get(config.ENV_INVENTORY, str(config.PROJECT_ROOT / "inventory.yaml"))
-START = datetime.fromisoformat(os.environ.get("FLEETHEALTH_START_DATE", "2026-01-01T00:00:00+00:00"))
-CATCHUP = os.environ.get("FLEETHEALTH_CATCHUP", "false").lower() == "true"
-PULL_RETRIES = int(os.environ.get("FLEETHEALTH_PULL_RETRIES", "3"))
-PULL_RETRY_DELAY = timedelta(seconds=float(os.environ.get("FLEETHEALTH_PULL_RETRY_DELAY_S", "30")))
+INVENTORY = config.inventory_path()
+START = config.dag_start_date()
+CATCHUP = config.dag_catchup()
+PULL_RETRIES = config.pull_retries()
+PULL_RETRY_DELAY = timedelta(seconds=config.pull_retry_delay_s())
 # a host that accepts the connection and then stalls must not hold its slot (and the hour) for ever
-PULL_TIMEOUT = timedelta(seconds=float(os.environ.get("FLEETHEALTH_PULL_TIMEOUT_S", "900")))
+PULL_TIMEOUT = timedelta(seconds=config.pull_timeout_s())
 
 HOUR = "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
 

@@ -143,6 +143,23 @@ def test_what_the_dag_files_import_pulls_in_no_spark_simulator_or_set_up():
     assert result["seconds"] < 1, result
 
 
+def test_every_fleethealth_variable_is_read_through_the_runtime_config():
+    """One place for each setting: config.SETTINGS declares every FLEETHEALTH_* variable the Python code
+    names (with its default and doc), and no other module reads the environment for one."""
+    from fleethealth.runtime import config
+
+    named, readers = set(), []
+    for path in sorted([*LIBRARY.rglob("*.py"), *(PROJECT / "dags").glob("*.py"), *(PROJECT / "spark").glob("*.py")]):
+        text = path.read_text()
+        named |= set(re.findall(r"FLEETHEALTH_[A-Z_]+[A-Z]", text))
+        if path.name != "config.py" or path.parent.name != "runtime":
+            readers += [f"{path.relative_to(PROJECT)}: {line.strip()}" for line in text.splitlines()
+                        if re.search(r"os\.environ|getenv", line) and "FLEETHEALTH_" in line]
+    assert named <= set(config.SETTINGS), sorted(named - set(config.SETTINGS))
+    assert readers == []
+    assert all(s.doc for s in config.SETTINGS.values())
+
+
 # --------------------------------------------------------------------------------------- the tree
 def summary(package: str) -> str:
     """The first line of a package's docstring, without its leading 'Name: '."""

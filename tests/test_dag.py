@@ -13,11 +13,13 @@ from pathlib import Path
 import pendulum
 import pytest
 
+from fleethealth.lake import tables as lake
+
 PROJECT = Path(__file__).resolve().parents[1]
 DAGS = PROJECT / "dags"
 DAG_FILE = DAGS / "fleet_health_hourly.py"
 DAG_ID = "fleet_health_hourly"
-LAYERS = ("bronze", "silver", "gold")
+LAYERS = lake.LAYERS
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from contextlib import ExitStack
@@ -120,8 +119,7 @@ def cmd_run(args) -> int:
 def _window_full(window: list) -> bool:
     """Whether the hours pulled so far make a window: as many hours, or as many landed bytes, as one
     Spark plan should hold (FLEETHEALTH_RUN_WINDOW_HOURS, FLEETHEALTH_RUN_WINDOW_MB)."""
-    hours = int(os.environ.get("FLEETHEALTH_RUN_WINDOW_HOURS", "24"))
-    megabytes = float(os.environ.get("FLEETHEALTH_RUN_WINDOW_MB", "256"))
+    hours, megabytes = config.run_window()
     landed = sum(x.size for _, files in window for x in files)
     return len(window) >= hours or landed >= megabytes * 1e6
 

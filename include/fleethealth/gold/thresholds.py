@@ -4,14 +4,13 @@ A bad value fails fast with one line naming the file, the key and what is wrong.
 """
 from __future__ import annotations
 
-import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from fleethealth.runtime.config import ENV_THRESHOLDS
+from fleethealth.runtime import config
 
 
 class ThresholdError(ValueError):
@@ -43,7 +42,7 @@ def load(override: str | Path | None = None) -> dict[str, Any]:
     """Defaults, overridden by `override` (or $FLEETHEALTH_THRESHOLDS); every value validated."""
     decls = declarations()
     values = {name: _check(name, d, d["value"], "thresholds.yaml") for name, d in decls.items()}
-    path = override or os.environ.get(ENV_THRESHOLDS)
+    path = override or config.thresholds_path()
     if path:
         try:
             doc = yaml.safe_load(Path(path).read_text()) or {}

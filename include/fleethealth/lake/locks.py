@@ -32,7 +32,7 @@ class HourBusy(RuntimeError):
 
 
 def wait_seconds() -> float:
-    return float(os.environ.get("FLEETHEALTH_LOCK_WAIT_S", "600"))
+    return config.lock_wait_s()
 
 
 def lock_path(hour: datetime, lakehouse=None, part: str = "") -> Path:

@@ -62,6 +62,10 @@ TABLES = {t.qualified: t for t in (
 )}
 
 
+# the layers of tables, in the order an hour flows through them (landing holds files, not tables)
+LAYERS = tuple(dict.fromkeys(t.layer for t in TABLES.values()))
+
+
 def table(qualified: str) -> Table:
     try:
         return TABLES[qualified]

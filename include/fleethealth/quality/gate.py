@@ -8,7 +8,6 @@ gold.completeness (validated, never stored).
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -20,11 +19,11 @@ from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
 from fleethealth.quality import suites as quality
+from fleethealth.runtime import config
 from fleethealth.runtime.frames import local_frame, materialize_all, run_all
 from fleethealth.silver import tables as silver
 
 log = logging.getLogger("fleethealth.quality.gate")
-LAYERS = ("bronze", "silver", "gold")
 # checks over several tables of a layer: a derived frame validated with expectations/<name>.json
 COMPLETENESS = "gold.completeness"
 
@@ -51,7 +50,7 @@ class GateReport:
 
 def data_docs_dir(lakehouse=None) -> Path | None:
     """Where Data Docs go, or None when FLEETHEALTH_DATA_DOCS=0 (validation still runs)."""
-    return lake.quality_dir(lakehouse) if os.environ.get("FLEETHEALTH_DATA_DOCS", "1") != "0" else None
+    return lake.quality_dir(lakehouse) if config.data_docs_enabled() else None
 
 
 def audits(spark: SparkSession, layer: str, tables: dict, inventory_path: str | None) -> dict:
@@ -102,8 +101,8 @@ def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehou
     The results of an hour that passed are recorded when it is published (`publish(..., reports)`,
     in the same batch of writes). A window validates each of its hours so, then publishes those that
     passed at once."""
-    if layer not in LAYERS:
-        raise ValueError(f"unknown layer {layer!r}; one of {', '.join(LAYERS)}")
+    if layer not in lake.LAYERS:
+        raise ValueError(f"unknown layer {layer!r}; one of {', '.join(lake.LAYERS)}")
     names = lake.layer_tables(layer)
     if sorted(tables) != sorted(names):
         raise ValueError(f"the {layer} gate needs exactly the tables {', '.join(names)}; got {', '.join(tables)}")

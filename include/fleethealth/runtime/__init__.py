@@ -1,6 +1,6 @@
 """How code starts: config, the Spark session and its conf, class-data-sharing options, job arguments.
 
-In: the environment (every `FLEETHEALTH_*` variable is read through `config`, with its default and
+In: the environment (every `FLEETHEALTH_*` setting is read through `config`, with its default and
 doc). Out: a Delta-enabled SparkSession (`session`), the settings every Spark application gets
 (`spark_conf`, also given to the DAG's SparkSubmitOperators), the spark-submit entry points' arguments
 and main body (`jobargs`), and small DataFrame helpers of the jobs (`frames`). Owns no table.

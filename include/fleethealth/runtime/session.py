@@ -18,7 +18,7 @@ def build_session(app_name: str, lakehouse: str | None = None, master: str | Non
     builder = SparkSession.builder.appName(app_name)
     launched_by_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     if master or not launched_by_spark_submit:
-        builder = builder.master(master or os.environ.get("FLEETHEALTH_SPARK_MASTER", "local[*]"))
+        builder = builder.master(master or config.spark_master())
     for key, value in spark_conf(str(config.lakehouse_dir(lakehouse)), short_lived=short_lived).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
