@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.lake import hours
 from fleethealth.fleet import sources
 from fleethealth.pull import hour as pull
 from fleethealth.pull import landing
@@ -322,7 +323,7 @@ def test_a_failed_live_read_still_lands_the_files_and_fails_the_pull(fleet):
     inv = load_inventory(fleet / "inventory.yaml")
     lake = fleet / "lake"
     with pytest.raises(PullError, match=r"^b-kafka-1: live Jolokia read failed \(127\.0\.0\.1:9: cannot reach"):
-        pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake, now=HOUR + pull.HOUR)
+        pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake, now=HOUR + hours.HOUR)
     assert sorted((r.source, Path(r.file).name, r.status, r.reason) for r in read_manifests(HOUR, lake)) == [
         ("jmx", "jolokia-live.2026-11-20T11-00-00Z.jsonl", "rejected", "127.0.0.1:9: cannot reach Jolokia: Connection refused"),
         ("jmx", "jolokia.jsonl.2026-11-20-11", "read", ""), ("kafka", "server.log.2026-11-20-11", "read", "")]
@@ -356,7 +357,7 @@ def test_a_line_written_just_after_the_hourly_roll_lands_in_its_own_hour(fleet):
     this_hour = _hour_bytes(fleet, HOUR)
     assert this_hour["server.log.2026-11-20-12"] == straggler          # local 11:00-12:00 is HOUR
     assert this_hour["server.log.2026-11-20-11"] == b"[2026-11-20 11:00:01,000] INFO hello (kafka.Kafka)\n"
-    next_hour = _hour_bytes(fleet, HOUR + pull.HOUR)
+    next_hour = _hour_bytes(fleet, HOUR + hours.HOUR)
     assert next_hour == {"server.log.2026-11-20-12": b"[2026-11-20 12:00:01,000] INFO next hour (kafka.Kafka)\n"}
 
 
@@ -366,9 +367,9 @@ def test_an_unreadable_rolled_file_is_reported_in_its_own_hour_only(fleet):
     inv, _ = local_hosts(fleet)
     rejected = {h: [(Path(r.file).name, r.reason) for r in pull_host(inv.host("b-kafka-1"), "Europe/Berlin", h,
                                                                        fleet / "lake") if r.status == "rejected"]
-                for h in (HOUR, HOUR + pull.HOUR)}
+                for h in (HOUR, HOUR + hours.HOUR)}
     assert rejected[HOUR] == []
-    [(name, reason)] = rejected[HOUR + pull.HOUR]
+    [(name, reason)] = rejected[HOUR + hours.HOUR]
     assert name == "server.log.2026-11-20-12.gz" and reason.startswith("damaged gzip (not readable as gzip")
 
 
@@ -379,7 +380,7 @@ def _jolokia(at: datetime, value: int) -> bytes:
 
 def test_a_json_lines_export_without_a_time_in_its_name_lands_by_its_jolokia_timestamps(fleet):
     jmx = fleet / "fleet" / "berlin" / "b-kafka-1" / "jmx"
-    before, inside, after = (_jolokia(HOUR + pull.HOUR * h + timedelta(minutes=59), h) for h in (-1, 0, 1))
+    before, inside, after = (_jolokia(HOUR + hours.HOUR * h + timedelta(minutes=59), h) for h in (-1, 0, 1))
     copied_at = datetime(2026, 11, 25, tzinfo=UTC).timestamp()     # an archive: the mtime is the copy time
     put(jmx / "jolokia.jsonl", before + inside + b"not json: stays with the line before\n" + after, copied_at)
     pretty = b'{\n  "timestamp": %d,\n  "status": 200\n}\n' % int(HOUR.timestamp())
@@ -387,7 +388,7 @@ def test_a_json_lines_export_without_a_time_in_its_name_lands_by_its_jolokia_tim
     got = _hour_bytes(fleet, HOUR)
     assert got["jolokia.jsonl"] == inside + b"not json: stays with the line before\n"
     assert got["jolokia-dump.json"] == pretty
-    assert _hour_bytes(fleet, HOUR + pull.HOUR)["jolokia.jsonl"] == after
+    assert _hour_bytes(fleet, HOUR + hours.HOUR)["jolokia.jsonl"] == after
 
 
 def test_a_live_json_lines_export_lands_the_same_lines_hour_by_hour_as_copied_later(fleet):
@@ -395,7 +396,7 @@ def test_a_live_json_lines_export_lands_the_same_lines_hour_by_hour_as_copied_la
     jmx = fleet / "fleet" / "berlin" / "b-kafka-1" / "jmx"
     path, live = put(jmx / "jolokia.jsonl", b"", INSIDE), {}
     for h in range(3):
-        hour = HOUR + pull.HOUR * h
+        hour = HOUR + hours.HOUR * h
         with path.open("ab") as fh:
             fh.write(b"".join(_jolokia(hour + timedelta(minutes=m), m) for m in (0, 30, 59)))
         os.utime(path, (hour.timestamp() + 3599,) * 2)

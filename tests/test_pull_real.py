@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from fleethealth.bronze import tables as bronze
+from fleethealth.pull import host as host_pull
 from fleethealth.pull import hour as pull
 from fleethealth.pull import landing
 from fleethealth.silver import tables as silver
@@ -196,7 +197,7 @@ def test_a_symlinked_folder_is_not_followed_over_sftp(fleet, tmp_path):
 
 
 def test_file_over_the_size_cap_is_rejected_and_the_others_land(fleet, monkeypatch):
-    monkeypatch.setattr(pull, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(host_pull, "MAX_FILE_BYTES", 100)
     put(fleet["kafka"] / "server.log.2026-11-20-10", kafka_lines(PAST, 3), at(PAST, 61))
     put(fleet["kafka"] / "controller.log.2026-11-20-10", kafka_lines(PAST, 1)[:90], at(PAST, 61))
     landed = pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
