@@ -56,8 +56,8 @@ def lakehouse(tmp_path, monkeypatch):
 SLOW_FILES = {
     "test_jobs.py": 460, "test_e2e_dag.py": 370, "test_faults.py": 240, "test_scenarios.py": 170,
     "test_healthy_day.py": 120, "test_archive_equivalence.py": 75, "test_broken_inputs.py": 65,
-    "test_cli.py": 50, "test_detector_metadata_divergence.py": 40, "test_silver.py": 40,
-    "test_fact_metadata_divergence.py": 35, "test_golden.py": 25, "test_maintenance.py": 15,
+    "test_cli.py": 50, "test_gold_detector_metadata_divergence.py": 40, "test_silver.py": 40,
+    "test_gold_fact_metadata_divergence.py": 35, "test_silver_golden.py": 25, "test_lake_maintenance.py": 15,
 }
 
 

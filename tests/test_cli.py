@@ -84,7 +84,7 @@ def test_parse_prints_silver_records_as_json_lines(spark, capsys, tmp_path):
     assert cli.main(["parse", "--source", "kafka", "--timezone", "Europe/Berlin", str(sample)]) == 0
     captured = capsys.readouterr()
     records = [json.loads(x) for x in captured.out.splitlines()]
-    assert len(records) == 285          # 1252 lines, multi-line records joined (see test_samples.py)
+    assert len(records) == 285          # 1252 lines, multi-line records joined (see test_silver_samples.py)
     assert sum(r["line_count"] for r in records) == 1252
     first = records[0]
     assert (first["logger"], first["line_count"], first["ts"]) == (

@@ -13,7 +13,7 @@ silver.build -> silver.reconciliation once (one silver job for the corpus). Log 
 cluster, the others in America/New_York, so time-zone mistakes show. In the expected files,
 timestamps are UTC text, NULL fields and lineage that is the same for every row are left out.
 
-    GENERATE=1 pytest tests/test_golden.py     rewrite the expected files (then review the diff!)
+    GENERATE=1 pytest tests/test_silver_golden.py     rewrite the expected files (then review the diff!)
 """
 from __future__ import annotations
 
@@ -153,7 +153,7 @@ def test_golden(corpus, source, sample):
     if GENERATE:
         path.write_text(json.dumps(got, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
         pytest.skip(f"wrote {path.name}")
-    assert path.exists(), f"{path.name} missing: run GENERATE=1 pytest tests/test_golden.py and review it"
+    assert path.exists(), f"{path.name} missing: run GENERATE=1 pytest tests/test_silver_golden.py and review it"
     expected = json.loads(path.read_text(encoding="utf-8"))
     assert got["reconciliation"]["unaccounted"] == 0, got["reconciliation"]
     for table in SOURCES[source].tables:    # the first differing row, for a readable failure
