@@ -1,4 +1,4 @@
-"""Hours of a simulated fleet end to end, layer by layer (SPEC §8; issue 13 goals 2, 5 and 6).
+"""Hours of a simulated fleet end to end, layer by layer (docs/targets.md; issue 13 goals 2, 5 and 6).
 
 Prints figures, not a verdict: nothing here fails on a missed target (exit 0 unless something breaks).
 

@@ -1,4 +1,4 @@
-"""Kafka log parsing throughput: silver vs Spark's own scan vs a plain-Python regex parser (SPEC §8).
+"""Kafka log parsing throughput: silver vs Spark's own scan vs a plain-Python regex parser (docs/targets.md).
 
 Prints figures, not a verdict: nothing here fails on a missed target (exit 0 unless something breaks).
 

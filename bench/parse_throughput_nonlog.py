@@ -1,5 +1,5 @@
 """Parse throughput of the non-log sources (Jolokia JSON, jmx_exporter scrapes, jstack dumps,
-kafka-log-dirs snapshots): silver parser vs Spark's own scan of the same bytes (SPEC §8).
+kafka-log-dirs snapshots): silver parser vs Spark's own scan of the same bytes (docs/targets.md).
 
 Prints figures, not a verdict (exit 0 unless something breaks).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fleethealth benchmarks (SPEC §8, issue 13's goals). `make bench` runs this with scripts/env.sh
+# fleethealth benchmarks (docs/targets.md: issue 13's goals). `make bench` runs this with scripts/env.sh
 # sourced; `make bench ARGS="fleet --brokers 10,30,100"` passes arguments.
 #
 #   bash bench/run.sh                        every goal (2-6) from one run, then their lines again as

@@ -17,7 +17,7 @@ FLEETHEALTH_PROJECT="$(cd "$(dirname "$_fh_here")/.." && pwd -P)"
 export FLEETHEALTH_PROJECT
 unset _fh_here
 
-# --- fleethealth (names: include/fleethealth/config.py) --------------------------------------
+# --- fleethealth (names: include/fleethealth/runtime/config.py) ------------------------------
 # Lakehouse root: keep a value the caller chose, else the project's ./lakehouse.
 export FLEETHEALTH_LAKEHOUSE="${FLEETHEALTH_LAKEHOUSE:-$FLEETHEALTH_PROJECT/lakehouse}"
 # Delta Lake jars resolved by Maven at set-up (pom.xml); Spark never downloads at run time.

@@ -11,7 +11,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 
 
 def _shared_samples() -> Path:
-    """`shared/samples` beside the checkout (../shared), or beside an ancestor (a git worktree under
+    """A `shared/samples` folder beside the checkout, or beside an ancestor (a git worktree under
     ../wt/<name>); FLEETHEALTH_SHARED_SAMPLES overrides. May not exist: tests using it skip then."""
     if os.environ.get("FLEETHEALTH_SHARED_SAMPLES"):
         return Path(os.environ["FLEETHEALTH_SHARED_SAMPLES"])

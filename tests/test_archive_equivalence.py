@@ -1,4 +1,4 @@
-"""A backfill over an archive gives what the hourly arrangement gives (issue 12, SPEC §4: a line
+"""A backfill over an archive gives what the hourly arrangement gives (issue 12: a line
 belongs to the hour its own timestamp says).
 
 One simulated fleet (post-mortem 2, the ZooKeeper follower reset) is written

@@ -1,4 +1,4 @@
-"""DAG integrity of dags/fleet_health_hourly.py (SPEC §7 Airflow: hourly pull -> bronze -> silver -> gold,
+"""DAG integrity of dags/fleet_health_hourly.py (docs/architecture.md: hourly pull -> bronze -> silver -> gold,
 each layer one SparkSubmitOperator that computes, validates (GX) and only then publishes its hour, the
 processed hour explicit). Parses with Airflow only, no Spark."""
 from __future__ import annotations
@@ -83,7 +83,7 @@ def test_pull_is_mapped_per_host(dag):
 
 
 def test_bronze_runs_even_if_one_host_fails(dag):
-    """SPEC §8: one unreachable host never blocks the rest."""
+    """One unreachable host never blocks the rest (docs/targets.md)."""
     assert dag.get_task("bronze").trigger_rule == "all_done"
 
 
@@ -130,7 +130,7 @@ def test_hourly_cron_data_interval_timetable(dag):
 @pytest.mark.parametrize("run_after", [pendulum.datetime(2026, 11, 20, 11, tz="UTC"),
                                        pendulum.datetime(2026, 11, 20, 11, 37, tz="UTC")])
 def test_manual_run_interval_resolves_to_previous_hour(dag, run_after):
-    """SPEC §7: the processed hour is explicit; a manual run at/after 11:00Z processes 10:00Z."""
+    """The processed hour is explicit; a manual run at/after 11:00Z processes 10:00Z."""
     from fleethealth.lake.hours import processed_hour
 
     interval = dag.timetable.infer_manual_data_interval(run_after=run_after)

@@ -1,4 +1,4 @@
-"""Tests of the fleet inventory (fleethealth.fleet.inventory, SPEC §3 "Fleet inventory and transports").
+"""Tests of the fleet inventory (fleethealth.fleet.inventory; README.md "Pointing it at a real fleet").
 
 Every mistake must give an InventoryError with one line per mistake naming the file and the key path.
 """
@@ -51,7 +51,7 @@ def one_host_inventory(host_line: str, **cluster: str) -> str:
             f"      - {host_line}\n")
 
 
-# --- the SPEC §3 minimal shape -------------------------------------------------------------------
+# --- the minimal shape (README) ------------------------------------------------------------------
 
 def test_spec_minimal_shape_loads(tmp_path):
     root = tmp_path / "archive"
@@ -83,7 +83,7 @@ def test_transport_inherited_from_cluster_and_overridden_per_host(tmp_path):
 
 
 def test_default_expect_per_role(tmp_path):
-    """SPEC §3: expected every hour — Kafka logs and JMX for a broker, logs for a ZooKeeper server."""
+    """Expected every hour — Kafka logs and JMX for a broker, logs for a ZooKeeper server."""
     inv = load_inventory(write(tmp_path, MINIMAL.format(root=tmp_path / "archive")))
     assert inv.host("bd-kafka-1").expect == ("kafka", "jmx")
     assert inv.host("bd-zk-1").expect == ("zookeeper",)
@@ -98,7 +98,7 @@ def test_expect_override_per_host(tmp_path):
 
 
 def test_source_dir_convention_and_explicit_paths(tmp_path):
-    """SPEC §3: local files under <root>/<cluster>/<host>/<source>/ unless `paths` names the folder."""
+    """Local files under <root>/<cluster>/<host>/<source>/ unless `paths` names the folder."""
     root = tmp_path / "archive"
     inv = load_inventory(write(tmp_path, MINIMAL.format(root=root)))
 

@@ -1,5 +1,5 @@
 """Tests of the known-bug catalogue (known_bugs.yaml / fleethealth.gold.known_bugs) and the
-known_bug_exposure detector at both sides of a fix (SPEC §5 known_bug_exposure, §6 post-mortem 1)."""
+known_bug_exposure detector at both sides of a fix (docs/postmortems.md, post-mortem 1)."""
 from __future__ import annotations
 
 from datetime import datetime, timezone

@@ -1,5 +1,5 @@
 """Tests of fleethealth.gold.thresholds: declared once in thresholds.yaml with defaults and bounds, validated
-centrally; a bad value fails with one line naming the file and the key (SPEC §5, §7 "Errors")."""
+centrally; a bad value fails with one line naming the file and the key."""
 from __future__ import annotations
 
 from importlib import resources

@@ -1,5 +1,5 @@
-"""Tests of fleethealth.lake.hours: the processed hour (SPEC §7: explicit, Airflow 3 zero-width intervals) and
-which UTC hour a fleet file covers (SPEC §3: log timestamps are local to the cluster's timezone)."""
+"""Tests of fleethealth.lake.hours: the processed hour (explicit: Airflow 3 zero-width intervals) and
+which UTC hour a fleet file covers (log timestamps are local to the cluster's timezone)."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -72,7 +72,7 @@ def test_hours_between_crosses_midnight():
     assert hours_between(start, start + timedelta(hours=2)) == [start, start + timedelta(hours=1)]
 
 
-# --- processed_hour (SPEC §7) ------------------------------------------------------------------------
+# --- processed_hour --------------------------------------------------------------------------------
 
 def test_processed_hour_explicit_param_wins():
     assert processed_hour("2026-11-20T03:00Z", H10, H11, H11) == utc(3)
@@ -110,7 +110,7 @@ def test_processed_hour_nothing_raises():
         processed_hour(None, None, None, None)
 
 
-# --- file_span / in_hour (SPEC §3) ------------------------------------------------------------------
+# --- file_span / in_hour -----------------------------------------------------------------------
 
 def test_hourly_rolled_log_in_new_york_covers_utc_hour():
     """05:00 local in America/New_York on 2026-11-20 (EST, -05:00) is 10:00Z."""

@@ -1,4 +1,4 @@
-"""Tests of fleethealth.pull.hour with the `local` transport (SPEC §4 landing: files exactly as pulled, per
+"""Tests of fleethealth.pull.hour with the `local` transport (landing: files exactly as pulled, per
 cluster/host/source, with a manifest of size + sha256; re-pulling is harmless)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""File identity in pull (fleethealth.pull.hour.SeenIndex) with the `local` transport, no Spark: a file is
+"""File identity in pull (fleethealth.pull.identity.SeenIndex) with the `local` transport, no Spark: a file is
 known by its name, inode, size and mtime history and its head, not by its head alone; listing and
 identifying N files costs O(N). "no-inode" runs the same pulls with the inodes hidden, as over SFTP;
 "no-inode-reversed" also lists each folder in reverse order (identity must not depend on it)."""

@@ -1,4 +1,4 @@
-"""Silver parsing of a tiny hand-written fleet (SPEC §3 sources, §4 silver + quarantine + reconciliation).
+"""Silver parsing of a tiny hand-written fleet (every source; silver + quarantine + reconciliation).
 
 One cluster in America/New_York (UTC-5 in November), one broker and one ZooKeeper server. The hour
 processed is 2026-11-20T10:00Z = 05:00-06:00 local, so hourly-rolled files are named `...-05`.

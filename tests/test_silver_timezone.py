@@ -1,5 +1,5 @@
 """Log timestamps are local to the cluster's inventory timezone and stored in UTC, whatever the zone
-of the process running the job (SPEC §3). The suite also passes with a non-UTC TZ (e.g.
+of the process running the job. The suite also passes with a non-UTC TZ (e.g.
 `TZ=America/Los_Angeles make test`); this test proves it cheaply inside one run by switching the
 JVM's and Python's default zone between two parses of the same records.
 """

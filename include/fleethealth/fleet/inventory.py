@@ -1,4 +1,4 @@
-"""The fleet inventory: one YAML file of clusters and hosts (SPEC §3), validated with clear errors.
+"""The fleet inventory: one YAML file of clusters and hosts, validated with clear errors.
 
 `load_inventory(path)` returns an `Inventory`; any mistake raises `InventoryError` whose lines each
 name the file, the key path and what is wrong (the CLI prints them and exits 2).

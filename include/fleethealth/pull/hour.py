@@ -1,4 +1,4 @@
-"""Pull: copy what is new on each host for one hour into landing, with a manifest (SPEC §4 landing).
+"""Pull: copy what is new on each host for one hour into landing, with a manifest (docs/architecture.md, pull).
 
 Landing layout: <lakehouse>/landing/<YYYY-MM-DDTHH>/<cluster>/<host>/<source>/<file>, and per host
 `_manifest.json` (file, source, size, sha256, mtime, pulled_at, remote path, offset). A host's files

@@ -1,4 +1,4 @@
-"""Post-mortems 1, 2, 4 and 5 (SPEC §6) as simulator scripts: what each adds to a cluster's files.
+"""Post-mortems 1, 2, 4 and 5 (docs/postmortems.md) as simulator scripts: what each adds to a cluster's files.
 
 Each script is anchored to the window start (like post-mortem 3 in scenarios.py) and writes the
 lines of the Kafka / ZooKeeper version its cluster runs:

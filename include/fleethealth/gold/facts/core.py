@@ -119,7 +119,7 @@ def offsets_partitions(facts: Facts) -> DataFrame:
 def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
     """gold.log_cleaner_status: per broker-hour, every liveness signal and the verdict.
 
-    Each signal has limits (SPEC §6): DeadThreadCount only from 2.4, time-since-last-run-ms from
+    Each signal has limits (docs/postmortems.md, version notes for parsers): DeadThreadCount only from 2.4, time-since-last-run-ms from
     0.10.2, the cleaner's own log lines only if that log arrived, thread dumps are occasional. A
     broker with no signal at all is `unknown`, never `alive`.
     """

@@ -2,7 +2,7 @@
 
 Key: (cluster, topic, partition, broker, hour), one row per partition-leader that logged an ISR event
 in the hour; `broker` is the leader that logged it (the line's `broker` field, else the logging host's
-broker_id). Signals (silver.kafka_events, kafka.cluster.Partition lines of every version: SPEC §6):
+broker_id). Signals (silver.kafka_events, kafka.cluster.Partition lines of every version: docs/postmortems.md, version notes):
 - isr_shrink / isr_expand: "Shrinking|Expanding ISR ... from 1,2,3 to 1" (isr_before -> isr_after);
 - isr_updated (2.7+): "ISR updated to 1,2" once AlterIsr/AlterPartition took the change (isr only: the
   ISR before it is the one after the previous change of the row, unknown if it is the first);

@@ -1,4 +1,4 @@
-"""`sftp` transport: a host's files over SFTP with an Airflow SSH connection (SPEC §3).
+"""`sftp` transport: a host's files over SFTP with an Airflow SSH connection.
 
 The connection (`ssh_conn_id` on the host or its cluster; e.g. `AIRFLOW_CONN_FLEET_SSH`) holds the
 login, port, key (`key_file` or `private_key` extra) and the host key (`host_key` extra, as in
