@@ -162,8 +162,9 @@ def test_every_fleethealth_variable_is_read_through_the_runtime_config():
 
 # --------------------------------------------------------------------------------------- the tree
 def summary(package: str) -> str:
-    """The first line of a package's docstring, without its leading 'Name: '."""
-    doc = ast.get_docstring(ast.parse((LIBRARY / package / "__init__.py").read_text())) or ""
+    """The first line of a package's (or module's) docstring, without its leading 'Name: '."""
+    path = LIBRARY / package if package.endswith(".py") else LIBRARY / package / "__init__.py"
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
     first = doc.strip().split("\n")[0].rstrip(".")
     return re.sub(r"^[A-Z][\w ]*: ", "", first)
 
@@ -174,7 +175,7 @@ def tree() -> str:
         depth = package.count("/")
         name = package.rsplit("/", 1)[-1] + "/"
         lines.append(f"{'  ' * (depth + 1)}{name:<{16 - 2 * depth}}{summary(package)}")
-    lines.append(f"  {'jobs.py':<16}{ast.get_docstring(ast.parse((LIBRARY / 'jobs.py').read_text())).split(chr(10))[0].rstrip('.')}")
+    lines.append(f"  {'jobs.py':<16}{summary('jobs.py')}")
     return "\n".join(lines)
 
 
