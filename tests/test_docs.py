@@ -89,6 +89,12 @@ def test_every_library_path_the_docs_name_exists(doc):
     assert missing == [], f"{doc} names files that do not exist (moved?): {missing}"
 
 
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_test_file_the_docs_name_exists(doc):
+    named = set(re.findall(r"(?<![\w/.-])tests/[\w/]+\.py", (PROJECT / doc).read_text(encoding="utf-8")))
+    assert sorted(p for p in named if not (PROJECT / p).exists()) == [], f"{doc} names test files that do not exist"
+
+
 def test_the_docs_link_each_other():
     readme = (PROJECT / "README.md").read_text(encoding="utf-8")
     for doc in ("docs/postmortems.md", "docs/architecture.md", "docs/targets.md", "docs/gold-tables.md"):
