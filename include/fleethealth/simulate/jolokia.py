@@ -1,20 +1,23 @@
 """Jolokia JMX exports: `jmx/jolokia.jsonl.YYYY-MM-DD-HH`, one bulk read response per line every 5 min.
 
-Each response holds the reads of the MBeans fleethealth uses (`bulk_response`), then the broker's other
-MBeans up to the asked number of samples per broker-hour (`jmx_volume`), then, once an hour, a failed read.
+Each response holds the reads of the MBeans fleethealth uses (`bulk_response`; their names from
+`fleethealth.fleet.mbeans`), then the broker's other MBeans up to the asked number of samples per
+broker-hour (`jmx_volume`), then, once an hour, a failed read.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from fleethealth.fleet import mbeans
+
 from .clock import HOUR_MS, LocalClock
-from .fleet import OFFSETS_TOPIC
+from .fleet import version_tuple
 from .jmx_volume import BrokerJmx, samples_in
 from .model import ClusterState
 
 SAMPLE_EVERY_MS = 300_000
-OFFSETS_SIZE_PATTERN = f"kafka.log:type=Log,name=Size,topic={OFFSETS_TOPIC},partition=*"
+OFFSETS_SIZE_PATTERN = f"{mbeans.OFFSETS_LOG_SIZE.object_name},partition=*"
 MISSING_MBEAN = "kafka.server:type=DelayedOperationPurgatory,name=PurgatorySize,delayedOperation=Rebalance"
 
 
@@ -35,6 +38,17 @@ def _read(mbean: str, value, ts: int, attribute=None) -> dict:
     if attribute is not None:
         req["attribute"] = attribute
     return {"request": req, "value": value, "timestamp": ts // 1000, "status": 200}
+
+
+def _bean(bean: mbeans.MBean, value, ts: int) -> dict:
+    """A read of the catalogued attribute of `bean`."""
+    return _read(bean.object_name, value, ts, bean.attribute)
+
+
+def _canonical(bean: mbeans.MBean, **more: str) -> str:
+    """An instance's ObjectName as Jolokia answers a pattern read: key properties sorted."""
+    keys = sorted({**dict(bean.keys), **more}.items())
+    return f"{bean.domain}:{','.join(f'{k}={v}' for k, v in keys)}"
 
 
 def _meter(count: int, rate: float, unit: str, event: str) -> dict:
@@ -59,29 +73,28 @@ def bulk_response(state: ClusterState, broker: int, ms: int, with_error: bool,
     uptime_s = (ms - 1_700_000_000_000) // 1000
     ov = state.ev.script.jmx(state, broker, ms) if state.ev.script is not None else {}
     queue, idle = r.randint(0, 3), r.uniform(0.86, 0.97)
+    open_fds, max_fds = mbeans.OPEN_FDS, mbeans.MAX_FDS
     out = [
-        _read("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions",
-              ov.get("UnderReplicatedPartitions", 0), ts, "Value"),
+        _bean(mbeans.UNDER_REPLICATED, ov.get("UnderReplicatedPartitions", 0), ts),
         _read("kafka.controller:type=KafkaController,name=ActiveControllerCount",
               1 if broker == c.controller_id else 0, ts, "Value"),
-        _read("kafka.network:type=RequestChannel,name=RequestQueueSize", ov.get("RequestQueueSize", queue), ts, "Value"),
-        _read("kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent",
+        _bean(mbeans.REQUEST_QUEUE_SIZE, ov.get("RequestQueueSize", queue), ts),
+        # a read without attribute: the whole meter
+        _read(mbeans.REQUEST_HANDLER_IDLE.object_name,
               _meter(int(uptime_s * 7.1e8), ov.get("RequestHandlerAvgIdlePercent", idle), "NANOSECONDS", "percent"), ts),
-        _read("kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec",
-              ov.get("ZooKeeperExpiresCount", 0), ts, "Count"),
-        _read("java.lang:type=OperatingSystem",
-              {"OpenFileDescriptorCount": ov.get("OpenFileDescriptorCount", state.open_fds(broker, ms)),
-               "MaxFileDescriptorCount": ov.get("MaxFileDescriptorCount", 100000)}, ts,
-              ["OpenFileDescriptorCount", "MaxFileDescriptorCount"]),
-        _read("kafka.log:type=LogCleanerManager,name=time-since-last-run-ms",
-              state.time_since_last_run_ms(broker, ms), ts, "Value"),
+        _bean(mbeans.ZK_EXPIRES, ov.get("ZooKeeperExpiresCount", 0), ts),
+        # both file-descriptor attributes in one read of the bean they share
+        _read(open_fds.object_name,
+              {open_fds.attribute: ov.get("OpenFileDescriptorCount", state.open_fds(broker, ms)),
+               max_fds.attribute: ov.get("MaxFileDescriptorCount", 100000)}, ts,
+              [open_fds.attribute, max_fds.attribute]),
+        _bean(mbeans.CLEANER_TIME_SINCE_LAST_RUN, state.time_since_last_run_ms(broker, ms), ts),
         _read("kafka.log:type=LogCleaner,name=max-clean-time-secs",
               {"Value": int(state.max_clean_time_secs(broker, ms))}, ts),
     ]
-    if c.version >= (2, 4):
-        out.append(_read("kafka.log:type=LogCleaner,name=DeadThreadCount",
-                         0 if state.cleaner_thread_exists(broker, ms) else 1, ts, "Value"))
-    sizes = {f"kafka.log:name=Size,partition={p},topic={OFFSETS_TOPIC},type=Log": {"Value": state.offsets_size(broker, p, ms)}
+    if c.version >= version_tuple(mbeans.CLEANER_DEAD_THREADS.since):
+        out.append(_bean(mbeans.CLEANER_DEAD_THREADS, 0 if state.cleaner_thread_exists(broker, ms) else 1, ts))
+    sizes = {_canonical(mbeans.OFFSETS_LOG_SIZE, partition=str(p)): {"Value": state.offsets_size(broker, p, ms)}
              for p in c.offsets_partitions(broker)}
     out.append(_read(OFFSETS_SIZE_PATTERN, sizes, ts))
     if extra is not None:

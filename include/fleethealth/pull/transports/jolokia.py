@@ -1,4 +1,4 @@
-"""`http`: a live Jolokia bulk read of a host's MBeans (the ones silver and gold use, `fleethealth.fleet.mbeans`).
+"""`http`: a live Jolokia bulk read of a host's MBeans (the ones gold uses: `fleethealth.fleet.mbeans`).
 
 One POST of read requests to the host's `jolokia_url` (Jolokia 1.x and 2.x agents); the JSON
 array of responses is landed as one line of `jmx/jolokia-live.<UTC time>.jsonl`, which silver parses

@@ -1,0 +1,254 @@
+"""The MBean catalogue (fleethealth/fleet/mbeans.yaml) against the code that reads it, both ways.
+
+- every bean gold code selects from silver.jmx_samples is catalogued, and its `read_by` names a fact
+  table or detector that runs that code;
+- every catalogued bean is read: each `read_by` entry is a gold table or detector kind whose code
+  (its builder or module, and the gold functions they call) selects the bean;
+- each bean's jmx_exporter series is jmx_exporter's default naming and silver's Prometheus mapping
+  turns it back into exactly that bean and attribute;
+- a malformed entry is an error naming it.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import os
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+import fleethealth
+from fleethealth.fleet import mbeans
+from fleethealth.fleet.kafka import OFFSETS_TOPIC
+from fleethealth.gold.detectors import DETECTORS
+from fleethealth.lake.tables import TABLES
+from fleethealth.silver.parsers import prometheus
+
+ROOT = Path(fleethealth.__file__).parent.parent
+MBEANS = mbeans.__name__
+REGISTRY = "fleethealth.gold.facts.registry"
+# the fact tables fleethealth.jobs.gold_tables builds from fleethealth.gold.facts.core itself
+CORE_FACTS = {"gold.consumer_offsets_partitions": "offsets_partitions", "gold.log_cleaner_status": "cleaner_status",
+              "gold.broker_health_hourly": "broker_health"}
+CORE = "fleethealth.gold.facts.core"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+Code = tuple[str, "str | None"]   # (module, top-level function; None: the module's other statements)
+
+
+def _source(module: str) -> Path:
+    path = ROOT.joinpath(*module.split("."))
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
+@cache
+def _parsed(module: str) -> tuple[ast.Module, dict[str, ast.FunctionDef], dict[str, tuple[str, str | None]]]:
+    """A module's syntax tree, top-level functions, and what it imports from gold and fleet.mbeans:
+    local name -> (module, None) for a module, (module, name) for a name in it."""
+    tree = ast.parse(_source(module).read_text())
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    imports = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module and (n.module.startswith("fleethealth.gold")
+                                                           or n.module in (MBEANS, "fleethealth.fleet")):
+            for a in n.names:
+                full = f"{n.module}.{a.name}"
+                imports[a.asname or a.name] = (full, None) if _source(full).exists() else (n.module, a.name)
+    return tree, functions, imports
+
+
+def _beans_in(module: str, node: ast.AST) -> set[str]:
+    """The catalogued beans `node` names: mbeans.CONSTANT, an imported constant, or bean("name")."""
+    imports = _parsed(module)[2]
+
+    def mbeans_name(n: ast.AST) -> str | None:
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and imports.get(n.value.id) == (MBEANS, None):
+            return n.attr
+        if isinstance(n, ast.Name) and imports.get(n.id, ("", None))[0] == MBEANS:
+            return imports[n.id][1]
+        return None
+
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and mbeans_name(n.func) == "bean":
+            assert isinstance(n.args[0], ast.Constant), f"{module}:{n.lineno}: bean() of a computed name"
+            out.add(n.args[0].value)
+        elif (name := mbeans_name(n)) and name != "bean":
+            value = getattr(mbeans, name, None)
+            assert isinstance(value, mbeans.MBean), f"{module}:{n.lineno}: gold code uses mbeans.{name}, not one bean"
+            out.add(value.id)
+    return out
+
+
+@cache
+def _uses() -> dict[Code, frozenset[str]]:
+    """The beans each piece of gold code names itself."""
+    out = {}
+    for path in sorted((ROOT / "fleethealth" / "gold").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        tree, functions, _ = _parsed(module)
+        for name, fn in functions.items():
+            out[(module, name)] = frozenset(_beans_in(module, fn))
+        rest = ast.Module([s for s in tree.body if not isinstance(s, ast.FunctionDef)], [])
+        out[(module, None)] = frozenset(_beans_in(module, rest))
+    return {code: beans for code, beans in out.items() if beans}
+
+
+def _reach(module: str, node: ast.AST, reached: set[Code]) -> set[Code]:
+    """`reached` plus the gold functions `node` (of `module`) calls, and the ones they call."""
+    functions, imports = _parsed(module)[1:]
+    for n in ast.walk(node):
+        target = None
+        if isinstance(n, ast.Name):
+            target = (module, n.id) if n.id in functions else imports.get(n.id)
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+            imported = imports.get(n.value.id)
+            target = (imported[0], n.attr) if imported and imported[1] is None else None
+        if (target and target[0].startswith("fleethealth.gold.") and target not in reached
+                and target[1] in _parsed(target[0])[1]):
+            reached.add(target)
+            _reach(target[0], _parsed(target[0])[1][target[1]], reached)
+    return reached
+
+
+@cache
+def _code_of(reader: str) -> frozenset[Code]:
+    """The gold code behind a read_by entry: a detector's whole module, a fact table's builder; with
+    the gold functions they call."""
+    if reader in DETECTORS:
+        module = DETECTORS[reader].__name__
+        tree, functions, _ = _parsed(module)
+        return frozenset(_reach(module, tree, {(module, None), *((module, f) for f in functions)}))
+    if reader in CORE_FACTS:
+        return frozenset(_reach(CORE, _parsed(CORE)[1][CORE_FACTS[reader]], {(CORE, CORE_FACTS[reader])}))
+    tree = _parsed(REGISTRY)[0]
+    builders = next(n.value for n in tree.body if isinstance(n, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == "BUILDERS" for t in n.targets))
+    values = {k.value: v for k, v in zip(builders.keys, builders.values, strict=True)}
+    assert reader in values, f"{reader} is neither a detector kind, a core fact nor a registry fact table"
+    return frozenset(_reach(REGISTRY, values[reader], set()))
+
+
+def _reads(reader: str) -> set[str]:
+    return set().union(*(_uses().get(code, ()) for code in _code_of(reader)))
+
+
+def test_the_module_constants_are_the_catalogue_entries():
+    constants = {name: value for name, value in vars(mbeans).items() if isinstance(value, mbeans.MBean)}
+    assert {name: value.id.upper() for name, value in constants.items()} == {name: name for name in constants}
+    assert mbeans.ALL == tuple(mbeans.catalogue().values())
+    assert len(mbeans.ALL) == 10
+
+
+def test_every_bean_gold_reads_is_catalogued_with_a_reader_that_runs_that_code():
+    uses = _uses()
+    assert len(uses) >= 6, f"found only {sorted(uses)}: is the scan of gold code broken?"
+    catalogue = mbeans.catalogue()
+    for code, beans in uses.items():
+        for name in beans:
+            assert name in catalogue, f"{code} reads MBean {name!r}, which is not in {mbeans.CATALOGUE_FILE}"
+            readers = [r for r in catalogue[name].read_by if code in _code_of(r)]
+            assert readers, (f"{code} reads {name}, but none of its read_by {list(catalogue[name].read_by)} "
+                             "is a fact table or detector that runs it")
+
+
+@pytest.mark.parametrize("bean", mbeans.ALL, ids=lambda b: b.id)
+def test_every_catalogued_bean_is_read_by_each_reader_it_names(bean):
+    assert bean.read_by
+    for reader in bean.read_by:
+        assert (reader.startswith("gold.") and reader in TABLES) or reader in DETECTORS, \
+            f"{bean.id}: read_by {reader!r} is neither a gold table nor a detector kind"
+        assert bean.id in _reads(reader), f"{bean.id}: the code of {reader} does not read it"
+
+
+def test_the_scan_follows_gold_functions_into_other_modules():
+    # offsets_partition_bloat reads the offsets Log Size through gold.facts.core.offsets_size_samples
+    assert (CORE, "offsets_size_samples") in _code_of("offsets_partition_bloat")
+    assert _reads("gold.log_cleaner_status") == {"cleaner_dead_threads", "cleaner_time_since_last_run"}
+    assert _reads("gold.group_coordinators") == set()
+
+
+def test_the_catalogue_names_the_offsets_topic_as_fleet_kafka_does():
+    topics = {dict(b.keys)["topic"] for b in mbeans.ALL if "topic" in dict(b.keys)}
+    assert topics == {OFFSETS_TOPIC}
+
+
+@pytest.mark.parametrize("bean", mbeans.ALL, ids=lambda b: b.id)
+def test_jmx_exporter_series_is_the_default_naming_that_silver_maps_back(bean):
+    type_ = dict(bean.keys)["type"]
+    assert bean.exporter_series == prometheus.metric_name(f"{bean.domain}_{type_}_{bean.attribute}")
+    assert prometheus.mapping().resolve(bean.exporter_series) == (bean.domain, type_, bean.attribute)
+    # the key properties but type are the first labels, in order; the rest are the instances' keys
+    assert list(bean.exporter_labels[:len(bean.keys) - 1]) == [k for k, _ in bean.keys[1:]]
+
+
+def _exporter_line(bean: mbeans.MBean) -> tuple[str, str]:
+    """A series of `bean` as jmx_exporter writes it (an instance key gets the value "0"), and its ObjectName."""
+    keys = dict(bean.keys)
+    labels = [(label, keys.get(label, "0")) for label in bean.exporter_labels]
+    text = ",".join(f'{k}="{v}"' for k, v in labels)
+    name = ",".join(f"{k}={v}" for k, v in [("type", keys["type"]), *labels])
+    return f"{bean.exporter_series}{{{text}}} 1.0" if text else f"{bean.exporter_series} 1.0", f"{bean.domain}:{name}"
+
+
+def test_jmx_exporter_series_parse_into_exactly_the_catalogued_bean(spark):
+    lines = [(b.id, *_exporter_line(b)) for b in mbeans.ALL]
+    df = prometheus.series(spark.createDataFrame(lines, "id string, text string, expected string"))
+    rows = df.select("id", "expected", "mbean", *[b.matches().alias(b.id) for b in mbeans.ALL]).collect()
+    assert len(rows) == len(mbeans.ALL)
+    for r in rows:
+        assert r["mbean"] == r["expected"]
+        assert [b.id for b in mbeans.ALL if r[b.id]] == [r["id"]], f"{r['id']}: matched by other beans too"
+
+
+def test_real_scrapes_label_the_catalogued_series_as_catalogued():
+    seen = set()
+    for path in sorted(FIXTURES.glob("**/*.prom")):
+        for line in path.read_text().splitlines():
+            name, _, rest = line.partition("{")
+            bean = next((b for b in mbeans.ALL if b.exporter_series == name.split(" ")[0]), None)
+            if bean is None or line.startswith("#"):
+                continue
+            labels = dict(re.findall(prometheus.LABEL, rest.rpartition("}")[0]))
+            if all(labels.get(k) == v for k, v in bean.keys[1:]):
+                assert list(labels) == list(bean.exporter_labels), f"{path.name}: {line}"
+                seen.add(bean.id)
+    # the scrapes under tests/fixtures hold most of them
+    assert {"offsets_log_size", "open_fds", "max_fds", "request_handler_idle", "network_processor_idle"} <= seen
+
+
+GOOD = yaml.safe_load((ROOT / "fleethealth" / "fleet" / mbeans.CATALOGUE_FILE).read_text())["offsets_log_size"]
+DROP = object()
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"unit": "furlongs"}, "unit must be one of bytes, count, ms, ratio, got 'furlongs'"),
+    ({"since": 2.4}, 'since must be a quoted Kafka version like "2.4.0", got 2.4'),
+    ({"keys": {"name": "Size", "type": "Log"}}, "keys must be a map of key property -> value starting with type"),
+    ({"read_by": []}, "read_by is empty"),
+    ({"read_by": "fd_exhaustion"}, "read_by must be a list of names"),
+    ({"attribute": None}, "attribute must be a non-empty string, got None"),
+    ({"jmx_exporter": {"series": "kafka log value", "labels": []}}, "jmx_exporter series must be a Prometheus metric"),
+    ({"jmx_exporter": "kafka_log_log_value"}, "jmx_exporter must be a map with series and labels"),
+    ({"domain": DROP, "colour": "red"}, "missing domain; unknown field(s) colour"),
+])
+def test_a_malformed_entry_is_an_error_naming_it(change, message):
+    entry = {k: v for k, v in {**copy.deepcopy(GOOD), **change}.items() if v is not DROP}
+    with pytest.raises(ValueError, match="^" + re.escape(f"mbeans.yaml: entry 'broken': {message}")):
+        mbeans.build_catalogue({"fine": GOOD, "broken": entry})
+    with pytest.raises(ValueError, match="entry 'broken': expected a map"):
+        mbeans.build_catalogue({"broken": "kafka.log:type=Log,name=Size"})
+
+
+def test_the_catalogue_and_the_jolokia_pull_need_no_spark():
+    code = ("import sys; sys.modules['pyspark'] = None\n"
+            "from fleethealth.pull.transports import jolokia\n"
+            "from fleethealth.fleet import mbeans\n"
+            "print(len(mbeans.jolokia_requests('kafka')), len(mbeans.jolokia_requests('zookeeper')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, check=True)
+    assert out.stdout.split() == ["10", "2"]
