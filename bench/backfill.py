@@ -29,8 +29,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from fleethealth import jobs
-    from fleethealth.pull import hour as pull
     from fleethealth.fleet.inventory import load_inventory
+    from fleethealth.pull import hour as pull
     from fleethealth.runtime.session import build_session
     from fleethealth.simulate import simulate
 

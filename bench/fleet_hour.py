@@ -75,8 +75,8 @@ def _run(a: argparse.Namespace, work: Path) -> int:
 
     from fleethealth import jobs
     from fleethealth.fleet.inventory import load_inventory
-    from fleethealth.pull.landing import landing_hour_dir
     from fleethealth.pull.hour import pull_hour
+    from fleethealth.pull.landing import landing_hour_dir
     from fleethealth.runtime.session import build_session
     from fleethealth.simulate import simulate
 

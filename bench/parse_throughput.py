@@ -127,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(a: argparse.Namespace, work: Path, t_start: float) -> int:
     from fleethealth.fleet.inventory import load_inventory
-    from fleethealth.pull.landing import landing_hour_dir
     from fleethealth.pull.hour import pull_hour
+    from fleethealth.pull.landing import landing_hour_dir
     from fleethealth.simulate import simulate
 
     start = datetime.fromisoformat(a.start)
@@ -172,8 +172,8 @@ def _run(a: argparse.Namespace, work: Path, t_start: float) -> int:
 
     from fleethealth.bronze import tables as bronze
     from fleethealth.runtime.frames import materialize
-    from fleethealth.silver.parsers import log4j
     from fleethealth.runtime.session import build_session
+    from fleethealth.silver.parsers import log4j
 
     t0 = time.perf_counter()
     spark = build_session("bench", str(lakehouse))

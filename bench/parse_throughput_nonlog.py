@@ -109,9 +109,9 @@ def _run(a, work: Path) -> int:
     from pyspark.sql import functions as F
 
     from fleethealth.bronze import tables as bronze
-    from fleethealth.silver.parsers import jolokia, logdirs, prometheus, threaddump
     from fleethealth.pull.landing import Landed, landing_hour_dir
     from fleethealth.runtime.session import build_session
+    from fleethealth.silver.parsers import jolokia, logdirs, prometheus, threaddump
 
     lakehouse = work / "lakehouse"
     landing = landing_hour_dir(HOUR, lakehouse)

@@ -48,8 +48,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(n_hours: int, work: Path) -> int:
-    from fleethealth.runtime import config
     from fleethealth.cli.demo import SCENARIOS, START, run_dag_hour
+    from fleethealth.runtime import config
     from fleethealth.simulate import simulate
 
     hours = [START + timedelta(hours=i) for i in range(n_hours)]

@@ -25,8 +25,8 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import DAG, Asset, Param, task
 from airflow.timetables.interval import CronDataIntervalTimetable
 
-from fleethealth.runtime import config
 from fleethealth.lake import tables as lake
+from fleethealth.runtime import config
 from fleethealth.runtime.spark_conf import spark_conf
 
 LAKEHOUSE = str(config.lakehouse_dir())
@@ -92,8 +92,8 @@ with DAG(
           execution_timeout=PULL_TIMEOUT,
           max_retry_delay=timedelta(minutes=10), map_index_template="{{ task.op_kwargs['host'] }}")
     def pull(host: str, hour: str, params=None) -> int:
-        from fleethealth.lake.hours import parse_hour
         from fleethealth.fleet.inventory import load_inventory
+        from fleethealth.lake.hours import parse_hour
         from fleethealth.pull.hour import pull_host
 
         inventory = load_inventory(params["inventory"])

@@ -2,8 +2,8 @@
 validated by the bronze gate, then published."""
 import sys
 
-from fleethealth.runtime import jobargs
 from fleethealth import jobs
+from fleethealth.runtime import jobargs
 
 
 def main(argv=None) -> int:

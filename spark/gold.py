@@ -2,8 +2,8 @@
 validated by the gold gate (with the inventory's completeness check), then published."""
 import sys
 
-from fleethealth.runtime import jobargs
 from fleethealth import jobs
+from fleethealth.runtime import jobargs
 
 
 def main(argv=None) -> int:

@@ -2,9 +2,9 @@
 reconciliation, validated by the silver gate, then published."""
 import sys
 
-from fleethealth.runtime import jobargs
 from fleethealth import jobs
 from fleethealth.report import text as report
+from fleethealth.runtime import jobargs
 
 
 def main(argv=None) -> int:

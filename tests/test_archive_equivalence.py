@@ -16,11 +16,11 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
-from fleethealth.lake.hours import hours_between
-from fleethealth.fleet.inventory import load_inventory
-from fleethealth.simulate import simulate
 from window import run_window
+
+from fleethealth.fleet.inventory import load_inventory
+from fleethealth.lake.hours import hours_between
+from fleethealth.simulate import simulate
 
 pytestmark = pytest.mark.spark
 

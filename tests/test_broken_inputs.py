@@ -20,9 +20,9 @@ import pytest
 from pyspark.sql import functions as F
 
 from fleethealth import jobs
+from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
-from fleethealth.fleet.inventory import load_inventory
 from fleethealth.pull.transports.local import LocalTransport
 
 pytestmark = pytest.mark.spark

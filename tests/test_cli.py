@@ -250,8 +250,8 @@ def test_query_output_is_bounded_and_streamed(spark, incidents, tmp_path, capsys
 def test_paths_with_quotes_and_spaces_reach_sql_and_the_jvm_whole(spark, tmp_path, monkeypatch, capsys):
     """A lakehouse under a folder named with a quote and a space is queried (the path is never spliced
     into SQL), and JVM options holding such a path stay one option each for Spark's own parser."""
-    from fleethealth.runtime import config
     from fleethealth.lake import tables as lake
+    from fleethealth.runtime import config
     from fleethealth.runtime.spark_conf import spark_conf
 
     odd = tmp_path / "it's a lake"
@@ -273,8 +273,8 @@ def test_the_incident_summary_leads_with_the_worst_and_says_why():
     a known bug with the releases that fix it, and the first step of the kind's runbook."""
     from datetime import datetime
 
-    from fleethealth.report import text as report
     from fleethealth.gold import runbooks
+    from fleethealth.report import text as report
 
     storm, cleaner = (runbooks.load()[k].first_step for k in ("leader_election_storm", "log_cleaner_dead"))
     assert cleaner.startswith("log-cleaner.log (server.log from 3.5) on the broker")

@@ -314,7 +314,6 @@ def test_the_readme_command_writes_usable_secrets(tmp_path):
     import subprocess
 
     from cryptography.fernet import Fernet
-
     from readme_blocks import block
 
     subprocess.run(["bash", "-euo", "pipefail", "-c", block("run", "dotenv").text], cwd=tmp_path, check=True, timeout=30)

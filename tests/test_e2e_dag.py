@@ -22,16 +22,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from realservers import Sshd, ZooKeeper, free_port
 
-from fleethealth.runtime import config
 from fleethealth import jobs
+from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
+from fleethealth.lake.hours import floor_hour
 from fleethealth.pull import hour as pull
 from fleethealth.pull import landing
-from fleethealth.lake.hours import floor_hour
-from fleethealth.fleet.inventory import load_inventory
+from fleethealth.runtime import config
 from fleethealth.simulate import simulate
-from realservers import Sshd, ZooKeeper, free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 UTC = timezone.utc

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from fleethealth import jobs
+from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
-from fleethealth.fleet.inventory import load_inventory
 from fleethealth.simulate import simulate
 
 pytestmark = pytest.mark.spark

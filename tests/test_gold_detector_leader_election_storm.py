@@ -7,10 +7,10 @@ from datetime import datetime, timedelta
 import pytest
 from pyspark.sql import types as T
 
-from fleethealth.silver import tables as silver
 from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import leader_election_storm
 from fleethealth.gold.facts.core import Facts
+from fleethealth.silver import tables as silver
 
 pytestmark = pytest.mark.spark
 

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pytest
-
 from detector_frames import at, event, events, facts, findings
+
 from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import metadata_divergence
 

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pytest
-
 from detector_frames import at, event, events, facts, findings, jmx, jmx_sample
+
 from fleethealth.fleet import mbeans
 from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import request_queue_saturation

@@ -3,15 +3,15 @@ bloat evidence naming them): consumer-group -> __consumer_offsets-38 of 50 (Java
 from __future__ import annotations
 
 import pytest
+from detector_frames import HOUR, at, event, events
 from pyspark.sql import functions as F
 
-from detector_frames import HOUR, at, event, events
+from fleethealth.gold import thresholds
+from fleethealth.gold.detectors import offsets_partition_bloat
+from fleethealth.gold.facts.coordinators import groups_by_partition
+from fleethealth.gold.facts.core import Facts, offsets_partitions
 from fleethealth.quality import suites as quality
 from fleethealth.silver import tables as silver
-from fleethealth.gold import thresholds
-from fleethealth.gold.facts.coordinators import groups_by_partition
-from fleethealth.gold.detectors import offsets_partition_bloat
-from fleethealth.gold.facts.core import Facts, offsets_partitions
 
 pytestmark = pytest.mark.spark
 

@@ -7,12 +7,12 @@ import subprocess
 from datetime import datetime
 
 import pytest
+from conftest import FIXTURES
 from pyspark.sql import functions as F
 
 from fleethealth.gold.facts.coordinators import coordinator_partition, group_coordinators, java_string_hashcode
-from fleethealth.simulate import coordinator_partition as py_partition, java_string_hashcode as py_hashcode
-
-from conftest import FIXTURES
+from fleethealth.simulate import coordinator_partition as py_partition
+from fleethealth.simulate import java_string_hashcode as py_hashcode
 
 pytestmark = pytest.mark.spark
 

@@ -5,9 +5,9 @@ from datetime import datetime
 
 import pytest
 
-from fleethealth.quality import suites as quality
 from fleethealth.gold.facts.core import Facts
 from fleethealth.gold.facts.isr_churn import isr_churn
+from fleethealth.quality import suites as quality
 
 pytestmark = pytest.mark.spark
 

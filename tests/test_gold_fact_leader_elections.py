@@ -7,12 +7,12 @@ from datetime import datetime, timedelta
 import pytest
 from pyspark.sql import types as T
 
-from fleethealth.quality import suites as quality
-from fleethealth.silver import tables as silver
 from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import leader_election_storm
 from fleethealth.gold.facts import leader_elections
 from fleethealth.gold.facts.core import Facts
+from fleethealth.quality import suites as quality
+from fleethealth.silver import tables as silver
 
 pytestmark = pytest.mark.spark
 

@@ -3,12 +3,12 @@ epochs given and not taken, the lag window and peers' NotLeaderForPartition erro
 from __future__ import annotations
 
 import pytest
-
 from detector_frames import HOUR, at, event, events, facts
-from fleethealth.quality import suites as quality
+
 from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import metadata_divergence
 from fleethealth.gold.facts import metadata_divergence as divergence_fact
+from fleethealth.quality import suites as quality
 
 pytestmark = pytest.mark.spark
 

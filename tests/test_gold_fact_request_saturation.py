@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import pytest
-
 from detector_frames import HOUR, at, event, events, facts, jmx, jmx_sample
+
 from fleethealth.fleet import mbeans
-from fleethealth.quality import suites as quality
 from fleethealth.gold import thresholds
+from fleethealth.quality import suites as quality
 
 pytestmark = pytest.mark.spark
 

@@ -5,9 +5,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from fleethealth.gold.facts.core import Facts
 from fleethealth.quality import suites as quality
 from fleethealth.silver import tables as silver
-from fleethealth.gold.facts.core import Facts
 
 pytestmark = pytest.mark.spark
 

@@ -7,10 +7,10 @@ import pytest
 from pyspark.sql import types as T
 
 from fleethealth.fleet import mbeans
-from fleethealth.quality import suites as quality
-from fleethealth.silver import tables as silver
 from fleethealth.gold import thresholds
 from fleethealth.gold.facts.core import Facts
+from fleethealth.quality import suites as quality
+from fleethealth.silver import tables as silver
 
 pytestmark = pytest.mark.spark
 

@@ -123,10 +123,10 @@ HOUR = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 
 
 def _detect(spark, versions: dict[int, str | None]):
-    from fleethealth.silver import tables as silver
     from fleethealth.gold import thresholds
     from fleethealth.gold.detectors import known_bug_exposure
     from fleethealth.gold.facts.core import Facts
+    from fleethealth.silver import tables as silver
 
     rows = [("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["kafka", "jmx"]) for b, v in versions.items()]
     rows.append(("c1", "c1-zk-1", "zookeeper", None, 1, None, "UTC", 50, ["zookeeper"]))

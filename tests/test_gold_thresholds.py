@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fleethealth.runtime import config
 from fleethealth.gold import thresholds
 from fleethealth.gold.thresholds import ThresholdError
+from fleethealth.runtime import config
 
 BLOAT = "offsets_partition_bloat.max_size_bytes"
 

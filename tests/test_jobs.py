@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from fleethealth import jobs
-from fleethealth.quality import gate
-from fleethealth.runtime.frames import materialize, materialize_all
+from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
-from fleethealth.fleet.inventory import load_inventory
+from fleethealth.quality import gate
+from fleethealth.runtime.frames import materialize, materialize_all
 from fleethealth.simulate import simulate
 
 pytestmark = pytest.mark.spark

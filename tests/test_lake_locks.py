@@ -10,10 +10,10 @@ from datetime import datetime, timezone
 
 import pytest
 
+from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import locks
 from fleethealth.pull import hour as pull
 from fleethealth.pull import landing
-from fleethealth.fleet.inventory import load_inventory
 
 HOUR = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 

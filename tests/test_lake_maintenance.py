@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth.lake import tables as lake, maintenance
+from fleethealth.lake import maintenance
+from fleethealth.lake import tables as lake
 
 PROJECT = Path(__file__).resolve().parents[1]
 

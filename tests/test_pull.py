@@ -3,20 +3,20 @@ cluster/host/source, with a manifest of size + sha256; re-pulling is harmless)."
 from __future__ import annotations
 
 import hashlib
-import re
 import os
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from fleethealth.lake import hours
 from fleethealth.fleet import sources
+from fleethealth.fleet.inventory import load_inventory
+from fleethealth.lake import hours
 from fleethealth.pull import hour as pull
 from fleethealth.pull import landing
-from fleethealth.fleet.inventory import load_inventory
-from fleethealth.pull.landing import MANIFEST, PullError, read_manifests
 from fleethealth.pull.hour import pull_host, pull_hour
+from fleethealth.pull.landing import MANIFEST, PullError, read_manifests
 
 UTC = timezone.utc
 HOUR = datetime(2026, 11, 20, 10, tzinfo=UTC)          # 11:00-12:00 in Europe/Berlin (CET, +01:00)

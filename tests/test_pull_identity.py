@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth.pull import hour as pull
-from fleethealth.pull import landing
-from fleethealth.pull import identity
 from fleethealth.fleet.inventory import load_inventory
+from fleethealth.pull import hour as pull
+from fleethealth.pull import identity, landing
 from fleethealth.pull.hour import pull_host
 from fleethealth.pull.transports import local
 

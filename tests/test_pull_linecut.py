@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth.pull import linecut, hour as pull
 from fleethealth.fleet.inventory import load_inventory
+from fleethealth.pull import hour as pull
+from fleethealth.pull import linecut
 from fleethealth.simulate import simulate
 
 UTC = timezone.utc

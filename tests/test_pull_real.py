@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 import yaml
+from realservers import Sshd, ZooKeeper, free_port
 
 from fleethealth.bronze import tables as bronze
+from fleethealth.fleet.inventory import load_inventory
+from fleethealth.lake.hours import floor_hour
 from fleethealth.pull import host as host_pull
 from fleethealth.pull import hour as pull
 from fleethealth.pull import landing
-from fleethealth.silver import tables as silver
-from fleethealth.lake.hours import floor_hour
-from fleethealth.fleet.inventory import load_inventory
-from fleethealth.pull.landing import PullError, read_manifests
 from fleethealth.pull.hour import pull_host
-from realservers import Sshd, ZooKeeper, free_port
+from fleethealth.pull.landing import PullError, read_manifests
+from fleethealth.silver import tables as silver
 
 UTC = timezone.utc
 PAST = datetime(2026, 11, 20, 10, tzinfo=UTC)        # a fixed past hour for the byte-range tests

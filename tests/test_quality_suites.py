@@ -110,8 +110,8 @@ def test_substitute_hour_placeholders():
 
 
 def test_every_table_has_a_suite_and_value_sets_come_from_code():
-    from fleethealth.lake import tables as lake
     from fleethealth.gold.detectors import DETECTORS
+    from fleethealth.lake import tables as lake
 
     gated = {*lake.layer_tables("bronze"), *lake.layer_tables("silver"), *lake.layer_tables("gold")}
     suites = {p.stem for p in quality.suite_path("x").parent.glob("*.json")}
@@ -255,8 +255,8 @@ def test_warning_failure_is_recorded_but_does_not_raise(spark):
 
 
 def _offsets_df(spark, rows):
-    from pyspark.sql.types import (ArrayType, BooleanType, IntegerType, LongType, StringType, StructField,
-                                   StructType, TimestampType)
+    from pyspark.sql.types import (ArrayType, BooleanType, IntegerType, LongType, StringType, StructField, StructType,
+                                   TimestampType)
 
     schema = StructType([
         StructField("cluster", StringType(), False),

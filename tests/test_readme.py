@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import yaml
+from readme_blocks import KINDS, README, block, blocks
 
 from fleethealth.cli import main as cli
 from fleethealth.fleet.inventory import parse_inventory
-from readme_blocks import KINDS, README, block, blocks
 
 VENV_BIN = Path(sys.executable).parent
 # which test checks the blocks of each kind and name that this module does not

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth.cli import demo
 from fleethealth import jobs
+from fleethealth.cli import demo
+from fleethealth.fleet.inventory import load_inventory
+from fleethealth.gold import thresholds
 from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
 from fleethealth.silver import tables as silver
-from fleethealth.gold import thresholds
-from fleethealth.fleet.inventory import load_inventory
 from fleethealth.simulate import SCENARIOS, simulate
 
 pytestmark = pytest.mark.spark
@@ -120,8 +120,9 @@ def test_readme_shows_what_the_demo_prints_and_its_query_runs(spark, window, tmp
     """The demo's clusters over the demo's window, computed as `fleethealth run` does (the DAG's path
     to the same gold is test_e2e_dag's): README's demo output, line by line (`…` for any text), and
     README's query of the demo's lakehouse, run as written from a folder where demo/lakehouse is it."""
-    from fleethealth.report import text as incidents
     from readme_blocks import block, matches_shown
+
+    from fleethealth.report import text as incidents
 
     demo_rows = [r.asDict() for r in jobs.incident_summary(spark, window["lakehouse"]) if r.cluster in demo.SCENARIOS]
     printed = incidents.incidents_report(demo_rows)

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth.fleet.sources import SOURCES
 from fleethealth.bronze import tables as bronze
+from fleethealth.fleet.inventory import load_inventory
+from fleethealth.fleet.sources import SOURCES
 from fleethealth.pull import hour as pull
 from fleethealth.pull import landing
 from fleethealth.silver import tables as silver
-from fleethealth.fleet.inventory import load_inventory
 
 UTC = timezone.utc
 HOUR = datetime(2026, 11, 20, 10, tzinfo=UTC)            # 05:00-06:00 America/New_York (EST, -05:00)

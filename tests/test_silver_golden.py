@@ -29,10 +29,10 @@ from pathlib import Path
 import pytest
 
 from fleethealth.bronze import tables as bronze
-from fleethealth.silver import tables as silver
-from fleethealth.fleet.inventory import parse_inventory
 from fleethealth.cli.parse import CONSTANT_COLUMNS, utc_text
+from fleethealth.fleet.inventory import parse_inventory
 from fleethealth.pull.landing import Landed, landing_hour_dir
+from fleethealth.silver import tables as silver
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 GENERATE = os.environ.get("GENERATE") == "1"

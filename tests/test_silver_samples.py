@@ -22,12 +22,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-
 from conftest import SHARED_SAMPLES
+
 from fleethealth.bronze import tables as bronze
-from fleethealth.silver import tables as silver
 from fleethealth.fleet.inventory import parse_inventory
 from fleethealth.pull.landing import Landed, landing_hour_dir
+from fleethealth.silver import tables as silver
 
 UTC = timezone.utc
 HOUR = datetime(2026, 11, 20, 10, tzinfo=UTC)

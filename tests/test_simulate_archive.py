@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth.fleet import sources
 from fleethealth.cli import main as cli
+from fleethealth.fleet import sources
 from fleethealth.simulate import simulate
 
 UTC = timezone.utc

@@ -8,13 +8,13 @@ from functools import reduce
 
 from pyspark.sql import DataFrame
 
-from fleethealth.bronze import tables as bronze
 from fleethealth import jobs
-from fleethealth.runtime import frames
+from fleethealth.bronze import tables as bronze
+from fleethealth.gold import thresholds
 from fleethealth.pull import hour as pull
 from fleethealth.pull import landing
+from fleethealth.runtime import frames
 from fleethealth.silver import tables as silver
-from fleethealth.gold import thresholds
 
 
 def run_window(spark, inventory, hours, lakehouse) -> dict:

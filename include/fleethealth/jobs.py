@@ -24,18 +24,19 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from fleethealth.bronze import tables as bronze
-from fleethealth.lake import tables as lake, locks
-from fleethealth.pull import landing
-from fleethealth.silver import tables as silver
-from fleethealth.gold import thresholds as thresholds_mod
-from fleethealth.gold.facts import registry as fact_tables
-from fleethealth.gold.facts import core as gold_facts
-from fleethealth.gold import incidents as gold_incidents
-from fleethealth.gold.detectors import DETECTORS, detect_all
 from fleethealth.fleet.inventory import load_inventory
-from fleethealth.quality.suites import QualityGateError
+from fleethealth.gold import incidents as gold_incidents
+from fleethealth.gold import thresholds as thresholds_mod
+from fleethealth.gold.detectors import DETECTORS, detect_all
+from fleethealth.gold.facts import core as gold_facts
+from fleethealth.gold.facts import registry as fact_tables
+from fleethealth.lake import locks
+from fleethealth.lake import tables as lake
+from fleethealth.pull import landing
 from fleethealth.quality.gate import GateReport, audit, gate, publish
+from fleethealth.quality.suites import QualityGateError
 from fleethealth.runtime.frames import materialize, materialize_all
+from fleethealth.silver import tables as silver
 
 log = logging.getLogger("fleethealth.jobs")
 DETECTOR_KINDS = frozenset(DETECTORS)

@@ -12,8 +12,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from fleethealth.runtime import config
 from fleethealth.lake.hours import HOUR, hours_between
+from fleethealth.runtime import config
 
 DEMO_DIR = config.PROJECT_ROOT / "demo"
 START = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)

@@ -11,10 +11,10 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from fleethealth.runtime import config
+from fleethealth.fleet.inventory import InventoryError, load_inventory
 from fleethealth.lake import locks
 from fleethealth.lake.hours import HOUR, parse_window
-from fleethealth.fleet.inventory import InventoryError, load_inventory
+from fleethealth.runtime import config
 
 EXIT_USAGE = 2
 DEFAULT_QUERY_LIMIT = 1000
@@ -72,8 +72,8 @@ def cmd_run(args) -> int:
     it unpublished) and the command exits 1 naming the expectation."""
     from fleethealth import jobs
     from fleethealth.lake import tables as lake
-    from fleethealth.quality import gate
     from fleethealth.pull import hour as pull
+    from fleethealth.quality import gate
     from fleethealth.report import text as report
 
     inventory = load_inventory(args.inventory)
@@ -127,8 +127,8 @@ def _window_full(window: list) -> bool:
 def _run_window(spark, window: list, args, failed: list) -> None:
     """jobs.run_window over the pulled hours of `window` ([(hour, landed files)]), reported hour by hour."""
     from fleethealth import jobs
-    from fleethealth.report import text as report
     from fleethealth.quality.suites import QualityGateError
+    from fleethealth.report import text as report
 
     t0 = time.monotonic()
     outcomes = jobs.run_window(spark, [hour for hour, _ in window], args.inventory, args.lakehouse,
@@ -195,8 +195,8 @@ def cmd_query(args) -> int:
 
     from pyspark.errors import AnalysisException, ParseException
 
-    from fleethealth.lake import tables as lake
     from fleethealth.cli import query
+    from fleethealth.lake import tables as lake
 
     root = config.lakehouse_dir(args.lakehouse)
     if not root.is_dir():
@@ -283,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--thresholds", default=None, help="threshold overrides YAML")
         s.set_defaults(func=cmd_run)
 
-    from fleethealth.cli.parse import SOURCES as PARSE_SOURCES   # pure names: no Spark imported here
+    from fleethealth.cli.parse import SOURCES as PARSE_SOURCES  # pure names: no Spark imported here
 
     s = sub.add_parser("parse", help="the silver records of one raw file as JSON lines (quarantine and a "
                                      "summary on stderr; exit 1 when nothing parsed)")

@@ -8,7 +8,8 @@ import re
 import shutil
 import tempfile
 from contextlib import contextmanager
-from datetime import datetime, timezone as dt_timezone
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 

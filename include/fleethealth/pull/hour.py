@@ -33,10 +33,12 @@ replaces, never appends. A live file of the other sources is cut after its last 
 being written is landed whole the next time.
 """
 from __future__ import annotations
+
 import logging
 from datetime import datetime
-from fleethealth.lake import locks
+
 from fleethealth.fleet.inventory import Host, Inventory
+from fleethealth.lake import locks
 from fleethealth.pull.host import HostPull
 from fleethealth.pull.landing import Landed, PullError
 

@@ -15,6 +15,7 @@ and rewritten), is a new file. A file seen before lands only its bytes after the
 that hour's ranges, also from a live file that changed (or was renamed by its size roll) since.
 """
 from __future__ import annotations
+
 import hashlib
 import itertools
 import json
@@ -23,11 +24,12 @@ import posixpath
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from fleethealth.runtime import config
-from fleethealth.lake.hours import time_in_name
+
 from fleethealth.fleet.inventory import Host
-from fleethealth.pull.transports.base import RemoteFile, Transport
+from fleethealth.lake.hours import time_in_name
 from fleethealth.pull.landing import PullError
+from fleethealth.pull.transports.base import RemoteFile, Transport
+from fleethealth.runtime import config
 
 STATE = "_state"
 IDENTITY_BYTES = 1024

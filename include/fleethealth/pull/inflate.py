@@ -2,6 +2,7 @@
 (a .gz copied while being written ends early) and say what was lost.
 """
 from __future__ import annotations
+
 import os
 import zlib
 from pathlib import Path

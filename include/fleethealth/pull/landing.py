@@ -2,12 +2,14 @@
 and per host `_manifest.json` (`Landed` rows); the names files are stored under; what bronze reads back.
 """
 from __future__ import annotations
+
 import hashlib
 import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
 from fleethealth.runtime import config
 
 MANIFEST = "_manifest.json"

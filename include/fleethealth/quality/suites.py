@@ -259,8 +259,8 @@ def _gx(data_docs_dir: Path | None = None) -> _Gx:
         if key not in _contexts:
             os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
             import great_expectations as gx
-            from great_expectations.data_context.types.base import (
-                DataContextConfig, FilesystemStoreBackendDefaults, ProgressBarsConfig)
+            from great_expectations.data_context.types.base import (DataContextConfig, FilesystemStoreBackendDefaults,
+                                                                    ProgressBarsConfig)
 
             if key is None:
                 context = gx.get_context(mode="ephemeral")
@@ -395,8 +395,8 @@ def _by_index(outcome, suite_dict) -> dict:
 def _store(gxc: _Gx, suite_dict: dict, table: str, hour: datetime | None, outcome):
     """Put one validation result in the Data Docs context's store; returns its identifier."""
     from great_expectations.core.run_identifier import RunIdentifier
-    from great_expectations.data_context.types.resource_identifiers import (
-        ExpectationSuiteIdentifier, ValidationResultIdentifier)
+    from great_expectations.data_context.types.resource_identifiers import (ExpectationSuiteIdentifier,
+                                                                            ValidationResultIdentifier)
 
     run_name = f"{table}-{_as_utc(hour):%Y%m%dT%H%MZ}" if hour is not None else table
     identifier = ValidationResultIdentifier(

@@ -3,17 +3,17 @@ reconciliation that proves nothing was lost (per host, source and hour: bronze =
 """
 from __future__ import annotations
 
+from functools import reduce
+
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from functools import reduce
-
+from fleethealth.bronze.tables import is_prometheus
 from fleethealth.fleet.inventory import Inventory
 from fleethealth.fleet.sources import SOURCES
 from fleethealth.runtime.frames import local_frame
-from fleethealth.bronze.tables import is_prometheus
 from fleethealth.silver.parsers import jolokia, log4j, logdirs, prometheus, threaddump
 
 MAX_QUARANTINED_RECORD_CHARS = 4000

@@ -11,6 +11,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import yaml
+
 from fleethealth.fleet.kafka import OFFSETS_TOPIC
 
 LOG_DIR = "/var/kafka-logs"

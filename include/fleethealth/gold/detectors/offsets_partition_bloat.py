@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from fleethealth.gold.facts.core import offsets_size_samples
 from fleethealth.gold.detectors.base import finding
+from fleethealth.gold.facts.core import offsets_size_samples
 
 KIND = "offsets_partition_bloat"
 GIB = 1024 ** 3

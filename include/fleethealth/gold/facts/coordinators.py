@@ -11,8 +11,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from fleethealth.runtime.frames import local_frame
 from fleethealth.fleet.kafka import OFFSETS_TOPIC
+from fleethealth.runtime.frames import local_frame
 
 _2_32 = 1 << 32
 _2_31 = 1 << 31

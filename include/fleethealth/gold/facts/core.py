@@ -10,8 +10,8 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from fleethealth.fleet import mbeans
-from fleethealth.gold.facts.coordinators import groups_by_partition
 from fleethealth.fleet.kafka import OFFSETS_TOPIC
+from fleethealth.gold.facts.coordinators import groups_by_partition
 
 CLEANER_THREAD = "kafka-log-cleaner-thread-%"
 

@@ -3,8 +3,10 @@
 Signals and limits: fleethealth.gold.detectors.broker_deadlock, the detector that reads it.
 """
 from __future__ import annotations
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+
 from fleethealth.gold import known_bugs
 
 THRESHOLDS = "broker_deadlock"  # the detector whose thresholds this fact applies

@@ -3,7 +3,9 @@
 Signals and limits: fleethealth.gold.detectors.leader_election_storm, the detector that reads it.
 """
 from __future__ import annotations
+
 from pyspark.sql import functions as F
+
 from fleethealth.fleet.kafka import OFFSETS_TOPIC
 
 THRESHOLDS = "leader_election_storm"  # the detector whose thresholds this fact applies

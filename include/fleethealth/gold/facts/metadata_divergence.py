@@ -3,6 +3,7 @@
 Signals and limits: fleethealth.gold.detectors.metadata_divergence, the detector that reads it.
 """
 from __future__ import annotations
+
 from pyspark.sql import functions as F
 
 THRESHOLDS = "metadata_divergence"  # the detector whose thresholds this fact applies

@@ -3,7 +3,9 @@
 Signals and limits: fleethealth.gold.detectors.request_queue_saturation, the detector that reads it.
 """
 from __future__ import annotations
+
 from pyspark.sql import functions as F
+
 from fleethealth.fleet import mbeans
 
 THRESHOLDS = "request_queue_saturation"  # the detector whose thresholds this fact applies

@@ -3,8 +3,10 @@
 Signals and limits: fleethealth.gold.detectors.zk_session_expired, the detector that reads it.
 """
 from __future__ import annotations
+
 from pyspark.sql import Window
 from pyspark.sql import functions as F
+
 from fleethealth.fleet import mbeans
 
 THRESHOLDS = "zk_session_expired"  # the detector whose thresholds this fact applies
