@@ -7,7 +7,8 @@ each waits for and who holds it, and how many dumps showed it. `known_bug`: the 
 (known_bugs.yaml) whose thread and lock-class signature matches the cycle (known_bugs.bugs_matching,
 evaluated in Spark) and whose affected range holds the broker's inventory kafka_version.
 No threshold: a JVM deadlock never resolves itself (the threads stay stuck until a restart).
-The cycles themselves, one row per broker-hour and cycle, are the fact table gold.deadlocks.
+The cycles themselves, one row per broker-hour and cycle, are the fact table gold.deadlocks
+(fleethealth.gold.facts.deadlocks).
 """
 from __future__ import annotations
 

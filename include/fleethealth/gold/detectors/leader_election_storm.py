@@ -15,7 +15,7 @@ A storm when the distinct partitions reach `leader_election_storm.min_partitions
 `__consumer_offsets` partitions among them (coordinator moves: their consumer groups rebalance).
 One finding per (cluster, broker, hour); first_seen is the first trigger of a storm window. A window
 crossing the hour end only counts the changes of its own hour. The windows, storms or not, are the
-fact table gold.leader_elections (`leader_elections`); `detect` keeps its storm rows.
+fact table gold.leader_elections (fleethealth.gold.facts.leader_elections); `detect` keeps its storm rows.
 """
 from __future__ import annotations
 

@@ -14,7 +14,8 @@ the controller's epoch of the partition first passed the broker's last epoch (th
 last_seen when it caught up or its last line of the hour. Peers' NotLeaderForPartition errors for the
 partition from that broker are counted in the evidence.
 Limit: detectors read one hour of silver, so a lag is measured within the hour it began in.
-The lag windows are the fact table gold.metadata_divergence (`divergence`); `detect` formats them.
+The lag windows are the fact table gold.metadata_divergence (fleethealth.gold.facts.metadata_divergence);
+`detect` formats them.
 """
 from __future__ import annotations
 

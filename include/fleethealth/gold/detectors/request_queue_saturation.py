@@ -10,7 +10,7 @@ Signals (silver.jmx_samples of the hour; MBeans in fleethealth.fleet.mbeans):
 - kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent below
   `request_queue_saturation.min_network_idle`.
 Any of them makes a sample saturated; first_seen is the first saturated sample, last_seen the last.
-The per broker-hour samples are the fact table gold.request_saturation (saturation below); detect()
+The per broker-hour samples are the fact table gold.request_saturation (fleethealth.gold.facts.request_saturation); detect()
 keeps its brokers with a saturated sample and formats them.
 """
 from __future__ import annotations

@@ -17,7 +17,7 @@ Expiries = distinct expired session ids in the broker log (expiry lines without 
 each when no line names a session), or the JMX Count increase if larger; an incident when they reach
 `zk_session_expired.min_expiries`. One finding per broker-hour however many sessions it lost
 (repeated loss is broker_flapping's business). The per broker-hour signals are the fact table
-gold.zk_sessions (zk_sessions below); detect() filters and formats it.
+gold.zk_sessions (fleethealth.gold.facts.zk_sessions); detect() filters and formats it.
 """
 from __future__ import annotations
 
