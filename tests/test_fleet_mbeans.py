@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 from functools import cache
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -194,6 +195,13 @@ def _exporter_line(bean: mbeans.MBean) -> tuple[str, str]:
     text = ",".join(f'{k}="{v}"' for k, v in labels)
     name = ",".join(f"{k}={v}" for k, v in [("type", keys["type"]), *labels])
     return f"{bean.exporter_series}{{{text}}} 1.0" if text else f"{bean.exporter_series} 1.0", f"{bean.domain}:{name}"
+
+
+def test_a_mapping_that_misplaces_a_catalogued_bean_refuses_to_load():
+    doc = yaml.safe_load(resources.files("fleethealth.silver").joinpath(prometheus.MAPPING_FILE).read_text())
+    doc["beans"]["kafka.log"] = [t for t in doc["beans"]["kafka.log"] if t != "LogCleaner"]
+    with pytest.raises(ValueError, match=r"kafka_log_logcleaner_value \(the jmx_exporter series of cleaner_dead_threads"):
+        prometheus.check_catalogue(prometheus.build_mapping(doc))
 
 
 def test_jmx_exporter_series_parse_into_exactly_the_catalogued_bean(spark):

@@ -23,6 +23,7 @@ import yaml
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from fleethealth.fleet import mbeans
 from fleethealth.silver.parsers.logdirs import captured_at
 from fleethealth.silver.parsers.rules import sql_string
 
@@ -100,9 +101,22 @@ def build_mapping(doc: dict, origin: str = MAPPING_FILE) -> Mapping:
     return Mapping(ordered, attributes, dict(doc.get("labels") or {}), tuple(doc.get("exporter") or ()), series)
 
 
+def check_catalogue(m: Mapping, beans=None) -> Mapping:
+    """`m`, after checking that the jmx_exporter series of every MBean fleethealth reads (the catalogue
+    fleet/mbeans.yaml) maps back onto that bean and attribute: a mapping that would lose or misplace
+    one is an error naming it, not a quarantine of every scrape's sample of it."""
+    for bean in mbeans.ALL if beans is None else beans:
+        expected = (bean.domain, dict(bean.keys)["type"], bean.attribute)
+        if m.resolve(bean.exporter_series) != expected:
+            raise ValueError(f"{MAPPING_FILE}: {bean.exporter_series} (the jmx_exporter series of {bean.id} in "
+                             f"{mbeans.CATALOGUE_FILE}) maps to {m.resolve(bean.exporter_series)}, not {expected}")
+    return m
+
+
 @lru_cache(maxsize=1)
 def mapping() -> Mapping:
-    return build_mapping(yaml.safe_load(resources.files("fleethealth.silver").joinpath(MAPPING_FILE).read_text()))
+    doc = yaml.safe_load(resources.files("fleethealth.silver").joinpath(MAPPING_FILE).read_text())
+    return check_catalogue(build_mapping(doc))
 
 
 def columns(name: Column, labels: Column, m: Mapping) -> Column:
