@@ -24,6 +24,7 @@ from fleethealth.pull.landing import (MANIFEST, PARTIAL, PROMETHEUS_FILE, Landed
 from fleethealth.pull.transports import jolokia, open_transport
 from fleethealth.pull.transports.base import FileError, RemoteFile, TransportError
 from fleethealth.pull.transports.local import LocalTransport
+from fleethealth.runtime import config
 
 log = logging.getLogger(__name__)
 MAX_FILE_BYTES = 2 * 1024**3          # the default of an inventory's max_file_bytes
@@ -82,6 +83,8 @@ class HostPull:
         self.cap = host.max_file_bytes or MAX_FILE_BYTES
         self.state_file = state_path(host, lakehouse)
         self.landed: list[Landed] = []
+        self.timeout_s = config.pull_timeout_s()
+        self.deadline = time.monotonic() + self.timeout_s
 
     def add(self, source: str, target: Path, remote: str, mtime: float, offset: int, name: str | None = None,
             read: Path | None = None, reason: str = "") -> None:
@@ -117,7 +120,7 @@ class HostPull:
         reason, plain = "", None
         try:
             if rf.name.endswith(".gz"):     # no seeking in a compressed file: decompress it here first
-                reason, plain = gunzip(transport, folder, rf.name, target)
+                reason, plain = gunzip(transport, folder, rf.name, target, rf.size, self.cap)
                 if plain is None:
                     if home or not time_in_name(rf.name):
                         self.reject(source, rf, remote, reason)
@@ -217,7 +220,7 @@ class HostPull:
             reason = f"shrank from {rf.size} to {start + copied} bytes while it was read"
             stop = start + copied
         if rf.name.endswith(".gz"):
-            damage, read = gzip_damage(target)
+            damage, read = gzip_damage(target, self.cap)
             if damage:  # landed as found; not recorded in the state, so a re-pull takes it again
                 if read is None:
                     self.reject(source, rf, remote, damage)
@@ -231,6 +234,44 @@ class HostPull:
         known.ranges = [r for r in known.ranges if r["hour"] != label or r["start"] != start]
         known.ranges.append({"hour": label, "start": start, "end": stop})
         self.add(source, target, remote, rf.mtime, start, rf.name, reason=reason)
+
+    def place(self, transport, seen_index: SeenIndex, source: str, folder: str, rf, repull: bool) -> None:
+        """Land what `rf` holds of the hour. Whatever goes wrong with this one file (a name that holds
+        no valid time, one too long to store, a read that fails) rejects this file only: the host's
+        other files still land. A lost connection (TransportError) is the host's."""
+        try:
+            placed = placed_by_lines(source, rf.name)
+            if placed:
+                # its lines of the hour, by their own timestamps; its name and mtime only say
+                # which hours it may hold (a file last written before the hour began cannot)
+                if not may_hold(rf.name, rf.mtime, self.hour, self.timezone_name):
+                    return
+                if placed == "log":
+                    self.by_content(transport, source, folder, rf)
+                    return
+                if self.json_lines(transport, source, folder, rf):
+                    return
+            self.by_identity(transport, seen_index, source, folder, rf, repull)
+        except FileError as exc:
+            self.reject(source, rf, posixpath.join(folder, rf.name), str(exc))
+        except (OSError, ValueError) as exc:
+            self.unplaceable(source, folder, rf, exc)
+
+    def unplaceable(self, source: str, folder: str, rf, exc: Exception) -> None:
+        """A file that cannot be placed is reported in the hour its mtime says (each hour would be
+        too many), and whatever of it was written into the host's folder is removed."""
+        for partial in (self.tmp / source).glob(f"{landed_name(rf.name)}*") if (self.tmp / source).is_dir() else ():
+            partial.unlink(missing_ok=True)
+        if self.hour <= datetime.fromtimestamp(rf.mtime, timezone.utc) < self.hour + HOUR:
+            what = "the time in its name is not a valid time" if isinstance(exc, ValueError) else "cannot be pulled"
+            self.reject(source, rf, posixpath.join(folder, rf.name), f"{what}: {exc}")
+
+    def check_deadline(self) -> None:
+        """A host gets FLEETHEALTH_PULL_TIMEOUT_S in all (the DAG's pull task stops at the same time):
+        one that stalls on every request is cut off, its files not landed, the next host pulled."""
+        if time.monotonic() > self.deadline:
+            raise TransportError(f"{self.host.host}: pull stopped after {self.timeout_s:.0f} s "
+                                 "(FLEETHEALTH_PULL_TIMEOUT_S); nothing of this host landed for the hour")
 
     def live_jmx(self) -> None:
         """Keep the live reads landed before for this host-hour; add one now if the hour is recent."""
@@ -249,7 +290,7 @@ class HostPull:
             self.add("jmx", target, "", now.timestamp(), 0)
 
     def run(self) -> list[Landed]:
-        host, hour, tmp, host_dir, now = self.host, self.hour, self.tmp, self.host_dir, self.now
+        host, tmp, host_dir, now = self.host, self.tmp, self.host_dir, self.now
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         seen = load_state(self.state_file)
@@ -266,20 +307,9 @@ class HostPull:
                         self.reject(source, RemoteFile("", 0, 0.0), folder, str(exc))
                         continue
                     for rf in listed:
-                        if not safe_name(rf.name):
-                            continue
-                        placed = placed_by_lines(source, rf.name)
-                        if placed:
-                            # its lines of the hour, by their own timestamps; its name and mtime only say
-                            # which hours it may hold (a file last written before the hour began cannot)
-                            if not may_hold(rf.name, rf.mtime, hour, self.timezone_name):
-                                continue
-                            if placed == "log":
-                                self.by_content(transport, source, folder, rf)
-                                continue
-                            if self.json_lines(transport, source, folder, rf):
-                                continue
-                        self.by_identity(transport, seen_index, source, folder, rf, repull)
+                        self.check_deadline()
+                        if safe_name(rf.name):
+                            self.place(transport, seen_index, source, folder, rf, repull)
             live_error = None
             if host.jolokia_url:
                 try:

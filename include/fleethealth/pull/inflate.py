@@ -8,15 +8,28 @@ import zlib
 from pathlib import Path
 
 
-def gzip_damage(path: Path) -> tuple[str, Path | None]:
+CHUNK = 1 << 20          # compressed bytes read, and decompressed bytes made, per step
+GZIP = 16 + zlib.MAX_WBITS
+
+
+class TooLarge(Exception):
+    """A .gz inflates to more than its host's cap (max_file_bytes)."""
+
+
+def gzip_damage(path: Path, limit: int | None = None) -> tuple[str, Path | None]:
     """('', None) for a sound .gz; else why it is damaged and a plain file holding every complete
-    line that decompressed (None when not one did). A .gz copied while being written ends early."""
-    problem = inflate(path, None)
+    line that decompressed (None when not one did, or when it inflates to more than `limit` bytes).
+    A .gz copied while being written ends early."""
+    try:
+        problem = inflate(path, None, limit)
+    except TooLarge as exc:
+        return str(exc), None
     if not problem:
         return "", None
     recovered = path.with_name(path.name[:-3] + ".recovered")
     with recovered.open("wb") as dst:
-        inflate(path, dst)
+        inflate(path, dst, limit)
+    truncate_after_last_newline(recovered)
     lines = count_lines(recovered)
     if lines == 0:
         recovered.unlink()
@@ -25,42 +38,58 @@ def gzip_damage(path: Path) -> tuple[str, Path | None]:
             f"({recovered.stat().st_size} bytes), lost the rest"), recovered
 
 
-def inflate(path: Path, dst) -> str:
-    """Decompress every gzip member of `path`, writing complete lines to `dst` (if given); returns
-    what is wrong with the file, or ''."""
-    inflater, tail = zlib.decompressobj(16 + zlib.MAX_WBITS), b""
+def inflate(path: Path, dst, limit: int | None = None) -> str:
+    """Decompress every gzip member of `path` into `dst` (if given); returns what is wrong with the
+    file, or ''. Memory and time are bounded by design: CHUNK bytes in and out per step, zero padding
+    after a member skipped as it is read, and TooLarge past `limit` bytes of output."""
+    inflater, data, written = zlib.decompressobj(GZIP), b"", 0
     with path.open("rb") as src:
         try:
-            while chunk := src.read(1 << 20):
-                while chunk:
-                    out = inflater.decompress(chunk)
-                    if dst is not None:
-                        out, cut = tail + out, (tail + out).rfind(b"\n") + 1
-                        dst.write(out[:cut])
-                        tail = out[cut:]
-                    chunk = b""
-                    if inflater.eof and inflater.unused_data.strip(b"\0"):   # the next member
-                        chunk, inflater = inflater.unused_data, zlib.decompressobj(16 + zlib.MAX_WBITS)
+            while True:
+                if not data:
+                    data = src.read(CHUNK)
+                    if not data:
+                        if inflater.eof or not (data := inflater.decompress(b"", CHUNK)):
+                            break           # the end of the file, and of what the inflater held
+                        written = _out(data, dst, written, limit)
+                        data = b""
+                        continue
+                if inflater.eof:
+                    data = data.lstrip(b"\0")      # zero padding after a member
+                    if not data:
+                        continue
+                    inflater = zlib.decompressobj(GZIP)   # the next member
+                written = _out(inflater.decompress(data, CHUNK), dst, written, limit)
+                data = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
         except zlib.error as exc:
             return f"not readable as gzip: {exc}"
     if not inflater.eof:
         return "truncated: it ends before the gzip end-of-stream marker"
-    if dst is not None:
-        dst.write(tail)   # a sound file's last line needs no newline
     return ""
 
 
-def gunzip(transport, folder: str, name: str, target: Path) -> tuple[str, Path | None]:
-    """Fetch the .gz `folder/name` beside `target` and decompress it: (what is damaged or '', the plain
-    file with every complete line that decompressed, or None when not one did)."""
+def _out(out: bytes, dst, written: int, limit: int | None) -> int:
+    written += len(out)
+    if limit is not None and written > limit:
+        raise TooLarge(f"inflates to more than {limit} bytes, the cap of its host (max_file_bytes)")
+    if dst is not None:
+        dst.write(out)
+    return written
+
+
+def gunzip(transport, folder: str, name: str, target: Path, size: int,
+           limit: int | None = None) -> tuple[str, Path | None]:
+    """Fetch the .gz `folder/name` (its first `size` bytes, as listed: one that grows meanwhile is not
+    followed) beside `target` and decompress it, at most `limit` bytes: (what is damaged or too large,
+    or ''; the plain file with every complete line that decompressed, or None when not one did)."""
     whole = target.with_name(target.name + ".fetched")
     try:
-        transport.fetch(folder, name, whole)
-        reason, plain = gzip_damage(whole)
+        transport.fetch(folder, name, whole, 0, size)
+        reason, plain = gzip_damage(whole, limit)
         if not reason:
             plain = whole.with_name(whole.name + ".plain")
             with plain.open("wb") as dst:
-                inflate(whole, dst)
+                inflate(whole, dst, limit)
         return reason, plain
     finally:
         whole.unlink(missing_ok=True)
@@ -90,3 +119,20 @@ def cut_after_last_newline(path: Path) -> int:
         new = size - back + cut + 1
         fh.truncate(new)
         return new
+
+
+def truncate_after_last_newline(path: Path) -> int:
+    """Cut `path` after its last newline, looking back a block at a time (nothing left without one)."""
+    size = end = path.stat().st_size
+    with path.open("rb+") as fh:
+        while end > 0:
+            start = max(0, end - CHUNK)
+            fh.seek(start)
+            cut = fh.read(end - start).rfind(b"\n")
+            if cut >= 0:
+                end = start + cut + 1
+                break
+            end = start
+        if end < size:
+            fh.truncate(end)
+    return end

@@ -61,13 +61,16 @@ def safe_name(name: str) -> bool:
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# longer names are shortened: landing adds suffixes (.fetched, .plain, .lines) and a file system
+# allows 255 bytes
+MAX_NAME = 200
 
 
 def landed_name(name: str) -> str:
     """The name a remote file is stored under in landing. Names are data, not patterns: Spark's
     reader would glob `[`, `{`, `*`, fail on `:` and URL-decode `+`, so any other name is replaced by
     a plain one (unique per name, keeping a `.gz` suffix); the manifest keeps the real name."""
-    if _PLAIN_NAME.fullmatch(name):
+    if _PLAIN_NAME.fullmatch(name) and len(name) <= MAX_NAME:
         return name
     suffix = ".gz" if name.endswith(".gz") else ""
     plain = re.sub(r"[^A-Za-z0-9._-]+", "_", name[: len(name) - len(suffix)]).strip("._-")[:100]

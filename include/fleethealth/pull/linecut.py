@@ -81,23 +81,47 @@ def _newline_at_or_after(read: Reader, size: int, p: int) -> int | None:
     return None
 
 
+def _json_record(line: bytes, offset: int):
+    """(offset, epoch seconds) of a JSON-lines record (a line opening with `[` or `{` that holds a
+    Jolokia timestamp), or nothing."""
+    stamps = _JSON_STAMP.findall(line) if line[:1] in (b"[", b"{") else []
+    if stamps:
+        value = int(stamps[-1])
+        yield offset, value // 1000 if value >= 10**11 else value   # milliseconds, from some exporters
+
+
 def _json_records_from(read: Reader, size: int, p: int):
-    """(offset, epoch seconds) of each JSON-lines record (a line opening with `[` or `{` that holds a
-    Jolokia timestamp) at or after offset `p`, in file order."""
+    """(offset, epoch seconds) of each JSON-lines record at or after offset `p`, in file order. A
+    window is read once and only its lines holding a timestamp are looked at (lines of `{}` cost
+    nothing); a line longer than a window is read whole."""
     if p > 0:
         newline = _newline_at_or_after(read, size, p - 1)
         if newline is None:
             return
         p = newline + 1
     while p < size:
-        end = _newline_at_or_after(read, size, p)
-        end = size if end is None else end
-        line = read(p, end - p)
-        stamps = _JSON_STAMP.findall(line) if line[:1] in (b"[", b"{") else []
-        if stamps:
-            value = int(stamps[-1])
-            yield p, value // 1000 if value >= 10**11 else value   # milliseconds, from some exporters
-        p = end + 1
+        buf = read(p, WINDOW)
+        if not buf:
+            return
+        last = p + len(buf) >= size or len(buf) < WINDOW     # the file ends in this window
+        cut_at = len(buf) if last else buf.rfind(b"\n") + 1
+        if cut_at == 0:                                       # a line longer than the window
+            end = _newline_at_or_after(read, size, p)
+            end = size if end is None else end
+            yield from _json_record(read(p, end - p), p)
+            p = end + 1
+            continue
+        lines, done = buf[:cut_at], 0
+        for m in _JSON_STAMP.finditer(lines):
+            if m.start() < done:
+                continue                                      # its line was taken already
+            start = lines.rfind(b"\n", 0, m.start()) + 1
+            end = lines.find(b"\n", m.end())
+            done = len(lines) if end < 0 else end + 1
+            yield from _json_record(lines[start:done].rstrip(b"\n"), p + start)
+        if last:
+            return
+        p += cut_at
 
 
 def _first_at_or_after(read: Reader, size: int, p: int, records=_records_from):

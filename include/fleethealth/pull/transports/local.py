@@ -75,12 +75,18 @@ def _open(folder: str, name: str):
     fd = _open_folder(folder)
     if fd is None:
         raise FileError(f"{Path(folder) / name}: cannot open: its folder is gone")
+    # O_NONBLOCK: a FIFO swapped in after listing must not block the open (nor the host) for ever
     try:
-        return os.fdopen(os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd), "rb")
+        file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
     except OSError as exc:
         raise FileError(f"{Path(folder) / name}: cannot open: {exc.strerror}") from None
     finally:
         os.close(fd)
+    if not stat.S_ISREG(os.fstat(file_fd).st_mode):
+        os.close(file_fd)
+        raise FileError(f"{Path(folder) / name}: no longer a regular file (a FIFO, device or folder now)")
+    os.set_blocking(file_fd, True)
+    return os.fdopen(file_fd, "rb")
 
 
 def fetch(folder: str, name: str, target: Path, start: int = 0, end: int | None = None) -> int:
