@@ -38,7 +38,7 @@ SETTINGS = {s.env: s for s in (
     Setting("FLEETHEALTH_CATCHUP", "false", "true: the hourly DAG runs the hours since its start date"),
     Setting("FLEETHEALTH_PULL_RETRIES", "3", "the DAG's tries of a host's pull after the first"),
     Setting("FLEETHEALTH_PULL_RETRY_DELAY_S", "30", "the DAG's first delay between pull tries (exponential back-off)"),
-    Setting("FLEETHEALTH_PULL_TIMEOUT_S", "900", "the DAG stops one try of a host's pull after this many seconds"),
+    Setting("FLEETHEALTH_PULL_TIMEOUT_S", "900", "a host's pull (a try of the DAG's task, `pull`, `run`) stops after this many seconds"),
 )}
 ENV_LAKEHOUSE = "FLEETHEALTH_LAKEHOUSE"
 ENV_INVENTORY = "FLEETHEALTH_INVENTORY"
