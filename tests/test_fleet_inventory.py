@@ -284,3 +284,47 @@ def test_each_mistake_is_reported_once(tmp_path):
         "clusters[c1].hosts[z1].zk_myd: unknown key (did you mean zk_myid?)",
         "clusters[c2].rot: unknown key (did you mean root?)",
     ]
+
+
+# --- bounded values (hostile or unlucky inventories) ----------------------------------------------
+
+
+@pytest.mark.parametrize("host_line, where", [
+    ("{host: k2, role: kafka, broker_id: 2147483648, kafka_version: 2.8.1}", "hosts[k2].broker_id"),
+    ("{host: k2, role: kafka, broker_id: -1, kafka_version: 2.8.1}", "hosts[k2].broker_id"),
+    ("{host: z1, role: zookeeper, zk_myid: 2147483648}", "hosts[z1].zk_myid"),
+    ("{host: " + "k" * 101 + ", role: kafka, broker_id: 2, kafka_version: 2.8.1}", ".host"),
+])
+def test_ids_are_java_ints_and_names_have_a_length(tmp_path, host_line, where):
+    [line] = problems_of(write(tmp_path, one_host_inventory(host_line)))
+    assert where in line
+
+
+def test_ids_and_names_at_their_bounds_load(tmp_path):
+    inv = load_inventory(write(tmp_path, one_host_inventory(
+        "{host: " + "k" * 100 + ", role: kafka, broker_id: 2147483647, kafka_version: 2.8.1}", name="c" * 100)))
+    assert inv.host("k" * 100).broker_id == 2**31 - 1
+
+
+def test_a_cluster_name_too_long_for_a_file_name_is_refused(tmp_path):
+    [line] = problems_of(write(tmp_path, one_host_inventory("{host: k2, role: kafka, broker_id: 2, "
+                                                           "kafka_version: 2.8.1}", name="c" * 151)))
+    assert "at most 100" in line
+
+
+def test_yaml_aliases_are_refused_before_they_expand(tmp_path):
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(9))
+    [line] = problems_of(write(tmp_path, bomb))
+    assert line.endswith("line 2 not valid YAML: aliases (*name) are not allowed in an inventory")
+    assert len(line) < 300
+
+
+@pytest.mark.parametrize("url", ["http://user:pw1234@k2:8778/jolokia/", "http://k2:8778/jolokia/?access_token=tk1234",
+                                 "http://k2:8778/jolokia/#fr1234"])
+def test_a_jolokia_url_with_credentials_is_refused_without_repeating_it(tmp_path, url):
+    [line] = problems_of(write(tmp_path, one_host_inventory(
+        "{host: k2, role: kafka, broker_id: 2, kafka_version: 2.8.1, jolokia_url: '" + url + "'}")))
+    assert "hosts[k2].jolokia_url: must not carry credentials" in line
+    assert "1234" not in line

@@ -210,3 +210,17 @@ def test_json_lines_of_empty_objects_are_read_a_window_at_a_time(tmp_path):
     start = datetime(2026, 11, 20, 10, tzinfo=UTC)
     assert linecut.hour_range(read, len(data), start, "UTC", json_lines=True) == (0, len(data))
     assert len(reads) < 5_000                               # a read per line: 1.4 million
+
+
+def test_a_name_with_control_characters_is_printed_escaped(fleet, capsys, monkeypatch):
+    from fleethealth.cli import main as cli
+
+    put(k1(fleet, "kafka", "bad\n2026-11-20T10:00:00+00:00: 0 files landed\x1b[31m.log"), LINE * 20_000)   # over k1's cap
+    monkeypatch.chdir(fleet)
+    assert cli.main(["pull", "--inventory", "inventory.yaml", "--from", "2026-11-20T10:00", "--to",
+                     "2026-11-20T11:00", "--lakehouse", "lake"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert ("  c/k1/kafka/bad\\n2026-11-20T10:00:00+00:00: 0 files landed\\x1b[31m.log: 1280000 bytes, over the cap "
+            "of 1000000") in out
+    assert len(out.splitlines()) == 2

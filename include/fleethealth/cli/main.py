@@ -47,6 +47,7 @@ def cmd_simulate(args) -> int:
 
 def cmd_pull(args) -> int:
     from fleethealth.pull import hour as pull
+    from fleethealth.report import text as report
 
     inventory = load_inventory(args.inventory)
     rc = 0
@@ -54,13 +55,14 @@ def cmd_pull(args) -> int:
         try:
             landed = pull.pull_hour(inventory, hour, args.lakehouse)
         except pull.HostsFailed as exc:   # one line per failed host; the others landed
-            print(f"{hour.isoformat()}: " + f"\n{hour.isoformat()}: ".join(exc.errors), file=sys.stderr)
+            print(f"{hour.isoformat()}: " + f"\n{hour.isoformat()}: ".join(map(report.printable, exc.errors)),
+                  file=sys.stderr)
             landed, rc = exc.landed, 1
         rejected = [x for x in landed if x.status == "rejected"]
         print(f"{hour.isoformat()}: {len(landed) - len(rejected)} files landed"
               + (f", {len(rejected)} rejected:" if rejected else ""))
         for x in rejected:
-            print(f"  {x.file}: {x.reason}")
+            print(f"  {report.printable(x.file)}: {report.printable(x.reason)}")
     return rc
 
 
@@ -89,11 +91,11 @@ def cmd_run(args) -> int:
                 landed = pull.pull_hour(inventory, hour, args.lakehouse)
             except pull.HostsFailed as exc:   # the others landed: gold marks these host-hours data_missing
                 print(f"{hour.isoformat()}: pull failed for {len(exc.errors)} host(s):\n  "
-                      + "\n  ".join(exc.errors), file=sys.stderr)
+                      + "\n  ".join(map(report.printable, exc.errors)), file=sys.stderr)
                 landed = exc.landed
                 failed.append(hour)
             except Exception as exc:  # one hour failing must not hide the others
-                print(f"{hour.isoformat()}: FAILED: {exc}", file=sys.stderr)
+                print(f"{hour.isoformat()}: FAILED: {report.printable(str(exc))}", file=sys.stderr)
                 failed.append(hour)
                 landed = None
             if landed is not None:

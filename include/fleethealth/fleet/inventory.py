@@ -94,6 +94,30 @@ class Inventory:
         raise KeyError(name)
 
 
+MAX_NAME = 100            # a cluster or host name (both go into lock and landing file names)
+MAX_ID = 2**31 - 1        # broker ids and myids are Java ints
+
+
+class _NoAliases(yaml.SafeLoader):
+    """YAML without anchors and aliases: an inventory needs none, and a few hundred bytes of nested
+    aliases expand to gigabytes (the error must not expand them either)."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in an inventory",
+                                              event.start_mark)
+        return super().compose_node(parent, index)
+
+
+def _credentials(url: Any) -> bool:
+    """Whether a URL carries a user, password or query string (where tokens go)."""
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(str(url))
+    return bool(parts.username or parts.password or parts.query or parts.fragment)
+
+
 def _int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -130,7 +154,7 @@ def load_inventory(path: str | Path) -> Inventory:
     except OSError as exc:
         raise InventoryError([f"{path}: cannot read inventory: {exc.strerror or exc}"]) from None
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_NoAliases)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
@@ -161,8 +185,10 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
             bad(ckey, "expected a mapping")
             continue
         cname = c.get("name")
-        if not isinstance(cname, str) or not re.fullmatch(r"[A-Za-z0-9][\w.-]*", cname or ""):
-            bad(f"{ckey}.name", f"expected a cluster name (letters, digits, . _ -), got {cname!r}")
+        if not isinstance(cname, str) or not re.fullmatch(r"[A-Za-z0-9][\w.-]*", cname or "") \
+                or len(cname) > MAX_NAME:
+            bad(f"{ckey}.name", f"expected a cluster name (letters, digits, . _ -; at most {MAX_NAME}), "
+                                f"got {cname if not isinstance(cname, str) else cname[:MAX_NAME + 1]!r}")
             cname = f"#{ci}"
         elif cname in seen_clusters:
             bad(f"{ckey}.name", f"duplicate cluster name {cname!r}")
@@ -208,8 +234,10 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
                 bad(hkey, "expected a mapping")
                 continue
             hname = h.get("host")
-            if not isinstance(hname, str) or not re.fullmatch(r"[A-Za-z0-9][\w.-]*", hname or ""):
-                bad(f"{hkey}.host", f"expected a host name, got {hname!r}")
+            if not isinstance(hname, str) or not re.fullmatch(r"[A-Za-z0-9][\w.-]*", hname or "") \
+                    or len(hname) > MAX_NAME:
+                bad(f"{hkey}.host", f"expected a host name (at most {MAX_NAME} characters), "
+                                    f"got {hname if not isinstance(hname, str) else hname[:MAX_NAME + 1]!r}")
                 continue
             hkey = f"{ckey}.hosts[{hname}]"
             if hname in seen_hosts:
@@ -223,8 +251,8 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
             version = h.get("kafka_version")
             if role == "kafka":
                 broker_id = _int(h.get("broker_id"))
-                if broker_id is None:
-                    hbad(f"{hkey}.broker_id", f"expected an integer broker id, got {h.get('broker_id')!r}")
+                if broker_id is None or not 0 <= broker_id <= MAX_ID:
+                    hbad(f"{hkey}.broker_id", f"expected an integer broker id 0..{MAX_ID}, got {h.get('broker_id')!r}")
                 elif broker_id in broker_ids:
                     hbad(f"{hkey}.broker_id", f"duplicate broker id {broker_id} in cluster {cname}")
                 else:
@@ -233,8 +261,8 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
                     hbad(f"{hkey}.kafka_version", f"expected a Kafka version such as 2.8.1, got {version!r}")
             elif role == "zookeeper":
                 zk_myid = _int(h.get("zk_myid"))
-                if zk_myid is None:
-                    hbad(f"{hkey}.zk_myid", f"expected an integer myid, got {h.get('zk_myid')!r}")
+                if zk_myid is None or not 0 <= zk_myid <= MAX_ID:
+                    hbad(f"{hkey}.zk_myid", f"expected an integer myid 0..{MAX_ID}, got {h.get('zk_myid')!r}")
                 elif zk_myid in myids:
                     hbad(f"{hkey}.zk_myid", f"duplicate ZooKeeper myid {zk_myid} in cluster {cname}")
                 else:
@@ -257,6 +285,10 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
             jolokia_url = h.get("jolokia_url")
             if htransport == "http" and not jolokia_url:
                 hbad(f"{hkey}.jolokia_url", "http transport needs a jolokia_url")
+            if jolokia_url and _credentials(jolokia_url):   # the URL itself is not repeated: it holds a secret
+                hbad(f"{hkey}.jolokia_url", "must not carry credentials (user:password@, a query or fragment): "
+                                            "keep secrets in Airflow connections")
+                jolokia_url = None
             expect = h.get("expect", cluster_expect)
             if expect is None:
                 expect = EXPECTED.get(role, ())

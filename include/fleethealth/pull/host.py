@@ -24,6 +24,7 @@ from fleethealth.pull.landing import (MANIFEST, PARTIAL, PROMETHEUS_FILE, Landed
 from fleethealth.pull.transports import jolokia, open_transport
 from fleethealth.pull.transports.base import FileError, RemoteFile, TransportError
 from fleethealth.pull.transports.local import LocalTransport
+from fleethealth.report.text import printable
 from fleethealth.runtime import config
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ class HostPull:
 
     def reject(self, source: str, rf, remote: str, reason: str) -> None:
         host = self.host
-        log.warning("%s: %s rejected: %s", host.host, remote, reason)
+        log.warning("%s: %s rejected: %s", host.host, printable(remote), printable(reason))
         self.landed.append(Landed(host.cluster, host.host, source,
                                   f"{host.cluster}/{host.host}/{source}/{rf.name}".rstrip("/"),
                                   rf.size, "", rf.mtime, self.pulled_at, remote, status="rejected", reason=reason))

@@ -1,14 +1,27 @@
 """Plain-text renderings for the CLI and job logs."""
 from __future__ import annotations
 
+import re
+
 from tabulate import tabulate
+
+# control characters (C0 but tab, DEL, C1): a file name or a log line holding a newline or an ESC
+# must not forge lines or colours in what a terminal shows
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def printable(value):
+    """`value` with its control characters escaped (\\n, \\x1b, ...), when it is text."""
+    if not isinstance(value, str):
+        return value
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), value)
 
 
 def table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple") -> str:
     if not rows:
         return "(no rows)"
     columns = columns or list(rows[0])
-    return tabulate([[r.get(c) for c in columns] for r in rows], headers=columns, tablefmt=fmt)
+    return tabulate([[printable(r.get(c)) for c in columns] for r in rows], headers=columns, tablefmt=fmt)
 
 
 def incidents_report(rows: list[dict]) -> str:
@@ -55,7 +68,7 @@ def reconciliation_text(rows: list[dict]) -> str:
         for k in keys:
             t[k] += r.get(k) or 0
         t["hosts"] += 1
-        problems += [f"  {r['cluster']}/{r['host']} {r['source']}: {p}" for p in r.get("file_problems") or []]
+        problems += [f"  {r['cluster']}/{r['host']} {r['source']}: {printable(p)}" for p in r.get("file_problems") or []]
     lines = []
     for source, t in sorted(totals.items()):
         check = "ok" if t["unaccounted"] == 0 else f"{t['unaccounted']} UNACCOUNTED"

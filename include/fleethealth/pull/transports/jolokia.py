@@ -37,7 +37,8 @@ def read(url: str, role: str, timeout: float = TIMEOUT_S, deadline: float | None
     deadline = DEADLINE_S if deadline is None else deadline
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise TransportError(f"{url}: not an http(s) Jolokia URL")
+        raise TransportError(f"{parts.scheme or 'a URL without scheme'}://{parts.hostname or ''}: "
+                             "not an http(s) Jolokia URL")
     if parts.username or parts.password:
         raise TransportError(f"{parts.hostname}: jolokia_url must not carry credentials")
     where = parts.netloc
