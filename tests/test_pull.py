@@ -508,3 +508,13 @@ def test_a_bad_live_read_is_a_rejected_row_and_the_next_host_is_pulled(fleet, ho
     assert [(r.host, r.source, r.status, r.reason) for r in read_manifests(now, lake)] == [
         ("b-kafka-1", "jmx", "rejected", f"{hostile.url.split('/')[2]}: {reason}")]
     assert (landing.landing_hour_dir(now, lake) / "berlin" / "b-zk-1" / MANIFEST).is_file()   # the next host: pulled
+
+
+def test_a_malformed_connection_says_so_without_repeating_it(fleet, monkeypatch):
+    monkeypatch.setenv("AIRFLOW_CONN_FLEET_SSH", '{"conn_type": "ssh", "host": "k2", "password": "pw1234",')
+    inv = load_inventory(fleet / "inventory.yaml")
+    with pytest.raises(PullError) as err:
+        pull_host(inv.host("b-kafka-2"), "Europe/Berlin", HOUR, fleet / "lake")
+    assert str(err.value).startswith("b-kafka-2: connection 'fleet_ssh' (AIRFLOW_CONN_FLEET_SSH) is neither a URI "
+                                     "nor valid JSON: Expecting property name enclosed in double quotes at character")
+    assert "pw1234" not in str(err.value)

@@ -10,6 +10,8 @@ Only SFTP requests are sent; no remote command, so no shell string is ever built
 """
 from __future__ import annotations
 
+import json
+import os
 import posixpath
 import socket
 import stat
@@ -28,6 +30,20 @@ def _fingerprint(key) -> str:
         else key.get_name()
 
 
+def _check_env_connection(host: str, conn_id: str) -> None:
+    """A connection given as AIRFLOW_CONN_<ID> that is neither a URI nor JSON: Airflow would only say
+    it "isn't defined". Its text is not repeated (it may hold a password)."""
+    name = f"AIRFLOW_CONN_{conn_id.upper()}"
+    value = os.environ.get(name, "").strip()
+    if not value or "://" in value.split("{", 1)[0]:
+        return
+    try:
+        json.loads(value)
+    except ValueError as exc:
+        raise TransportError(f"{host}: connection {conn_id!r} ({name}) is neither a URI nor valid JSON: "
+                             f"{exc.msg} at character {exc.pos}") from None
+
+
 class SftpTransport:
     def __init__(self, sftp, where: str, root: str | None = None):
         self.sftp = sftp
@@ -42,6 +58,7 @@ class SftpTransport:
         from airflow.sdk import BaseHook
 
         conn_id = host.ssh_conn_id
+        _check_env_connection(host.host, conn_id)
         try:
             conn = BaseHook.get_connection(conn_id)
         except Exception as exc:  # noqa: BLE001 - Airflow raises several kinds for a missing connection
