@@ -152,6 +152,21 @@ WRITES = [
     "SELECT TRANSFORM(kind) USING 'cat' AS (k) FROM gold.incidents",
     "WITH t AS (SELECT TRANSFORM(kind) USING 'cat' AS (k) FROM gold.incidents) SELECT * FROM t",
     "SELECT * FROM gold.incidents WHERE kind IN (SELECT reflect('java.lang.System', 'getProperty', 'user.home'))",
+    # plans that are no Command yet write: IDENTIFIER-wrapped, INSERT ... DIRECTORY, EXECUTE IMMEDIATE
+    "INSERT INTO IDENTIFIER('gold.incidents') SELECT * FROM gold.incidents",
+    "INSERT OVERWRITE IDENTIFIER('gold.incidents') SELECT * FROM gold.incidents WHERE false",
+    "CREATE OR REPLACE TABLE IDENTIFIER('gold.incidents') USING delta AS SELECT 'pwned' AS x",
+    "INSERT OVERWRITE DIRECTORY '<table>' USING parquet SELECT 1",
+    "INSERT OVERWRITE DIRECTORY USING parquet OPTIONS (path '<table>') SELECT 1",
+    "WITH d AS (SELECT 1 AS x) INSERT OVERWRITE DIRECTORY '<table>' USING parquet SELECT * FROM d",
+    "EXECUTE IMMEDIATE 'DELETE FROM gold.incidents'",
+    "EXPLAIN EXECUTE IMMEDIATE 'DELETE FROM gold.incidents'",
+    "EXPLAIN INSERT INTO gold.incidents VALUES ('c9', 'made_up')",
+    # files read by path: any the user can read
+    "SELECT * FROM text.`/etc/hostname`",
+    "SELECT * FROM binaryFile.`/etc/hostname`",
+    "SELECT * FROM IDENTIFIER('text.`/etc/hostname`')",
+    "SELECT * FROM gold.incidents WHERE kind IN (SELECT value FROM text.`/etc/hostname`)",
 ]
 
 
@@ -171,6 +186,7 @@ def test_query_refuses_every_statement_that_would_write_and_nothing_changes(spar
     path = str(incidents / "gold" / "incidents")
     version = DeltaTable.forPath(spark, path).history(1).collect()[0].version
     for sql in WRITES:
+        sql = sql.replace("<table>", path)
         assert cli.main(["query", "--lakehouse", str(incidents), sql]) == 2, sql
         captured = capsys.readouterr()
         [line] = captured.err.strip().splitlines()
@@ -193,6 +209,8 @@ def test_query_refuses_every_statement_that_would_write_and_nothing_changes(spar
     ("DESCRIBE HISTORY gold.incidents", 0),
     ("DESCRIBE DETAIL gold.incidents", "delta"),
     ("EXPLAIN SELECT * FROM gold.incidents", None),
+    ("SELECT kind FROM IDENTIFIER('gold.incidents') ORDER BY kind", "broker_deadlock"),
+    ("SELECT count(*) AS n FROM range(3)", 3),
 ])
 def test_query_runs_what_only_reads(incidents, capsys, sql, first):
     assert cli.main(["query", "--lakehouse", str(incidents), "--format", "json", sql]) == 0, capsys.readouterr().err
@@ -244,6 +262,26 @@ def test_query_output_is_bounded_and_streamed(spark, incidents, tmp_path, capsys
         "kinds.csv", "kinds.json", "kinds.parquet"]                               # no temporary folder left
     assert cli.main(["query", "--lakehouse", str(incidents), "--out", str(incidents / "x.csv"), sql]) == 2
     assert "inside the lakehouse" in capsys.readouterr().err
+    kinds = tmp_path / "kinds.csv"
+    assert cli.main(["query", "--lakehouse", str(incidents), "--out", str(kinds), "SELECT 1 AS one"]) == 2
+    assert capsys.readouterr().err == f"fleethealth: --out {kinds}: exists (--overwrite to replace it)\n"
+    assert kinds.read_text().splitlines()[0] == "kind"
+    assert cli.main(["query", "--lakehouse", str(incidents), "--out", str(kinds), "--overwrite", "SELECT 1 AS one"]) == 0
+    assert kinds.read_text() == "one\n1\n"
+
+
+@pytest.mark.spark
+def test_query_stops_at_its_timeout_and_a_failure_of_the_jvm_is_one_line(incidents, capsys):
+    import time
+
+    t0 = time.monotonic()
+    assert cli.main(["query", "--lakehouse", str(incidents), "--timeout", "3",
+                     "SELECT count(*) FROM range(1000000000000) WHERE id % 7 = 3"]) == 1
+    assert capsys.readouterr().err == "fleethealth: query stopped after 3 s (--timeout)\n"
+    assert time.monotonic() - t0 < 90
+    assert cli.main(["query", "--lakehouse", str(incidents), "SELECT raise_error('boom') AS x"]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("fleethealth: query failed: ") and "boom" in line
 
 
 @pytest.mark.spark
@@ -315,6 +353,8 @@ def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
 @pytest.mark.spark
 def test_a_command_prints_no_spark_banner(incidents):
     """A fresh `fleethealth` process: its stdout is the answer, its stderr has nothing of Spark's start."""
+    before = sorted(incidents.rglob("*"))
     proc = subprocess.run([FLEETHEALTH, "query", "--lakehouse", str(incidents), "--format", "csv",
                            "SELECT count(*) AS n FROM gold.incidents"], capture_output=True, text=True, timeout=180)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "n\n3\n", "")
+    assert sorted(incidents.rglob("*")) == before          # `query` wrote nothing into the lakehouse

@@ -5,8 +5,12 @@ User mistakes (bad inventory, bad time, unknown table) print one clear line and 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import shutil
 import sys
+import tempfile
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -18,18 +22,20 @@ from fleethealth.runtime import config
 
 EXIT_USAGE = 2
 DEFAULT_QUERY_LIMIT = 1000
+DEFAULT_QUERY_TIMEOUT_S = 300
 
 
 class UsageError(Exception):
     """A user mistake: printed as one line, exit 2."""
 
 
-def _session(app: str, lakehouse: str | None, cores: str = "local[*]", short_lived: bool = False):
+def _session(app: str, lakehouse: str | None, cores: str = "local[*]", short_lived: bool = False,
+             warehouse: str | None = None):
     from fleethealth.runtime.session import build_session, jvm_stderr_filtered
 
     try:
         with jvm_stderr_filtered():
-            return build_session(app, lakehouse, master=cores, short_lived=short_lived)
+            return build_session(app, lakehouse, master=cores, short_lived=short_lived, warehouse=warehouse)
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
 
@@ -209,18 +215,35 @@ def cmd_query(args) -> int:
             raise UsageError(f"--out {args.out}: name it .parquet, .csv or .json")
         if out.is_relative_to(root.resolve()):
             raise UsageError(f"--out {args.out}: inside the lakehouse; `query` never writes there")
+        if out.exists() and not args.overwrite:
+            raise UsageError(f"--out {args.out}: exists (--overwrite to replace it)")
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout:g}: a number of seconds")
     limit = args.limit if args.limit is not None else (0 if out else DEFAULT_QUERY_LIMIT)
     if limit < 0:
         raise UsageError(f"--limit {limit}: a number of rows (0 for all)")
 
     # PySpark logs every failed SQL statement on its own; we print the one line the user needs.
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
-    spark = _session("fleethealth-query", args.lakehouse, cores="local[2]")
+    # the catalog's databases (bronze, silver, gold: names, nothing else) in a folder of its own:
+    # `query` writes nothing into the lakehouse, nor anywhere that outlives it
+    warehouse = tempfile.mkdtemp(prefix="fleethealth-query-")
+    atexit.register(shutil.rmtree, warehouse, True)
+    spark = _session("fleethealth-query", args.lakehouse, cores="local[2]", warehouse=warehouse)
     registered = lake.register_all(spark, args.lakehouse)
+    stopped = threading.Event()
+
+    def stop() -> None:
+        stopped.set()
+        spark.sparkContext.cancelAllJobs()
+
+    timer = threading.Timer(args.timeout, stop)
+    timer.daemon = True
     try:
         query.check_parsed(spark, args.sql)          # before anything runs
         df = spark.sql(args.sql)
         query.check_analysed(spark, df)
+        timer.start()
         shown = query.write(df, args.format, limit, out)
     except query.Refused as exc:
         raise UsageError(f"query refused: {exc}; `query` only reads ({query.READS}). Writes and maintenance "
@@ -233,12 +256,29 @@ def cmd_query(args) -> int:
             raise UsageError(f"unknown table {'.'.join(name) or ''} in query; tables in "
                              f"{root}: {', '.join(registered) or 'none'}") from None
         raise UsageError(f"query error: {_first_line(exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - the JVM's failures (out of memory, a cancelled job): one line
+        why = (f"stopped after {args.timeout:g} s (--timeout)" if stopped.is_set()
+               else f"failed: {_java_error(exc)}")
+        print(f"fleethealth: query {why}", file=sys.stderr)
+        return 1
+    finally:
+        timer.cancel()
     if shown < 0:
         print(f"fleethealth: showing the first {limit} rows (--limit N for more, --limit 0 for all, "
               "--out FILE for a file)", file=sys.stderr)
     elif out is not None:
         print(f"fleethealth: wrote {out}", file=sys.stderr)
     return 0
+
+
+def _java_error(exc: Exception) -> str:
+    """The innermost Java exception's class and message, else the first line of `exc`."""
+    java = getattr(exc, "java_exception", None)
+    while java is not None and java.getCause() is not None:
+        java = java.getCause()
+    if java is not None:
+        return f"{java.getClass().getName()}: {java.getMessage()}".splitlines()[0]
+    return _first_line(exc)
 
 
 def _first_line(exc: Exception) -> str:
@@ -301,6 +341,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--limit", type=int, default=None,
                    help=f"rows to print (default {DEFAULT_QUERY_LIMIT}; 0 for all; with --out: all)")
     s.add_argument("--out", default=None, help="write the rows to FILE.parquet, .csv or .json (JSON lines) instead")
+    s.add_argument("--overwrite", action="store_true", help="let --out replace an existing file")
+    s.add_argument("--timeout", type=float, default=DEFAULT_QUERY_TIMEOUT_S,
+                   help=f"seconds before the query is stopped (default {DEFAULT_QUERY_TIMEOUT_S:g})")
     s.set_defaults(func=cmd_query)
     return p
 

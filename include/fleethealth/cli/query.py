@@ -1,12 +1,15 @@
 """`fleethealth query`: SQL over the lakehouse's tables that can only read, streamed and bounded.
 
-Whether a statement may run is decided from Spark's own plan of it, never from its text: the parsed
-plan (before anything runs: Spark runs commands while it analyses them, Delta's RESTORE included)
-and, for queries, the analysed plan again before any row is read. A plan may hold only query
-operators, or be one of the read-only commands in READ_ONLY_COMMANDS at its root. Anything else is
-refused: every Catalyst `Command` (DML, DDL, SET, ADD JAR, CACHE, VACUUM, OPTIMIZE, ...), every parsed
-statement (INSERT, Delta's RESTORE), SQL scripts (BEGIN ... END), TRANSFORM (runs an external
-command) and reflect()/java_method() (call Java methods). Writes and maintenance belong to the DAGs.
+Whether a statement may run is decided from Spark's own plan of it, never from its text, and before
+anything runs: the parsed plan (Spark runs commands, and EXECUTE IMMEDIATE's statement, while it
+analyses them) may hold only the query operators of QUERY_NODES over the lakehouse's own tables
+(`<layer>.<table>`: no file read by path such as text.`/etc/hostname`), and `range()` of the table
+functions; an IDENTIFIER(...) plan is built from its identifier first and then judged. A read-only
+command (SHOW, DESCRIBE, EXPLAIN of such a query) may be the root. Anything else is refused: every
+command (DML, DDL, SET, ADD JAR, CACHE, VACUUM, OPTIMIZE, ...), INSERT ... DIRECTORY, EXECUTE
+IMMEDIATE, SQL scripts, TRANSFORM (runs an external command). The analysed plan is checked again
+before any row is read (views expanded): no command, no reflect()/java_method() (calls Java methods).
+Writes and maintenance belong to the DAGs.
 """
 from __future__ import annotations
 
@@ -17,12 +20,25 @@ import sys
 import uuid
 from pathlib import Path
 
+from fleethealth.lake.tables import LAYERS as DATABASES   # every table is <layer>.<table>
+
 READ_ONLY_COMMANDS = frozenset({
     "ShowTables", "ShowTablesExtended", "ShowNamespaces", "ShowColumns", "ShowCreateTable",
     "ShowTableProperties", "ShowFunctions", "ShowPartitions", "ShowViews", "ShowCatalogs",
     "ShowCurrentNamespace", "DescribeRelation", "DescribeColumn", "DescribeNamespace", "DescribeFunction",
-    "ExplainCommand", "DescribeDeltaDetailCommand", "DescribeDeltaHistory", "DescribeDeltaHistoryCommand",
+    "DescribeDeltaDetailCommand", "DescribeDeltaHistory", "DescribeDeltaHistoryCommand",
 })
+# the parsed plan of a query may hold these operators only (an allow-list: what may appear)
+QUERY_NODES = frozenset({
+    "Project", "Filter", "Aggregate", "UnresolvedHaving", "Sort", "GlobalLimit", "LocalLimit", "Offset",
+    "Tail", "Distinct", "Deduplicate", "Join", "LateralJoin", "Union", "Intersect", "Except",
+    "SubqueryAlias", "UnresolvedRelation", "RelationTimeTravel", "UnresolvedTableValuedFunction",
+    "OneRowRelation", "LocalRelation", "UnresolvedInlineTable", "UnresolvedWith", "CTERelationDef",
+    "CTERelationRef", "WithCTE", "Generate", "Sample", "Window", "WithWindowDefinition", "UnresolvedHint",
+    "Pivot", "Unpivot", "Expand", "RepartitionByExpression", "Repartition", "RebalancePartitions",
+    "UnresolvedSubqueryColumnAliases", "UnresolvedTVFAliases", "Subquery",
+})
+TABLE_FUNCTIONS = frozenset({"range"})
 READS = "SELECT/WITH/VALUES, SHOW, DESCRIBE, EXPLAIN"
 OUT_FORMATS = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json"}
 TABLE_CHUNK = 1000       # rows per printed table when everything is asked for (--limit 0)
@@ -35,39 +51,104 @@ class Refused(Exception):
 
 
 def check_parsed(spark, sql: str) -> None:
-    """Raise Refused unless `sql` parses to a plan that only reads (nothing runs here); a syntax error
-    raises Spark's ParseException."""
-    _check(spark, spark._jsparkSession.sessionState().sqlParser().parsePlan(sql))
+    """Raise Refused unless `sql` parses to a plan that only reads the lakehouse's tables (nothing
+    runs here); a syntax error raises Spark's ParseException."""
+    parser = spark._jsparkSession.sessionState().sqlParser()
+    _check_query(spark, parser, parser.parsePlan(sql))
 
 
 def check_analysed(spark, df) -> None:
-    """The same check on what Spark resolved the statement to (views expanded, functions resolved)."""
+    """What Spark resolved the statement to (views expanded, functions resolved): no command, no
+    call of a Java method."""
     _check(spark, df._jdf.queryExecution().analyzed())
 
 
-def _check(spark, plan) -> None:
-    jvm = spark._jvm
-    cls = jvm.java.lang.Class.forName
-    command = cls(_CATALYST + "plans.logical.Command")
-    statement = cls(_CATALYST + "plans.logical.ParsedStatement")
-    subquery = cls(_CATALYST + "expressions.SubqueryExpression")
-    plan_class = cls(_CATALYST + "plans.QueryPlan")
-    name_of = lambda x: x.getClass().getName().rsplit(".", 1)[-1]  # noqa: E731
-    root = name_of(plan)
+def _name(x) -> str:
+    return x.getClass().getName().rsplit(".", 1)[-1]
+
+
+def _check_query(spark, parser, plan) -> None:
+    root = _name(plan)
+    if root == "ExplainCommand":
+        return _check_query(spark, parser, plan.logicalPlan())
     if root in READ_ONLY_COMMANDS:
         return                      # its children are the names it shows or describes
+    cls = spark._jvm.java.lang.Class.forName
+    subquery = cls(_CATALYST + "expressions.SubqueryExpression")
+    plan_class = cls(_CATALYST + "plans.QueryPlan")
     plans, expressions = [plan], []
     while plans or expressions:
         if expressions:
             expr = expressions.pop()
-            if name_of(expr) == "CallMethodViaReflection":
+            if _name(expr) == "CallMethodViaReflection":
                 raise Refused("reflect()/java_method() call Java methods")
             if subquery.isInstance(expr):
                 plans.append(expr.plan())
             expressions.extend(_seq(expr.children()))
             continue
         node = plans.pop()
-        name = name_of(node)
+        name = _name(node)
+        if name == "PlanWithUnresolvedIdentifier":
+            plans.append(_built(parser, node))
+            continue
+        if name not in QUERY_NODES:
+            if "ExecuteImmediate" in name:
+                raise Refused(f"EXECUTE IMMEDIATE runs another statement ({name})")
+            if "ScriptTransformation" in name:
+                raise Refused(f"TRANSFORM runs an external command ({name})")
+            raise Refused(f"{_what(name)} ({name})")
+        if name == "UnresolvedRelation":
+            _check_table(_seq(node.multipartIdentifier()))
+        if name == "UnresolvedTableValuedFunction":
+            function = _seq(node.name())[-1].lower()
+            if function not in TABLE_FUNCTIONS:
+                raise Refused(f"the table function {function}() is not one `query` runs (only "
+                              f"{', '.join(sorted(TABLE_FUNCTIONS))}())")
+        plans.extend(_seq(node.children()))
+        plans.extend(x for x in _seq(node.innerChildren()) if plan_class.isInstance(x))   # CTE definitions
+        expressions.extend(_seq(node.expressions()))
+
+
+def _check_table(parts: list[str]) -> None:
+    """A table name must be a lakehouse table's (`<layer>.<table>`, or a CTE's one-part name): a
+    data source and a path (text.`/etc/hostname`) would read any file the user can."""
+    if len(parts) == 1 or (len(parts) == 2 and parts[0].lower() in DATABASES) or (
+            len(parts) == 3 and parts[0].lower() == "spark_catalog" and parts[1].lower() in DATABASES):
+        return
+    raise Refused(f"{'.'.join(parts)} is not a table of the lakehouse ({', '.join(DATABASES)}.<table>): "
+                  "files are not read by path")
+
+
+def _built(parser, node):
+    """The plan IDENTIFIER(...) stands for, built from its (constant) identifier, to be judged itself."""
+    expr = node.identifierExpr()
+    if not expr.foldable():
+        raise Refused("IDENTIFIER(...) of something that is not a constant")
+    parts = parser.parseMultipartIdentifier(str(expr.eval(None)))
+    return node.planBuilder().apply(parts, node.children())
+
+
+def _check(spark, plan) -> None:
+    cls = spark._jvm.java.lang.Class.forName
+    command = cls(_CATALYST + "plans.logical.Command")
+    statement = cls(_CATALYST + "plans.logical.ParsedStatement")
+    subquery = cls(_CATALYST + "expressions.SubqueryExpression")
+    plan_class = cls(_CATALYST + "plans.QueryPlan")
+    root = _name(plan)
+    if root in READ_ONLY_COMMANDS or root == "ExplainCommand":
+        return
+    plans, expressions = [plan], []
+    while plans or expressions:
+        if expressions:
+            expr = expressions.pop()
+            if _name(expr) == "CallMethodViaReflection":
+                raise Refused("reflect()/java_method() call Java methods")
+            if subquery.isInstance(expr):
+                plans.append(expr.plan())
+            expressions.extend(_seq(expr.children()))
+            continue
+        node = plans.pop()
+        name = _name(node)
         if command.isInstance(node) or statement.isInstance(node) or name.endswith("Statement"):
             raise Refused(f"{_what(name)} ({name})")
         if "ScriptTransformation" in name:
@@ -78,7 +159,7 @@ def _check(spark, plan) -> None:
 
 
 def _what(name: str) -> str:
-    words = [("Insert", "INSERT writes rows"), ("AppendData", "INSERT writes rows"),
+    words = [("IntoDir", "INSERT ... DIRECTORY writes files"), ("Insert", "INSERT writes rows"), ("AppendData", "INSERT writes rows"),
              ("Overwrite", "INSERT OVERWRITE replaces rows"), ("Delete", "DELETE removes rows"),
              ("Update", "UPDATE changes rows"), ("Merge", "MERGE changes rows"), ("Drop", "DROP removes tables"),
              ("Truncate", "TRUNCATE removes rows"), ("Restore", "RESTORE rewrites a table's history"),

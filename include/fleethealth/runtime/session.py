@@ -9,9 +9,10 @@ from fleethealth.runtime.spark_conf import spark_conf
 
 
 def build_session(app_name: str, lakehouse: str | None = None, master: str | None = None,
-                  short_lived: bool = False):
+                  short_lived: bool = False, warehouse: str | None = None):
     """A Delta-enabled session. Under spark-submit the master comes from the submit arguments.
-    `short_lived`: see spark_conf."""
+    `short_lived`: see spark_conf; `warehouse`: where the catalog's databases go (default
+    <lakehouse>/_warehouse)."""
     from pyspark.sql import SparkSession
 
     config.jar_files()  # fail early with a clear message when set-up did not run
@@ -19,7 +20,8 @@ def build_session(app_name: str, lakehouse: str | None = None, master: str | Non
     launched_by_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     if master or not launched_by_spark_submit:
         builder = builder.master(master or config.spark_master())
-    for key, value in spark_conf(str(config.lakehouse_dir(lakehouse)), short_lived=short_lived).items():
+    for key, value in spark_conf(str(config.lakehouse_dir(lakehouse)), short_lived=short_lived,
+                                 warehouse=warehouse).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     return spark

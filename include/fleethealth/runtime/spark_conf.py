@@ -14,7 +14,7 @@ def java_options_string(options: list[str]) -> str:
 
 
 def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
-               class_sharing: bool = True) -> dict[str, str]:
+               class_sharing: bool = True, warehouse: str | None = None) -> dict[str, str]:
     """Settings every fleethealth Spark application gets.
 
     The Delta jars come from the Maven-resolved folder on the class path (never Ivy at run time).
@@ -66,6 +66,6 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
     }
     if short_lived:
         conf["spark.sql.codegen.wholeStage"] = "false"
-    if lakehouse:
-        conf["spark.sql.warehouse.dir"] = f"{lakehouse}/_warehouse"
+    if warehouse or lakehouse:
+        conf["spark.sql.warehouse.dir"] = warehouse or f"{lakehouse}/_warehouse"
     return conf
