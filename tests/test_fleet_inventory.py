@@ -312,13 +312,21 @@ def test_a_cluster_name_too_long_for_a_file_name_is_refused(tmp_path):
     assert "at most 100" in line
 
 
-def test_yaml_aliases_are_refused_before_they_expand(tmp_path):
+def test_nested_yaml_aliases_are_refused_before_they_expand(tmp_path):
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
         f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(9))
     [line] = problems_of(write(tmp_path, bomb))
-    assert line.endswith("line 2 not valid YAML: aliases (*name) are not allowed in an inventory")
+    assert line.endswith("its YAML expands to more than 100000 values (aliases nested in aliases); "
+                         "an inventory needs far fewer")
     assert len(line) < 300
+
+
+def test_an_alias_an_inventory_shares_a_value_with_loads(tmp_path):
+    inv = load_inventory(write(tmp_path, one_host_inventory(
+        "{host: k2, role: kafka, broker_id: 2, kafka_version: 2.8.1, paths: *p}",
+        paths="&p {kafka: /opt/kafka/logs}")))
+    assert inv.host("k1").paths == inv.host("k2").paths == {"kafka": "/opt/kafka/logs"}
 
 
 @pytest.mark.parametrize("url", ["http://user:pw1234@k2:8778/jolokia/", "http://k2:8778/jolokia/?access_token=tk1234",

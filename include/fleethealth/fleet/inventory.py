@@ -98,16 +98,23 @@ MAX_NAME = 100            # a cluster or host name (both go into lock and landin
 MAX_ID = 2**31 - 1        # broker ids and myids are Java ints
 
 
-class _NoAliases(yaml.SafeLoader):
-    """YAML without anchors and aliases: an inventory needs none, and a few hundred bytes of nested
-    aliases expand to gigabytes (the error must not expand them either)."""
+MAX_VALUES = 100_000      # values of an inventory once its YAML aliases are expanded
 
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in an inventory",
-                                              event.start_mark)
-        return super().compose_node(parent, index)
+
+def _expanded_size(doc: Any) -> int:
+    """How many values `doc` holds with every alias expanded, counting up to MAX_VALUES + 1: a few
+    hundred bytes of aliases nested in aliases stand for gigabytes (PyYAML shares them, but every
+    walk over the inventory and every message quoting a part of it would expand them)."""
+    count, stack = 0, [doc]
+    while stack and count <= MAX_VALUES:
+        value = stack.pop()
+        count += 1
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return count
 
 
 def _credentials(url: Any) -> bool:
@@ -154,11 +161,14 @@ def load_inventory(path: str | Path) -> Inventory:
     except OSError as exc:
         raise InventoryError([f"{path}: cannot read inventory: {exc.strerror or exc}"]) from None
     try:
-        doc = yaml.load(text, Loader=_NoAliases)
+        doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
         raise InventoryError([f"{path}:{where} not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
+    if _expanded_size(doc) > MAX_VALUES:
+        raise InventoryError([f"{path}: its YAML expands to more than {MAX_VALUES} values (aliases nested in "
+                              "aliases); an inventory needs far fewer"])
     return parse_inventory(doc, str(path), base_dir=path.parent)
 
 
