@@ -73,6 +73,31 @@ def _check_query(spark, parser, plan) -> None:
         return _check_query(spark, parser, plan.logicalPlan())
     if root in READ_ONLY_COMMANDS:
         return                      # its children are the names it shows or describes
+
+    def judge(node):
+        name = _name(node)
+        if name == "PlanWithUnresolvedIdentifier":
+            return _built(parser, node)
+        if name not in QUERY_NODES:
+            if "ExecuteImmediate" in name:
+                raise Refused(f"EXECUTE IMMEDIATE runs another statement ({name})")
+            if "ScriptTransformation" in name:
+                raise Refused(f"TRANSFORM runs an external command ({name})")
+            raise Refused(f"{_what(name)} ({name})")
+        if name == "UnresolvedRelation":
+            _check_table(_seq(node.multipartIdentifier()))
+        if name == "UnresolvedTableValuedFunction":
+            function = _seq(node.name())[-1].lower()
+            if function not in TABLE_FUNCTIONS:
+                raise Refused(f"the table function {function}() is not one `query` runs (only "
+                              f"{', '.join(sorted(TABLE_FUNCTIONS))}())")
+        return None
+    _walk(spark, plan, judge)
+
+
+def _walk(spark, plan, judge) -> None:
+    """Call judge(node) on every plan node of `plan`, its CTE definitions and subqueries (a node it
+    returns a plan for is replaced by that plan), and refuse reflect() anywhere in its expressions."""
     cls = spark._jvm.java.lang.Class.forName
     subquery = cls(_CATALYST + "expressions.SubqueryExpression")
     plan_class = cls(_CATALYST + "plans.QueryPlan")
@@ -87,23 +112,10 @@ def _check_query(spark, parser, plan) -> None:
             expressions.extend(_seq(expr.children()))
             continue
         node = plans.pop()
-        name = _name(node)
-        if name == "PlanWithUnresolvedIdentifier":
-            plans.append(_built(parser, node))
+        instead = judge(node)
+        if instead is not None:
+            plans.append(instead)
             continue
-        if name not in QUERY_NODES:
-            if "ExecuteImmediate" in name:
-                raise Refused(f"EXECUTE IMMEDIATE runs another statement ({name})")
-            if "ScriptTransformation" in name:
-                raise Refused(f"TRANSFORM runs an external command ({name})")
-            raise Refused(f"{_what(name)} ({name})")
-        if name == "UnresolvedRelation":
-            _check_table(_seq(node.multipartIdentifier()))
-        if name == "UnresolvedTableValuedFunction":
-            function = _seq(node.name())[-1].lower()
-            if function not in TABLE_FUNCTIONS:
-                raise Refused(f"the table function {function}() is not one `query` runs (only "
-                              f"{', '.join(sorted(TABLE_FUNCTIONS))}())")
         plans.extend(_seq(node.children()))
         plans.extend(x for x in _seq(node.innerChildren()) if plan_class.isInstance(x))   # CTE definitions
         expressions.extend(_seq(node.expressions()))
@@ -129,33 +141,21 @@ def _built(parser, node):
 
 
 def _check(spark, plan) -> None:
-    cls = spark._jvm.java.lang.Class.forName
-    command = cls(_CATALYST + "plans.logical.Command")
-    statement = cls(_CATALYST + "plans.logical.ParsedStatement")
-    subquery = cls(_CATALYST + "expressions.SubqueryExpression")
-    plan_class = cls(_CATALYST + "plans.QueryPlan")
     root = _name(plan)
     if root in READ_ONLY_COMMANDS or root == "ExplainCommand":
         return
-    plans, expressions = [plan], []
-    while plans or expressions:
-        if expressions:
-            expr = expressions.pop()
-            if _name(expr) == "CallMethodViaReflection":
-                raise Refused("reflect()/java_method() call Java methods")
-            if subquery.isInstance(expr):
-                plans.append(expr.plan())
-            expressions.extend(_seq(expr.children()))
-            continue
-        node = plans.pop()
+    cls = spark._jvm.java.lang.Class.forName
+    command = cls(_CATALYST + "plans.logical.Command")
+    statement = cls(_CATALYST + "plans.logical.ParsedStatement")
+
+    def judge(node):
         name = _name(node)
         if command.isInstance(node) or statement.isInstance(node) or name.endswith("Statement"):
             raise Refused(f"{_what(name)} ({name})")
         if "ScriptTransformation" in name:
             raise Refused(f"TRANSFORM runs an external command ({name})")
-        plans.extend(_seq(node.children()))
-        plans.extend(x for x in _seq(node.innerChildren()) if plan_class.isInstance(x))   # CTE definitions
-        expressions.extend(_seq(node.expressions()))
+        return None
+    _walk(spark, plan, judge)
 
 
 def _what(name: str) -> str:
