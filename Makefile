@@ -3,6 +3,7 @@
 #   make demo    set-up, then the end-to-end demo
 #   make test    set-up, then pytest in 2 worker processes (PYTEST_ARGS="-k foo" to narrow, PYTEST_WORKERS=0 for one process)
 #   make test-faults  set-up, then the kill -9 and concurrent-run tests at every point (slow; CI runs it after make test)
+#   make test-big    set-up, then the tests on files of gigabytes (a 2 GiB live server.log; CI runs it after make test)
 #   make bench   set-up, then the benchmarks in bench/
 #   make clean   remove generated data (lakehouse/, demo/, airflow/logs, spark-warehouse/)
 SHELL := /bin/bash
@@ -15,7 +16,7 @@ PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 2
 ARGS ?=
 
-.PHONY: help setup demo test test-faults bench clean
+.PHONY: help setup demo test test-faults test-big bench clean
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -27,10 +28,13 @@ demo: setup
 	. scripts/env.sh && $(PYTHON) -m fleethealth.cli.demo $(ARGS)
 
 test: setup
-	. scripts/env.sh && $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not faults" tests $(PYTEST_ARGS)
+	. scripts/env.sh && $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not faults and not big" tests $(PYTEST_ARGS)
 
 test-faults: setup
 	. scripts/env.sh && $(PYTHON) -m pytest -q -m faults tests/test_faults.py $(PYTEST_ARGS)
+
+test-big: setup
+	. scripts/env.sh && $(PYTHON) -m pytest -q -m big tests $(PYTEST_ARGS)
 
 bench: setup
 	. scripts/env.sh && \

@@ -5,8 +5,8 @@
 #
 #   docker compose build        (context: the repository root)
 #
-# Stage 1 resolves the Delta Lake jars from Maven Central with the project's pom.xml (exactly
-# what scripts/setup.sh does on one machine); Spark never downloads anything at run time.
+# Stage 1 resolves the Delta Lake jars from Maven Central with the project's pom.xml and builds
+# engine/ (exactly what scripts/setup.sh does on one machine); Spark never downloads anything at run time.
 
 ARG AIRFLOW_IMAGE=apache/airflow:3.3.2-python3.11
 ARG MAVEN_IMAGE=maven:3.9-eclipse-temurin-17
@@ -18,6 +18,10 @@ WORKDIR /build
 COPY pom.xml ./
 RUN mvn -q -B -Dstyle.color=never dependency:copy-dependencies \
     && ls -l /build/jars
+# the project's Java module (engine/: bronze's streaming reader), built into the same folder
+COPY engine ./engine
+RUN mvn -q -B -Dstyle.color=never -f engine/pom.xml package \
+    && ls -l /build/jars/fleethealth-engine.jar
 
 # --- Java 17 runtime (distribution-independent copy of Temurin) ---------------------------------
 FROM ${JRE_IMAGE} AS jre

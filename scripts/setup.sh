@@ -11,8 +11,10 @@
 #   d) pyspark sanity check            version == pin in requirements.txt, pyspark/jars present
 #   e) ./jars                          mvn dependency:copy-dependencies (pom.xml); stamp: sha256 of pom.xml
 #      ./jars-agents                   mvn dependency:copy@agents (Jolokia JVM agent, never on Spark's classpath)
+#   e2) ./jars/fleethealth-engine.jar  mvn package (engine/pom.xml; apt-get install openjdk-17-jdk-headless if
+#                                      javac is missing); stamp: sha256 of engine/pom.xml and engine/src
 #   h) ./jars/spark-cds.jsa            class-data-sharing archive of the Spark driver (python -m fleethealth.setup.class_sharing);
-#                                      stamp: jars + requirements + java -version
+#                                      stamp: jars + engine + requirements + java -version
 #   g) OpenSSH server                  apt-get install openssh-server if /usr/sbin/sshd is missing (the pull
 #                                      tests start their own sshd on loopback; nothing is started here)
 #   f) Airflow metadata DB             airflow db migrate (SQLite in ./airflow) if missing or deps changed
@@ -208,6 +210,31 @@ else
 fi
 
 # ---------------------------------------------------------------------------------------------
+# e2) the project's Java module (engine/: Spark's streaming file reader of bronze) into ./jars
+ENGINE_JAR="$JARS/fleethealth-engine.jar"
+ENGINE_STAMP="$JARS/.setup-stamp-engine"
+ENGINE_HASH="$(cd "$PROJECT" && find engine/pom.xml engine/src -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)"
+if [ -f "$ENGINE_JAR" ] && stamp_ok "$ENGINE_STAMP" "$ENGINE_HASH"; then
+    step "engine jar up to date ($ENGINE_JAR)"
+else
+    rm -f "$ENGINE_STAMP"
+    command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
+    command -v mvn >/dev/null 2>&1 || apt_install maven
+    MVN=(mvn -q -B -Dstyle.color=never)
+    [ -n "${MAVEN_REPO_LOCAL:-}" ] && MVN+=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")
+    step "mvn package (engine/) -> $ENGINE_JAR"
+    ENGINE_LOG="$JARS/.mvn-engine.log"
+    # unlinked, not overwritten: a running Spark JVM keeps reading the file it opened
+    rm -f "$ENGINE_JAR"
+    if ! "${MVN[@]}" -f "$PROJECT/engine/pom.xml" package >"$ENGINE_LOG" 2>&1; then
+        tail -n 30 "$ENGINE_LOG" >&2
+        die "Maven could not build engine/ (full log: $ENGINE_LOG)"
+    fi
+    [ -f "$ENGINE_JAR" ] || die "Maven ran but $ENGINE_JAR is missing"
+    echo "$ENGINE_HASH" >"$ENGINE_STAMP"
+fi
+
+# ---------------------------------------------------------------------------------------------
 # g) OpenSSH server binary for the pull tests (they run it themselves on 127.0.0.1, own config)
 if [ -x /usr/sbin/sshd ] && command -v ssh-keygen >/dev/null 2>&1; then
     step "sshd ok (/usr/sbin/sshd)"
@@ -221,7 +248,7 @@ fi
 # h) JVM class-data-sharing archive: ~5 s less per Spark JVM start (fleethealth/setup/class_sharing.py)
 CDS_ARCHIVE="$JARS/spark-cds.jsa"
 CDS_STAMP="$JARS/.setup-stamp-cds"
-CDS_HASH="$(printf '%s %s %s' "$POM_HASH" "$DEPS_HASH" "$(java -version 2>&1 | head -n 1)" | sha256sum | cut -d' ' -f1)"
+CDS_HASH="$(printf '%s %s %s %s' "$POM_HASH" "$ENGINE_HASH" "$DEPS_HASH" "$(java -version 2>&1 | head -n 1)" | sha256sum | cut -d' ' -f1)"
 if [ -f "$CDS_ARCHIVE" ] && stamp_ok "$CDS_STAMP" "$CDS_HASH"; then
     step "class-data-sharing archive up to date ($CDS_ARCHIVE)"
 else

@@ -58,6 +58,7 @@ SLOW_FILES = {
     "test_healthy_day.py": 120, "test_archive_equivalence.py": 75, "test_broken_inputs.py": 65,
     "test_cli.py": 50, "test_gold_detector_metadata_divergence.py": 40, "test_silver.py": 40,
     "test_gold_fact_metadata_divergence.py": 35, "test_silver_golden.py": 25, "test_lake_maintenance.py": 15,
+    "test_bronze_big_files.py": 45,
 }
 
 

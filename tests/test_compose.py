@@ -169,6 +169,7 @@ def test_image_installs_the_same_requirements(services):
     assert re.search(r"pip install\b.*-r requirements\.txt\s+-c constraints\.txt", text)
     assert re.search(r"pip install\b.*\s-e \.", text), "the project itself must be installed"
     assert re.search(r"COPY\s+pom\.xml", text) and "dependency:copy-dependencies" in text
+    assert re.search(r"COPY\s+engine\b", text) and "-f engine/pom.xml package" in text
     assert re.search(r"COPY --from=jars\b.*\s/opt/fleethealth/jars\s*$", text, re.M)
     # Base image: the Airflow version pinned in requirements.txt, Python 3.11.
     airflow_pin = pins()["apache-airflow"]
@@ -202,6 +203,19 @@ def test_pom_matches_pins():
     text = POM.read_text()
     assert "delta-spark_${spark.binary.version}_${scala.binary.version}" in text
     assert "spark.jars.packages" not in text
+
+
+def test_engine_pom_compiles_against_the_pinned_spark():
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    pom = ROOT / "engine" / "pom.xml"
+    props = {el.tag.split("}", 1)[1]: el.text for el in ET.parse(pom).getroot().find("m:properties", ns)}
+    assert props["spark.version"] == pins()["pyspark"]
+    jars = ROOT / ".venv" / "lib" / "python3.11" / "site-packages" / "pyspark" / "jars"
+    if jars.is_dir():   # the Scala and Kryo that pyspark ships are the ones compiled against
+        names = {j.name for j in jars.glob("*.jar")}
+        assert f"scala-library-{props['scala.version']}.jar" in names
+        kryo = re.search(r"<artifactId>kryo-shaded</artifactId>\s*<version>([^<]+)</version>", pom.read_text())
+        assert kryo and f"kryo-shaded-{kryo.group(1)}.jar" in names
 
 
 # --- scripts/env.sh ---------------------------------------------------------------------------

@@ -48,9 +48,10 @@ def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> tuple[int
     """Landing files of `hour` -> bronze.records and bronze.files, gated. Returns the record count
     and the gate's report."""
     landed = landing.read_manifests(hour, lakehouse)
-    records = materialize(bronze.records(spark, landed, landing.landing_hour_dir(hour, lakehouse), hour))
+    read = materialize(bronze.read(spark, landed, landing.landing_hour_dir(hour, lakehouse), hour))
+    records = read.select(*bronze.SCHEMA.fieldNames())
     try:
-        files = materialize(bronze.files(spark, landed, records, hour))
+        files = materialize(bronze.files(spark, landed, read, hour))
         report = gate(spark, "bronze", hour, {"bronze.records": records, "bronze.files": files}, lakehouse)
         return records.count(), report
     finally:

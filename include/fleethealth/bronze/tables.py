@@ -2,13 +2,16 @@
 (bronze.records), and one row per file listed for the hour (bronze.files: read or rejected, why,
 and how many records it gave), the ledger that says which input never became records.
 
-Records are lines, except thread dumps (one record per file), pretty-printed JSON documents in
+Records are lines, read by the engine's streaming reader (engine/: no file is ever one string on
+the heap; a record holds at most MAX_RECORD_BYTES, the rest of an over-long one is counted in
+bronze.files), except thread dumps (one record per file), pretty-printed JSON documents in
 JMX exports and Prometheus scrapes (`*.prom`, jmx_exporter text exposition) in JMX exports (one
 record per file: a scrape is one document, its comment lines go with it); JSON-lines exports give
 one record per line.
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -20,6 +23,10 @@ from fleethealth.fleet.sources import SOURCES
 from fleethealth.pull.landing import PROMETHEUS_FILE, Landed
 from fleethealth.runtime.frames import local_frame
 
+# the engine's streaming reader (engine/, built into jars/ at set-up): a file's lines with their
+# numbers, never a whole file in one string; a record holds at most MAX_RECORD_BYTES
+ENGINE_READER = "io.fleethealth.engine.LineFiles"
+MAX_RECORD_BYTES = 64 * 1024**2
 WHOLE_FILE_SOURCES = tuple(s.name for s in SOURCES.values() if s.whole_file)
 
 SCHEMA = T.StructType([
@@ -47,7 +54,7 @@ FILES_SCHEMA = T.StructType([
 ])
 
 _MANIFEST_SCHEMA = T.StructType([
-    T.StructField("path", T.StringType(), False),
+    T.StructField("file_index", T.IntegerType(), False),
     T.StructField("file", T.StringType(), False),
     T.StructField("cluster", T.StringType(), False),
     T.StructField("host", T.StringType(), False),
@@ -55,60 +62,56 @@ _MANIFEST_SCHEMA = T.StructType([
     T.StructField("file_sha256", T.StringType(), False),
 ])
 
+_READ_SCHEMA = T.StructType([*SCHEMA.fields, T.StructField("cut", T.LongType(), False)])
+
 
 def is_prometheus(source: Column, file: Column) -> Column:
     """Whether a landed file is a jmx_exporter scrape (else a JMX file holds Jolokia JSON)."""
     return (source == "jmx") & file.rlike(PROMETHEUS_FILE)
 
 
-def lines_of(text: str) -> Column:
-    """The text of column `text` as an array of lines (trailing newline and CRs removed)."""
-    lines = f"split(`{text}`, '\\n')"
-    lines = f"CASE WHEN element_at({lines}, -1) = '' THEN slice({lines}, 1, size({lines}) - 1) ELSE {lines} END"
-    # CRLF files: a lambda per line (interpreted, not generated code) only for a text holding a CR
-    return F.expr(f"CASE WHEN contains(`{text}`, '\\r') THEN transform({lines}, line -> trim(TRAILING '\\r' FROM line)) "
-                  f"ELSE {lines} END")
+def record_mode(x: Landed) -> str:
+    """How the engine's reader makes records of a landed file: l (lines), w (the whole file) or j
+    (a JMX JSON file: whole when pretty-printed, else JSON lines)."""
+    if x.source in WHOLE_FILE_SOURCES or (x.source == "jmx" and re.search(PROMETHEUS_FILE, x.file)):
+        return "w"
+    return "j" if x.source == "jmx" else "l"
 
 
-def split_records(text: Column, lines: Column, source: Column, file: Column | None = None) -> Column:
-    """The records of one file: its lines (`lines`: lines_of(text), computed once in a projection
-    below, since a split decodes the whole file), or the whole text as one record."""
-    first = F.trim(F.element_at(lines, 1))
-    whole = F.array(F.regexp_replace(text, "\r?\n$", ""))
-    return (F.when(F.length(text) == 0, F.array().cast("array<string>"))
-             .when(source.isin(*WHOLE_FILE_SOURCES), whole)
-             .when(is_prometheus(source, file if file is not None else F.lit("")), whole)
-             .when((source == "jmx") & (F.size(lines) > 1) & first.isin("[", "{"), whole)
-             .otherwise(lines))
+def read(spark: SparkSession, landed: list[Landed], landing_dir: Path, hour: datetime) -> DataFrame:
+    """Bronze rows of the landed files of `hour` (rejected files have none), plus `cut`: the bytes of
+    a record over MAX_RECORD_BYTES that were not kept (files() reports them)."""
+    readable = [x for x in landed if x.status == "read"]
+    if not readable:
+        return local_frame(spark, [], _READ_SCHEMA)
+    lines = (spark.read.format(ENGINE_READER)
+             .option("paths", "\0".join(str(landing_dir / x.read_path) for x in readable))
+             .option("modes", "".join(record_mode(x) for x in readable))
+             .option("max_record_bytes", str(MAX_RECORD_BYTES))
+             .option("parallelism", str(spark.sparkContext.defaultParallelism))
+             .load())
+    manifest = local_frame(spark, [(i, x.file, x.cluster, x.host, x.source, x.sha256)
+                                   for i, x in enumerate(readable)], _MANIFEST_SCHEMA)
+    return lines.join(F.broadcast(manifest), "file_index").select(
+        "cluster", "host", "source", "file", "file_sha256", "line_number", "record",
+        F.lit(hour).cast("timestamp").alias("hour"), "cut")
 
 
 def records(spark: SparkSession, landed: list[Landed], landing_dir: Path, hour: datetime) -> DataFrame:
-    """Bronze rows of the landed files of `hour` (rejected files have none)."""
-    readable = [x for x in landed if x.status == "read"]
-    if not readable:
-        return local_frame(spark, [], SCHEMA)
-    manifest = local_frame(
-        spark, [(x.read_path, x.file, x.cluster, x.host, x.source, x.sha256) for x in readable], _MANIFEST_SCHEMA)
-    raw = (spark.read.text([str(landing_dir / x.read_path) for x in readable], wholetext=True)
-           .select("value", F.col("_metadata.file_path").alias("file_path")))
-    # file_path is a URI; its last four segments are the landed path <cluster>/<host>/<source>/<name>
-    raw = raw.withColumn("path", F.url_decode(F.regexp_extract("file_path", r"([^/]+/[^/]+/[^/]+/[^/]+)$", 1)))
-    joined = raw.join(F.broadcast(manifest), "path", "left")
-    exploded = joined.withColumn("_lines", lines_of("value")).select(
-        "cluster", "host", "source", "file", "file_sha256",
-        F.posexplode(split_records(F.col("value"), F.col("_lines"), F.col("source"), F.col("file")))
-        .alias("pos", "record"))
-    return exploded.select(
-        "cluster", "host", "source", "file", "file_sha256",
-        (F.col("pos") + 1).cast("int").alias("line_number"), "record",
-        F.lit(hour).cast("timestamp").alias("hour"))
+    """bronze.records of the landed files of `hour` (rejected files have none)."""
+    return read(spark, landed, landing_dir, hour).select(*SCHEMA.fieldNames())
 
 
-def files(spark: SparkSession, landed: list[Landed], records_df: DataFrame, hour: datetime) -> DataFrame:
-    """bronze.files of `hour`: every file listed for it, read or rejected, with its record count."""
+def files(spark: SparkSession, landed: list[Landed], read_df: DataFrame, hour: datetime) -> DataFrame:
+    """bronze.files of `hour`: every file listed for it, read or rejected, with its record count
+    (`read_df`: read()'s rows, or bronze.records), and what of it was cut from an over-long record."""
     rows = [(x.cluster, x.host, x.source, x.file, x.size, x.sha256 or None, x.status, x.reason or None, 0, hour)
             for x in landed]
     listed = local_frame(spark, rows, FILES_SCHEMA).drop("records")
-    counts = records_df.groupBy("file").agg(F.count(F.lit(1)).alias("records"))
+    cut = F.sum("cut") if "cut" in read_df.columns else F.lit(0)
+    counts = read_df.groupBy("file").agg(F.count(F.lit(1)).alias("records"), cut.cast("long").alias("cut"))
     out = listed.join(counts, "file", "left").withColumn("records", F.coalesce("records", F.lit(0)).cast("long"))
+    was_cut = F.format_string(f"%d bytes not kept: a record holds at most {MAX_RECORD_BYTES} bytes", "cut")
+    out = out.withColumn("reason", F.when(F.col("cut") > 0, F.concat_ws("; ", "reason", was_cut))
+                         .otherwise(F.col("reason")))
     return out.select(*FILES_SCHEMA.fieldNames())
