@@ -130,3 +130,50 @@ def test_fields_of_a_body_holding_the_separator(spark):
     got = [(r.event_type, r.topic, r.partition, r.duration_ms) for r in rows]
     assert got == [("group_load_finished", "__consumer\ufffdoffsets", 7, 31), ("segment_rolled", "orders", 1, 9),
                    ("other", None, None, None)]
+
+
+# --- the engine's function gives what the rules gave as Spark SQL ----------------------------------
+def _sql_rule_index(rs, body: str, logger: str) -> str:
+    """The reference: the first matching rule as the CASE WHEN ... RLIKE that silver ran before the
+    engine's function (no prefix or hint tests: they only spare the regex)."""
+    sql = rules.sql_string
+    whens = " ".join(f"WHEN {f'{logger} = {sql(r.logger)} AND ' if r.logger else ''}{body} RLIKE {sql(r.match)} "
+                     f"THEN {i}" for i, r in enumerate(rs))
+    return f"CASE {whens} END"
+
+
+def _sql_values(rs, fields, body: str, index: str) -> str:
+    """The reference values: one regexp_replace of the matched rule's regex, wrapped to take the whole
+    text, by a template of its groups and constants joined by SEP."""
+    sql, sep = rules.sql_string, rules.SEP
+    templates = []
+    for r in rs:
+        parts = [f"${r.fields[f.name]}" if f.name in r.fields else
+                 str(r.set[f.name]).replace("\\", "\\\\").replace("$", "\\$") if f.name in r.set else "" for f in fields]
+        templates.append(sql(sep + sep.join(parts)) if r.fields or r.set else "NULL")
+    wrapped = [sql(r"^[\s\S]*?(?:" + r.match + r")[\s\S]*$") for r in rs]
+    source = f"CASE WHEN contains({body}, {sql(sep)}) THEN translate({body}, {sql(sep)}, {sql(chr(0xFFFD))}) ELSE {body} END"
+    cut = f"regexp_replace({source}, get(array({', '.join(wrapped)}), {index}), get(array({', '.join(templates)}), {index}))"
+    return f"CASE WHEN startswith({cut}, {sql(sep)}) THEN split(substr({cut}, 2), {sql(sep)}, -1) END"
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_the_engine_function_matches_the_rules_as_spark_sql(spark, source):
+    """Every golden body (and each cut at its first line, with the separator inside, under each
+    logger a rule names and none): the same rule and the same values as Spark SQL's RLIKE and
+    regexp_replace gave."""
+    rs = rules.load_rules(source)
+    fields = rules.fields_of(rs)
+    bodies = {"\n".join(x for x in (r.get("message"), r.get("detail")) if x)
+              for p in (GOLDEN / source).glob("*-expected.json")
+              for table, rows in json.loads(p.read_text()).items() for r in rows if "message" in r}
+    bodies |= {b.split("\n", 1)[0] for b in bodies} | {b.replace(" ", rules.SEP, 1) for b in bodies} | {"", None}
+    loggers = [None, "", *sorted({r.logger for r in rs if r.logger})]
+    df = spark.createDataFrame([(b, lg) for b in sorted(bodies, key=str) for lg in loggers], "body string, logger string")
+    name = rules.register(spark, rs, fields)
+    got = df.selectExpr("body", "logger", f"{name}(body, logger) AS m").selectExpr("body", "logger", "m.rule", "m.values")
+    want = df.selectExpr("body", "logger", f"{_sql_rule_index(rs, 'body', 'logger')} AS rule")
+    want = want.selectExpr("body", "logger", "rule", f"{_sql_values(rs, fields, 'body', 'rule')} AS values")
+    got_rows = sorted(map(tuple, got.collect()), key=str)
+    assert got_rows == sorted(map(tuple, want.collect()), key=str)
+    assert len({r[2] for r in got_rows if r[2] is not None}) >= len(rs) // 2     # most rules matched somewhere

@@ -4,9 +4,15 @@ Each rule: `event_type`, a Java regex `match` tried against the record body in o
 wins), an optional `logger` filter, `fields`: typed field name -> capture group, and `set`: field
 name -> constant. Several rules may share an event_type (one per Kafka/ZooKeeper version's wording);
 fields are extracted with the regex of the rule that matched, and only on the rows it matched.
+
+The rules are loaded and checked here, then matched inside the JVM by the engine's function
+(engine/, `io.fleethealth.engine.EventRules`): one call per record finds the first matching rule and
+cuts out its values, sparing the regex of every rule whose logger, prefix or hint rules it out.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import re._parser as sre_parse  # the stdlib regex parser: finds a rule's required literal text
 from dataclasses import dataclass, field
@@ -179,32 +185,6 @@ def _ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _any(tests: list[str]) -> str:
-    return "(" + " OR ".join(tests) + ")"
-
-
-def _condition(rule: Rule, body: str, logger: str) -> str:
-    """The rule's regex, behind cheaper byte tests that most records fail (AND short-circuits): the
-    logger, then a prefix, then a hint that no prefix already holds."""
-    tests = []
-    if rule.logger:
-        tests.append(f"{logger} = {sql_string(rule.logger)}")
-    if rule.prefixes:
-        tests.append(_any([f"startswith({body}, {sql_string(p)})" for p in rule.prefixes]))
-    if rule.hints and not all(any(h in p for h in rule.hints) for p in rule.prefixes or [""]):
-        tests.append(_any([f"contains({body}, {sql_string(h)})" for h in rule.hints]))
-    tests.append(f"{body} RLIKE {sql_string(rule.match)}")
-    return " AND ".join(tests)
-
-
-def rule_index(rules: tuple[Rule, ...], body: str, logger: str) -> str:
-    """0-based index of the first matching rule, NULL when none matches (SQL over columns `body`, `logger`)."""
-    if not rules:
-        return "CAST(NULL AS INT)"
-    b, lg = _ident(body), _ident(logger)
-    return "CASE " + " ".join(f"WHEN {_condition(r, b, lg)} THEN {i}" for i, r in enumerate(rules)) + " END"
-
-
 def _by_rule(values: list[str], index: str) -> str:
     """SQL: values[index] (values are SQL literals, one per rule)."""
     return f"get(array({', '.join(values)}), {index})"
@@ -230,47 +210,47 @@ def _read(f: Field, text: str) -> str:
     return f"CAST({text} AS {f.type})"
 
 
-# Separates the field values in the one string a matched rule's regex cuts them into (_values).
+# The engine's rule function (engine/, io.fleethealth.engine.EventRules): the first matching rule and
+# its field values in one call, the rules passed as JSON (rules_json).
+ENGINE_RULES = "io.fleethealth.engine.EventRules"
+# A body holding this character is matched with U+FFFD in its place for its values (the engine's
+# separator of values in its SQL form; kept so that values never hold it)
 SEP = "\u0001"
 
 
-def _replacement(text: str) -> str:
-    """`text` literally in a java.util.regex replacement."""
-    return text.replace("\\", "\\\\").replace("$", "\\$")
-
-
-def _values(rules: tuple[Rule, ...], fields: list[Field], body: str, index: str) -> str | None:
-    """SQL: array of the matched rule's value for each of `fields`, in order ('' = none); NULL when no
-    rule that extracts or sets a field matched. One pass of that rule's regex (a per-row pattern)
-    wrapped to take the whole text as find() would, replaced by its groups and constants, each after
-    a SEP. A SEP in the text becomes U+FFFD first, so no value holds one."""
-    templates = []
+def rules_json(rules: tuple[Rule, ...], fields: list[Field]) -> str:
+    """The rules as the engine's function reads them: each rule's regex, logger, prefixes and hints,
+    and for each of `fields` where its value comes from (a group, a constant, or none)."""
+    out = []
     for r in rules:
-        parts = [f"${r.fields[f.name]}" if f.name in r.fields else
-                 _replacement(str(r.set[f.name])) if f.name in r.set else "" for f in fields]
-        templates.append(sql_string(SEP + SEP.join(parts)) if r.fields or r.set else "NULL")
-    if all(t == "NULL" for t in templates):
-        return None
-    wrapped = [sql_string(r"^[\s\S]*?(?:" + r.match + r")[\s\S]*$") for r in rules]
-    b, sep = _ident(body), sql_string(SEP)
-    source = f"CASE WHEN contains({b}, {sep}) THEN translate({b}, {sep}, {sql_string(chr(0xFFFD))}) ELSE {b} END"
-    cut = f"regexp_replace({source}, {_by_rule(wrapped, index)}, {_by_rule(templates, index)})"
-    return f"CASE WHEN startswith({cut}, {sep}) THEN split(substr({cut}, 2), {sep}, -1) END"
+        values = None
+        if r.fields or r.set:
+            values = [{"group": r.fields[f.name]} if f.name in r.fields else
+                      {"constant": str(r.set[f.name])} if f.name in r.set else {} for f in fields]
+        out.append({"match": r.match, "logger": r.logger, "prefixes": list(r.prefixes), "hints": list(r.hints),
+                    "values": values})
+    return json.dumps({"rules": out}, sort_keys=True)
+
+
+def register(spark, rules: tuple[Rule, ...], fields: list[Field]) -> str:
+    """Registers `rules` as a function of `spark` (named by their content) and returns its name."""
+    text = rules_json(rules, fields)
+    name = "fleethealth_events_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    spark._jvm.io.fleethealth.engine.EventRules.register(spark._jsparkSession, name, text)
+    return name
 
 
 def with_event_columns(df: DataFrame, rules: tuple[Rule, ...], body: str, logger: str) -> DataFrame:
     """`df` plus event_type and one typed column per field the rules use (rules/fields.yaml order),
-    from columns `body` and `logger`.
-
-    Three small projections rather than one expression per (rule, field): the first matching rule's
-    index; the values of its fields from one pass of its regex (_values); each field reads its
-    position. Generated code stays small (a CASE per rule and field outgrows the JVM's 64 KB method
-    limit), and an unmatched record (most) costs a NULL per field.
-    """
+    from columns `body` and `logger`: the first matching rule and its values from one call of the
+    engine's function (_rule, _values), then each field reads its position."""
     fields = fields_of(rules)
-    out = df.withColumn("_rule", F.expr(rule_index(rules, body, logger)))
-    values = _values(rules, fields, body, "_rule")
-    out = out.withColumn("_values", F.expr(values) if values else F.lit(None).cast("array<string>"))
+    if rules:
+        name = register(df.sparkSession, rules, fields)
+        out = df.withColumn("_m", F.expr(f"{name}({_ident(body)}, {_ident(logger)})"))
+        out = out.select("*", F.col("_m.rule").alias("_rule"), F.col("_m.values").alias("_values")).drop("_m")
+    else:
+        out = df.withColumn("_rule", F.lit(None).cast("int")).withColumn("_values", F.lit(None).cast("array<string>"))
     cols = [f"{_read(f, f'get(_values, {k})')} AS {_ident(f.name)}" for k, f in enumerate(fields)]
     keep = [_ident(c) for c in out.columns if c not in ("_rule", "_values")]
     return out.selectExpr(*keep, f"{event_type(rules, '_rule')} AS event_type", *cols)
