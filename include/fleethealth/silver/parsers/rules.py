@@ -210,11 +210,8 @@ def _read(f: Field, text: str) -> str:
     return f"CAST({text} AS {f.type})"
 
 
-# The engine's rule function (engine/, io.fleethealth.engine.EventRules): the first matching rule and
-# its field values in one call, the rules passed as JSON (rules_json).
-ENGINE_RULES = "io.fleethealth.engine.EventRules"
-# A body holding this character is matched with U+FFFD in its place for its values (the engine's
-# separator of values in its SQL form; kept so that values never hold it)
+# A body holding this character has its values cut with U+FFFD in its place (the rule engine's
+# values have never held it; the engine's function keeps that)
 SEP = "\u0001"
 
 

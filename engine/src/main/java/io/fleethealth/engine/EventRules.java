@@ -108,13 +108,14 @@ public final class EventRules implements UDF2<String, String, Row> {
             int[] groups = null;
             String[] constants = null;
             if (values.isArray()) {
+                int groupCount = pattern.matcher("").groupCount();
                 groups = new int[values.size()];
                 constants = new String[values.size()];
                 for (int k = 0; k < groups.length; k++) {
                     JsonNode v = values.get(k);
                     groups[k] = v.path("group").asInt(0);
                     constants[k] = v.path("constant").asText("");
-                    if (groups[k] < 0 || groups[k] > pattern.matcher("").groupCount()) {
+                    if (groups[k] < 0 || groups[k] > groupCount) {
                         throw new IllegalArgumentException("EventRules: " + match + " has no group " + groups[k]);
                     }
                 }
