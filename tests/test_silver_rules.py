@@ -171,7 +171,7 @@ def test_the_engine_function_matches_the_rules_as_spark_sql(spark, source):
     loggers = [None, "", *sorted({r.logger for r in rs if r.logger})]
     df = spark.createDataFrame([(b, lg) for b in sorted(bodies, key=str) for lg in loggers], "body string, logger string")
     name = rules.register(spark, rs, fields)
-    got = df.selectExpr("body", "logger", f"{name}(body, logger) AS m").selectExpr("body", "logger", "m.rule", "m.values")
+    got = df.selectExpr("body", "logger", f"{name}(body, NULL, logger) AS m").selectExpr("body", "logger", "m.rule", "m.values")
     want = df.selectExpr("body", "logger", f"{_sql_rule_index(rs, 'body', 'logger')} AS rule")
     want = want.selectExpr("body", "logger", "rule", f"{_sql_values(rs, fields, 'body', 'rule')} AS values")
     got_rows = sorted(map(tuple, got.collect()), key=str)

@@ -80,10 +80,20 @@ EDGES = [
     ("2026-11-20 24:00:00,000", "UTC", None),
     ("2026-11-20 10:60:00,000", "UTC", None),
     ("2026-11-20 10:00:60,000", "UTC", None),   # make_timestamp would roll second 60 into the next minute
+    ("0000-01-01 00:00:00,000", "UTC", "0000-01-01T00:00:00.000Z"),
+    ("2026-13-01 00:00:00,000", "UTC", None),
+    ("2026-11-00 00:00:00,000", "UTC", None),
+    ("2026-11-20 10:00:00,000", "Mars/Olympus", None),   # not a zone: no timestamp, not a failed hour
+    # a zone's offsets are cached per local hour: neighbours of another zone and hour in one task
+    ("2026-03-29 01:59:59,999", "Europe/Berlin", "2026-03-29T00:59:59.999Z"),
+    ("2026-03-29 03:00:00,000", "Europe/Berlin", "2026-03-29T01:00:00.000Z"),
+    ("2026-03-29 03:00:00,000", "Asia/Kathmandu", "2026-03-28T21:15:00.000Z"),
+    ("2026-03-29 03:00:00,000", "+05:30", "2026-03-28T21:30:00.000Z"),
 ]
 
 
 def test_local_to_utc_edges(spark):
-    df = spark.createDataFrame([(i, t, z) for i, (t, z, _) in enumerate(EDGES)], "i int, t string, z string")
-    rows = utc_text(df.select("i", log4j.local_to_utc(F.col("t"), F.col("z")).alias("ts"))).orderBy("i").collect()
-    assert [r.ts for r in rows] == [want for _, _, want in EDGES]
+    rows = [(i, f"[{t}] INFO x (a.B)", z) for i, (t, z, _) in enumerate(EDGES)]
+    df = spark.createDataFrame(rows, "i int, text string, z string").coalesce(1)
+    parsed = utc_text(log4j.parse_records(df, log4j.KAFKA, F.col("z")).select("i", "ts")).orderBy("i").collect()
+    assert [r.ts for r in parsed] == [want for _, _, want in EDGES]

@@ -37,6 +37,8 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
     conf = {
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        # the project's own Spark SQL functions (engine/, built at set-up): fleethealth.engine.*
+        "spark.sql.catalog.fleethealth": "io.fleethealth.engine.Functions",
         "spark.driver.extraClassPath": classpath,
         "spark.executor.extraClassPath": classpath,
         "spark.sql.session.timeZone": "UTC",

@@ -13,7 +13,6 @@ from pyspark.sql import functions as F
 
 from fleethealth.silver.parsers import rules as rule_engine
 
-TS_FORMAT = "yyyy-MM-dd HH:mm:ss,SSS"
 LINEAGE = ["cluster", "host", "source", "file", "file_sha256", "hour"]
 
 
@@ -21,8 +20,10 @@ LINEAGE = ["cluster", "host", "source", "file", "file_sha256", "hour"]
 class LogFormat:
     """Where a format's header fields sit. `header` has groups ts, level, thread, logger, body."""
     name: str
-    start: str                 # regex a record's first line matches
-    header: str                # regex over the first line
+    start: str                 # regex a record's first line matches (the engine's <name>_start tests it)
+    # regex over the first line: the layout the engine's <name>_log function reads by position
+    # (tests compare the two on every shape; the bench's plain-Python and DuckDB parsers use it)
+    header: str
     groups: dict[str, int]     # field -> group in `header` (0 = not present)
 
 
@@ -44,14 +45,6 @@ ZOOKEEPER = LogFormat(
     groups={"ts": 1, "myid": 2, "level": 3, "thread": 4, "logger": 5, "code_line": 6, "body": 7},
 )
 
-_TRAILING_LOGGER = r" \(([\w.$-]+)\)$"
-
-
-# The start regexes are anchored and match at most this many characters: testing a line's head
-# decodes a few bytes, not the line (Spark's regex functions decode each value to a Java String).
-START_PREFIX = 64
-
-
 def assemble(lines: DataFrame, fmt: LogFormat) -> tuple[DataFrame, DataFrame]:
     """(records, orphans) from bronze lines of one log format.
 
@@ -62,7 +55,7 @@ def assemble(lines: DataFrame, fmt: LogFormat) -> tuple[DataFrame, DataFrame]:
     grouped, into runs of consecutive lines; a run belongs to the start line just before it (a run
     from line 1 has none: orphans) and is joined to it by broadcast.
     """
-    marked = lines.withColumn("_start", F.substring("record", 1, START_PREFIX).rlike(fmt.start))
+    marked = lines.withColumn("_start", F.call_function(f"{rule_engine.ENGINE_FUNCTIONS}.{fmt.name}_start", F.col("record")))
     conts = marked.where(~F.col("_start"))
     # consecutive continuation lines share line_number - rank; a run from line 1 has 0
     w = Window.partitionBy("hour", "file").orderBy("line_number")
@@ -85,98 +78,22 @@ def assemble(lines: DataFrame, fmt: LogFormat) -> tuple[DataFrame, DataFrame]:
     return records, orphans
 
 
-def local_to_utc(ts_text: Column, timezone: Column) -> Column:
-    """A zone-less log timestamp (TS_FORMAT, digits where the header regex put them) in the
-    cluster's zone -> UTC timestamp.
-
-    From its fields by position (a pattern parse per record costs more than the rest of the header);
-    NULL for an impossible date or time (2026-11-31, 24:00, second 60): under ANSI mode (the Spark 4
-    default) make_timestamp raises and one bad line would fail the whole hour.
-    """
-    def part(pos: int, length: int) -> Column:
-        return F.substring(ts_text, pos, length).try_cast("int")
-    seconds = F.concat(F.substring(ts_text, 18, 2), F.lit("."), F.substring(ts_text, 21, 3)).try_cast("decimal(16,6)")
-    return F.when(part(18, 2) < 60, F.try_make_timestamp(part(1, 4), part(6, 2), part(9, 2), part(12, 2),
-                                                         part(15, 2), seconds, timezone))
-
-
-def _header_fields(cut: Column, fmt: LogFormat) -> dict[str, Column]:
-    """Every header group of a record's first line from one regex pass (NULL when empty or when the
-    line is no header): the groups are written, each after a line break, into one string and cut out
-    with substring_index. A first line holds no line break, so no group does; the body is the last
-    group. Each regexp_extract would run the whole regex again."""
-    order = _header_order(fmt)
-    matched = cut.startswith("\n")   # a first line opens with its timestamp
-    out = {}
-    for i, (_, name) in enumerate(order, start=1):
-        value = F.substring_index(cut, "\n", -1) if name == "body" else \
-            F.substring_index(F.substring_index(cut, "\n", i + 1), "\n", -1)
-        out[name] = F.when(matched, F.nullif(value, F.lit("")))
-    return out
-
-
-def _header_order(fmt: LogFormat) -> list[tuple[int, str]]:
-    order = sorted((g, name) for name, g in fmt.groups.items() if g)
-    assert order[-1][1] == "body", "the body must be the last header group"
-    return order
-
-
-def _header_cut(first: Column, fmt: LogFormat) -> Column:
-    """The one regex pass of _header_fields (its own column: each field reads it)."""
-    return F.regexp_replace(first, f"(?:{fmt.header})" + r"[\s\S]*",
-                            "".join(f"\n${g}" for g, _ in _header_order(fmt)))
-
-
-def _trailing_logger(line: Column) -> Column:
-    """The ` (logger)` that ends `line` (_TRAILING_LOGGER's group), regex-tested only on the text
-    after the line's last ` (`: no other ` (` can start that match."""
-    after = F.substring_index(line, " (", -1)
-    return F.when(line.contains(" ("), F.nullif(F.regexp_extract(after, r"^([\w.$-]+)\)$", 1), F.lit("")))
+PARSED = ("ts", "level", "logger", "thread", "message", "detail")
 
 
 def parse_records(records: DataFrame, fmt: LogFormat, timezone: Column) -> DataFrame:
-    """Header fields of assembled records: ts (UTC), level, thread, logger, message, detail, body."""
-    first = F.substring_index("text", "\n", 1)
-    rest = F.when(F.instr("text", "\n") > 0, F.expr("substr(text, instr(text, '\n') + 1)"))
-    fields = _header_fields(F.col("_cut"), fmt)
-    none = F.lit(None).cast("string")
-    df = records.withColumn("_cut", _header_cut(first, fmt)).select("*", *[fields.get(n, none).alias(f"_{n}") for n in (
-        "ts", "body", "level", "alt_level", "thread", "alt_logger", "logger")])
-    if fmt is KAFKA:
-        df = df.withColumn("_first_logger", _trailing_logger(F.col("_body")))
-        first_logger = F.col("_first_logger")
-        last_logger = _trailing_logger(F.substring_index("text", "\n", -1))
-        # The logger ends the first line, unless the message itself spans lines (then the last).
-        logger = F.coalesce("_alt_logger", first_logger, F.when(rest.isNotNull(), last_logger))
-        in_first = F.col("_alt_logger").isNotNull() | first_logger.isNotNull()
-        # the body less ` (logger)`: a first line holds no line terminator, so it ends the body
-        message = F.when(in_first, F.when(first_logger.isNull(), F.col("_body")).otherwise(
-            F.col("_body").substr(F.lit(1), F.length("_body") - F.length(first_logger) - 3)))
-        multi = F.concat_ws("\n", "_body", rest)
-        # a logger alone on the last line (` (kafka.server.KafkaConfig)`) takes its line break along
-        message = F.coalesce(message, F.when(last_logger.isNotNull(),
-                                             F.regexp_replace(multi, r"\n?" + _TRAILING_LOGGER, "")), multi)
-        detail = F.when(in_first, rest)
-        level = F.coalesce("_alt_level", "_level")
-        thread = F.col("_thread")
-    else:
-        logger = F.col("_logger")
-        message = F.concat_ws("\n", "_body", rest)
-        detail = F.lit(None).cast("string")
-        level = F.col("_level")
-        thread = F.col("_thread")
-    return (df.withColumn("ts", local_to_utc(F.col("_ts"), timezone))
-              .withColumn("level", level)
-              .withColumn("logger", logger)
-              .withColumn("thread", thread)
-              .withColumn("message", message)
-              .withColumn("detail", detail)
-              .drop(*[c for c in df.columns if c.startswith("_")]))
+    """Header fields of assembled records: ts (UTC), level, thread, logger, message, detail.
+
+    One call per record of the engine's `<format>_log(text, zone)` (io.fleethealth.engine.Log4jRecords):
+    the header cut by position from the record's bytes, as the format's `header` regex reads it; the
+    Kafka logger from the first line's ` (logger)`, else the last line's when the message spans lines,
+    and `message` without it; `ts` the header's local time in `timezone`, in UTC (NULL for an
+    impossible date or time: under ANSI mode one bad line would otherwise fail the hour)."""
+    parsed = records.withColumn("_h", F.call_function(f"{rule_engine.ENGINE_FUNCTIONS}.{fmt.name}_log", F.col("text"), timezone))
+    return parsed.select(*records.columns, *[F.col(f"_h.{c}").alias(c) for c in PARSED])
 
 
 def with_events(parsed: DataFrame, source: str) -> DataFrame:
-    """Add event_type and the typed fields of the source's event rules (rules/<source>_events.yaml)."""
-    rules = rule_engine.load_rules(source)
-    # the body is built once per record, not once per rule (each rule's test reads it)
-    df = parsed.withColumn("_body", F.concat_ws("\n", F.col("message"), F.col("detail")))
-    return rule_engine.with_event_columns(df, rules, "_body", "logger").drop("_body")
+    """Add event_type and the typed fields of the source's event rules (rules/<source>_events.yaml),
+    matched on the record's body: message and detail joined by \\n."""
+    return rule_engine.with_event_columns(parsed, rule_engine.load_rules(source), "message", "detail", "logger")

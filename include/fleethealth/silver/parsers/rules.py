@@ -7,7 +7,8 @@ fields are extracted with the regex of the rule that matched, and only on the ro
 
 The rules are loaded and checked here, then matched inside the JVM by the engine's function
 (engine/, `io.fleethealth.engine.EventRules`): one call per record finds the first matching rule and
-cuts out its values, sparing the regex of every rule whose logger, prefix or hint rules it out.
+cuts out its values, sparing the regex of every rule whose logger, prefix or hint rules it out
+(tested on the record's UTF-8 bytes).
 """
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 READERS = ("text", "list", "megabytes")
+# the engine's functions (engine/: io.fleethealth.engine.Functions), a catalog of every session
+ENGINE_FUNCTIONS = "fleethealth.engine"
 MIB = 1024 * 1024
 
 
@@ -230,21 +233,23 @@ def rules_json(rules: tuple[Rule, ...], fields: list[Field]) -> str:
 
 
 def register(spark, rules: tuple[Rule, ...], fields: list[Field]) -> str:
-    """Registers `rules` as a function of `spark` (named by their content) and returns its name."""
+    """Registers `rules` as a function of the engine's catalog (named by their content) and returns
+    its qualified name: `<name>(message, detail, logger)`."""
     text = rules_json(rules, fields)
-    name = "fleethealth_events_" + hashlib.sha256(text.encode()).hexdigest()[:16]
-    spark._jvm.io.fleethealth.engine.EventRules.register(spark._jsparkSession, name, text)
-    return name
+    name = "events_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    spark._jvm.io.fleethealth.engine.Functions.registerEvents(name, text)
+    return f"{ENGINE_FUNCTIONS}.{name}"
 
 
-def with_event_columns(df: DataFrame, rules: tuple[Rule, ...], body: str, logger: str) -> DataFrame:
+def with_event_columns(df: DataFrame, rules: tuple[Rule, ...], message: str, detail: str, logger: str) -> DataFrame:
     """`df` plus event_type and one typed column per field the rules use (rules/fields.yaml order),
-    from columns `body` and `logger`: the first matching rule and its values from one call of the
-    engine's function (_rule, _values), then each field reads its position."""
+    from columns `message`, `detail` (the body: both joined by \\n) and `logger`: the first matching
+    rule and its values from one call of the engine's function (_rule, _values), then each field
+    reads its position."""
     fields = fields_of(rules)
     if rules:
         name = register(df.sparkSession, rules, fields)
-        out = df.withColumn("_m", F.expr(f"{name}({_ident(body)}, {_ident(logger)})"))
+        out = df.withColumn("_m", F.call_function(name, F.col(message), F.col(detail), F.col(logger)))
         out = out.select("*", F.col("_m.rule").alias("_rule"), F.col("_m.values").alias("_values")).drop("_m")
     else:
         out = df.withColumn("_rule", F.lit(None).cast("int")).withColumn("_values", F.lit(None).cast("array<string>"))

@@ -4,24 +4,31 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.api.java.UDF2;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
+import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
+import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
+import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * Event rules as a Spark SQL function: {@code f(body, logger)} is the struct (rule, values) of the
- * first rule that matches the log message {@code body}: {@code rule} its 0-based position (NULL when
- * none matches), {@code values} the text of each field it extracts or sets ("" for none; NULL when
- * the rule extracts nothing).
+ * Event rules as a Spark SQL function: {@code f(message, detail, logger)} is the struct (rule, values)
+ * of the first rule that matches the log record's body (message and detail joined by \n, as
+ * concat_ws joins them): {@code rule} its 0-based position (NULL when none matches), {@code values}
+ * the text of each field it extracts or sets ("" for none; NULL when the rule extracts nothing).
  *
  * <p>The rules are data (silver/rules/*.yaml); Python passes them as JSON:
  * <pre>
@@ -30,29 +37,27 @@ import org.apache.spark.sql.types.StructType;
  * </pre>
  * A rule matches when its logger (if any) equals {@code logger} and its Java regex is found in the
  * body; {@code prefixes} (one starts every match) and {@code hints} (one occurs in every match) only
- * spare the regex. The result is what Spark SQL gives for the same rules as CASE WHEN ... RLIKE and
- * regexp_replace: the same java.util.regex, the same first-match semantics.
+ * spare the regex, and are tested on the UTF-8 bytes: a body is decoded to a Java String only for a
+ * rule whose regex must run. The result is what Spark SQL gives for the same rules as CASE WHEN ...
+ * RLIKE and regexp_replace: the same java.util.regex, the same first-match semantics.
  */
-public final class EventRules implements UDF2<String, String, Row> {
+public final class EventRules implements UnboundFunction, ScalarFunction<InternalRow> {
     public static final StructType RESULT = new StructType()
             .add("rule", DataTypes.IntegerType, true)
             .add("values", DataTypes.createArrayType(DataTypes.StringType, true), true);
     // the separator of the SQL form's values: a body holding it is read with U+FFFD in its place
     private static final char SEP = '\u0001';
-    private static final Row NONE = RowFactory.create(null, null);
+    private static final UTF8String NEW_LINE = UTF8String.fromString("\n");
 
+    private final String name;
     private final Rule[] rules;
 
-    EventRules(Rule[] rules) {
+    EventRules(String name, Rule[] rules) {
+        this.name = name;
         this.rules = rules;
     }
 
-    /** Registers the rules of `json` in `spark` as the function `name`. */
-    public static void register(SparkSession spark, String name, String json) {
-        spark.udf().register(name, of(json), RESULT);
-    }
-
-    static EventRules of(String json) {
+    static EventRules of(String name, String json) {
         JsonNode root;
         try {
             root = new ObjectMapper().readTree(json);
@@ -63,35 +68,173 @@ public final class EventRules implements UDF2<String, String, Row> {
         for (JsonNode r : root.path("rules")) {
             rules.add(Rule.of(r));
         }
-        return new EventRules(rules.toArray(new Rule[0]));
+        return new EventRules(name, rules.toArray(new Rule[0]));
     }
 
     @Override
-    public Row call(String body, String logger) {
-        if (body == null) {
-            return NONE;
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String description() {
+        return name + "(message, detail, logger): struct<rule, values> of the first event rule that matches";
+    }
+
+    @Override
+    public BoundFunction bind(StructType inputType) {
+        if (inputType.fields().length != 3) {
+            throw new UnsupportedOperationException(name + " takes (message, detail, logger)");
         }
-        for (int i = 0; i < rules.length; i++) {
-            Rule rule = rules[i];
-            if (rule.mayMatch(body, logger)) {
-                Matcher m = rule.pattern.matcher(body);
+        return this;
+    }
+
+    @Override
+    public DataType[] inputTypes() {
+        return new DataType[] {DataTypes.StringType, DataTypes.StringType, DataTypes.StringType};
+    }
+
+    @Override
+    public DataType resultType() {
+        return RESULT;
+    }
+
+    @Override
+    public boolean isResultNullable() {
+        return false;
+    }
+
+    @Override
+    public InternalRow produceResult(InternalRow input) {
+        return invoke(input.isNullAt(0) ? null : input.getUTF8String(0),
+                input.isNullAt(1) ? null : input.getUTF8String(1),
+                input.isNullAt(2) ? null : input.getUTF8String(2));
+    }
+
+    /** The magic method Spark calls (generated code, no conversion of its arguments). */
+    public InternalRow invoke(UTF8String message, UTF8String detail, UTF8String logger) {
+        UTF8String body = message == null ? (detail == null ? UTF8String.EMPTY_UTF8 : detail)
+                : detail == null ? message : UTF8String.concatWs(NEW_LINE, message, detail);
+        long[] candidates = index().candidates(body, logger);
+        String text = null;
+        for (int w = 0; w < candidates.length; w++) {
+            for (long bits = candidates[w]; bits != 0; bits &= bits - 1) {
+                int i = w * 64 + Long.numberOfTrailingZeros(bits);
+                Rule rule = rules[i];
+                if (text == null) {
+                    text = body.toString();
+                }
+                Matcher m = rule.pattern.matcher(text);
                 if (m.find()) {
-                    return RowFactory.create(i, rule.values(body, m));
+                    return new GenericInternalRow(new Object[] {i, rule.values(text, m)});
                 }
             }
         }
-        return NONE;
+        return new GenericInternalRow(new Object[] {null, null});
+    }
+
+    // built where the function runs (not shipped inside the plan): about a millisecond per task
+    private transient volatile Index index;
+
+    private Index index() {
+        Index i = index;
+        if (i == null) {
+            i = new Index(rules);
+            index = i;
+        }
+        return i;
+    }
+
+    /**
+     * The rules a body may match, in one pass for all hints (each rule needs one of its hints), a
+     * trie walk for all prefixes (one of its prefixes, if it has any) and a lookup by logger.
+     */
+    static final class Index {
+        private final ByteSets prefixes;
+        private final ByteSets hints;
+        private final long[] noPrefix;
+        private final long[] noHint;
+        private final long[] noLogger;
+        private final Map<UTF8String, long[]> byLogger = new HashMap<>();
+
+        Index(Rule[] rules) {
+            int words = Math.max(1, (rules.length + 63) / 64);
+            noPrefix = new long[words];
+            noHint = new long[words];
+            noLogger = new long[words];
+            List<byte[]> prefixTexts = new ArrayList<>();
+            List<Integer> prefixIds = new ArrayList<>();
+            List<byte[]> hintTexts = new ArrayList<>();
+            List<Integer> hintIds = new ArrayList<>();
+            for (int i = 0; i < rules.length; i++) {
+                Rule r = rules[i];
+                collect(r.prefixes, i, noPrefix, prefixTexts, prefixIds);
+                collect(r.hints, i, noHint, hintTexts, hintIds);
+                if (r.logger == null) {
+                    set(noLogger, i);
+                } else {
+                    set(byLogger.computeIfAbsent(r.logger, k -> new long[words]), i);
+                }
+            }
+            prefixes = new ByteSets(prefixTexts, prefixIds.stream().mapToInt(x -> x).toArray(), rules.length);
+            hints = new ByteSets(hintTexts, hintIds.stream().mapToInt(x -> x).toArray(), rules.length);
+        }
+
+        /** A rule without texts (or with an empty one, which every body holds) needs no test. */
+        private static void collect(UTF8String[] texts, int rule, long[] none, List<byte[]> out, List<Integer> ids) {
+            boolean always = texts.length == 0;
+            for (UTF8String t : texts) {
+                always |= t.numBytes() == 0;
+                out.add(t.getBytes());
+                ids.add(rule);
+            }
+            if (always) {
+                set(none, rule);
+            }
+        }
+
+        private static void set(long[] bits, int i) {
+            bits[i >>> 6] |= 1L << (i & 63);
+        }
+
+        long[] candidates(UTF8String body, UTF8String logger) {
+            long[] out = noLogger.clone();
+            if (!byLogger.isEmpty() && logger != null) {
+                long[] named = byLogger.get(logger);
+                if (named != null) {
+                    for (int w = 0; w < out.length; w++) {
+                        out[w] |= named[w];
+                    }
+                }
+            }
+            long[] p = noPrefix.clone();
+            prefixes.startOf(body, p);
+            boolean any = false;
+            for (int w = 0; w < out.length; w++) {
+                out[w] &= p[w];
+                any |= out[w] != 0;
+            }
+            if (!any) {
+                return out;
+            }
+            long[] h = noHint.clone();
+            hints.occurIn(body, h);
+            for (int w = 0; w < out.length; w++) {
+                out[w] &= h[w];
+            }
+            return out;
+        }
     }
 
     static final class Rule implements Serializable {
         final Pattern pattern;
-        final String logger;
-        final String[] prefixes;
-        final String[] hints;
+        final UTF8String logger;
+        final UTF8String[] prefixes;
+        final UTF8String[] hints;
         final int[] groups;          // per value: the group, or 0 for a constant
         final String[] constants;    // per value: the constant ("" for none)
 
-        private Rule(Pattern pattern, String logger, String[] prefixes, String[] hints, int[] groups,
+        private Rule(Pattern pattern, UTF8String logger, UTF8String[] prefixes, UTF8String[] hints, int[] groups,
                      String[] constants) {
             this.pattern = pattern;
             this.logger = logger;
@@ -120,39 +263,20 @@ public final class EventRules implements UDF2<String, String, Row> {
                     }
                 }
             }
-            return new Rule(pattern, r.path("logger").isTextual() ? r.path("logger").asText() : null,
+            return new Rule(pattern, r.path("logger").isTextual() ? UTF8String.fromString(r.path("logger").asText()) : null,
                     texts(r.path("prefixes")), texts(r.path("hints")), groups, constants);
         }
 
-        private static String[] texts(JsonNode array) {
-            String[] out = new String[array.size()];
+        private static UTF8String[] texts(JsonNode array) {
+            UTF8String[] out = new UTF8String[array.size()];
             for (int i = 0; i < out.length; i++) {
-                out[i] = array.get(i).asText();
+                out[i] = UTF8String.fromString(array.get(i).asText());
             }
             return out;
         }
 
-        boolean mayMatch(String body, String loggerOfBody) {
-            if (logger != null && !logger.equals(loggerOfBody)) {
-                return false;
-            }
-            if (prefixes.length > 0 && !any(body, prefixes, true)) {
-                return false;
-            }
-            return hints.length == 0 || any(body, hints, false);
-        }
-
-        private static boolean any(String body, String[] texts, boolean atStart) {
-            for (String t : texts) {
-                if (atStart ? body.startsWith(t) : body.contains(t)) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
         /** The values of a matched body; `m` found the match in `body`. */
-        String[] values(String body, Matcher m) {
+        ArrayData values(String body, Matcher m) {
             if (groups == null) {
                 return null;
             }
@@ -162,12 +286,12 @@ public final class EventRules implements UDF2<String, String, Row> {
                     return null;
                 }
             }
-            String[] out = new String[groups.length];
+            Object[] out = new Object[groups.length];
             for (int k = 0; k < out.length; k++) {
                 String value = groups[k] > 0 ? m.group(groups[k]) : constants[k];
-                out[k] = value == null ? "" : value;
+                out[k] = UTF8String.fromString(value == null ? "" : value);
             }
-            return out;
+            return new GenericArrayData(out);
         }
     }
 }
