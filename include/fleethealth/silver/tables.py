@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import reduce
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -56,8 +55,9 @@ def _log_events(bronze: DataFrame, hosts: DataFrame, fmt: log4j.LogFormat) -> tu
     parsed = log4j.parse_records(records, fmt, F.coalesce(F.col("timezone"), F.lit("UTC")))
     bad_reason = (F.when(F.col("level").isNull(), F.lit(f"not a {fmt.name} log4j header"))
                    .when(F.col("ts").isNull(), F.lit("unparseable timestamp")))
-    # parsed feeds both the events and the quarantine: parse once
-    parsed = parsed.withColumn("_bad", bad_reason).persist(StorageLevel.MEMORY_AND_DISK)
+    # parsed feeds both the events and the quarantine: parsing again (the engine's functions) costs
+    # less than caching the parsed hour (a third of the Kafka part's time, and memory)
+    parsed = parsed.withColumn("_bad", bad_reason)
     quarantine = (parsed.where(F.col("_bad").isNotNull())
                   .select(*log4j.LINEAGE, "line_number", "line_count", F.col("text").alias("record"),
                           F.col("_bad").alias("reason"))
@@ -65,10 +65,11 @@ def _log_events(bronze: DataFrame, hosts: DataFrame, fmt: log4j.LogFormat) -> tu
                                               "record", F.lit("continuation line before the first record "
                                                               "of its file").alias("reason"))))
     events = log4j.with_events(parsed.where(F.col("_bad").isNull()).drop("_bad", "text"), fmt.name)
-    log_name = F.regexp_extract("file", r"([^/]+?)\.log(?:\.[^/]*)?$", 1)
+    # the log's name from its file's: one regex per file, not per record
+    logs = lines.select("file").distinct().withColumn("log", F.regexp_extract("file", r"([^/]+?)\.log(?:\.[^/]*)?$", 1))
+    events = events.join(F.broadcast(logs), "file", "left").drop("timezone", "file_sha256",
+                                                                  "zk_myid" if fmt is log4j.KAFKA else "broker_id")
     id_col = "broker_id" if fmt is log4j.KAFKA else "zk_myid"
-    events = events.withColumn("log", log_name).drop("timezone", "file_sha256",
-                                                     "zk_myid" if fmt is log4j.KAFKA else "broker_id")
     lead = ["cluster", "host", id_col, "log", "ts", "level", "logger", "thread", "message", "detail", "event_type"]
     rest = [c for c in events.columns if c not in lead]
     return events.select(*lead, *rest), _quarantine(quarantine)
