@@ -105,22 +105,24 @@ public final class Log4jRecords implements UnboundFunction, ScalarFunction<Inter
         }
         byte[] b = new byte[text.numBytes()];
         text.writeToMemory(b, Platform.BYTE_ARRAY_OFFSET);
-        return format == Format.KAFKA ? kafka(b, zone) : zookeeper(b, zone);
+        int n = b.length;
+        int lineBreak = indexOf(b, (byte) '\n', 0, n);
+        Header h = new Header();
+        if (format == Format.KAFKA) {
+            parseKafkaHeader(b, lineBreak < 0 ? n : lineBreak, h);
+        } else {
+            parseZookeeperHeader(b, lineBreak < 0 ? n : lineBreak, h);
+        }
+        UTF8String body = h.matched ? slice(b, h.body, h.bodyEnd) : null;
+        UTF8String rest = lineBreak < 0 ? null : text(b, lineBreak + 1, n);
+        return format == Format.KAFKA ? kafka(b, h, body, rest, zone) : zookeeper(b, h, body, rest, zone);
     }
 
     // ---- the two layouts ---------------------------------------------------------------------
 
-    private InternalRow kafka(byte[] b, UTF8String zone) {
+    /** `rest`: the lines after the first (NULL when there are none). */
+    private InternalRow kafka(byte[] b, Header h, UTF8String body, UTF8String rest, UTF8String zone) {
         int n = b.length;
-        int firstEnd = indexOf(b, (byte) '\n', 0, n);
-        boolean multi = firstEnd >= 0;
-        if (!multi) {
-            firstEnd = n;
-        }
-        Header h = new Header();
-        parseKafkaHeader(b, firstEnd, h);
-        UTF8String body = h.matched ? slice(b, h.body, h.bodyEnd) : null;
-        UTF8String rest = multi ? text(b, firstEnd + 1, n) : null;
         UTF8String altLogger = h.matched ? slice(b, h.altLogger, h.altLoggerEnd) : null;
 
         // ` (logger)` ending the first line's body, else the last line (when there are several)
@@ -149,17 +151,7 @@ public final class Log4jRecords implements UnboundFunction, ScalarFunction<Inter
                 inFirst ? rest : null);
     }
 
-    private InternalRow zookeeper(byte[] b, UTF8String zone) {
-        int n = b.length;
-        int firstEnd = indexOf(b, (byte) '\n', 0, n);
-        boolean multi = firstEnd >= 0;
-        if (!multi) {
-            firstEnd = n;
-        }
-        Header h = new Header();
-        parseZookeeperHeader(b, firstEnd, h);
-        UTF8String body = h.matched ? slice(b, h.body, h.bodyEnd) : null;
-        UTF8String rest = multi ? text(b, firstEnd + 1, n) : null;
+    private InternalRow zookeeper(byte[] b, Header h, UTF8String body, UTF8String rest, UTF8String zone) {
         if (!h.matched) {
             return row(null, null, null, null, concatWs(null, rest), null);
         }
