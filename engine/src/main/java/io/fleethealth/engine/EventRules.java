@@ -16,10 +16,6 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.catalyst.util.GenericArrayData;
-import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
-import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
-import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
-import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
@@ -41,7 +37,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  * rule whose regex must run. The result is what Spark SQL gives for the same rules as CASE WHEN ...
  * RLIKE and regexp_replace: the same java.util.regex, the same first-match semantics.
  */
-public final class EventRules implements UnboundFunction, ScalarFunction<InternalRow> {
+public final class EventRules extends StringFunction<InternalRow> {
     public static final StructType RESULT = new StructType()
             .add("rule", DataTypes.IntegerType, true)
             .add("values", DataTypes.createArrayType(DataTypes.StringType, true), true);
@@ -49,11 +45,11 @@ public final class EventRules implements UnboundFunction, ScalarFunction<Interna
     private static final char SEP = '\u0001';
     private static final UTF8String NEW_LINE = UTF8String.fromString("\n");
 
-    private final String name;
     private final Rule[] rules;
 
     EventRules(String name, Rule[] rules) {
-        this.name = name;
+        super(name, new String[] {"message", "detail", "logger"}, RESULT,
+                "struct<rule, values> of the first event rule that matches");
         this.rules = rules;
     }
 
@@ -72,43 +68,8 @@ public final class EventRules implements UnboundFunction, ScalarFunction<Interna
     }
 
     @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public String description() {
-        return name + "(message, detail, logger): struct<rule, values> of the first event rule that matches";
-    }
-
-    @Override
-    public BoundFunction bind(StructType inputType) {
-        if (inputType.fields().length != 3) {
-            throw new UnsupportedOperationException(name + " takes (message, detail, logger)");
-        }
-        return this;
-    }
-
-    @Override
-    public DataType[] inputTypes() {
-        return new DataType[] {DataTypes.StringType, DataTypes.StringType, DataTypes.StringType};
-    }
-
-    @Override
-    public DataType resultType() {
-        return RESULT;
-    }
-
-    @Override
-    public boolean isResultNullable() {
-        return false;
-    }
-
-    @Override
     public InternalRow produceResult(InternalRow input) {
-        return invoke(input.isNullAt(0) ? null : input.getUTF8String(0),
-                input.isNullAt(1) ? null : input.getUTF8String(1),
-                input.isNullAt(2) ? null : input.getUTF8String(2));
+        return invoke(argument(input, 0), argument(input, 1), argument(input, 2));
     }
 
     /** The magic method Spark calls (generated code, no conversion of its arguments). */

@@ -10,10 +10,6 @@ import java.time.zone.ZoneRules;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.util.DateTimeUtils;
-import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
-import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
-import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
-import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.Platform;
@@ -30,7 +26,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  * instant, as try_make_timestamp gives it; NULL for an impossible date or time), offsets cached per
  * zone and local hour.
  */
-public final class Log4jRecords implements UnboundFunction, ScalarFunction<InternalRow> {
+public final class Log4jRecords extends StringFunction<InternalRow> {
     public static final StructType RESULT = new StructType()
             .add("ts", DataTypes.TimestampType, true)
             .add("level", DataTypes.StringType, true)
@@ -55,47 +51,15 @@ public final class Log4jRecords implements UnboundFunction, ScalarFunction<Inter
     private transient volatile Offsets offsets;
 
     public Log4jRecords(Format format) {
+        super(format.name().toLowerCase() + "_log", new String[] {"text", "zone"}, RESULT,
+                "struct<ts, level, thread, logger, message, detail> of a " + format.name().toLowerCase()
+                        + " log4j record");
         this.format = format;
     }
 
     @Override
-    public String name() {
-        return format.name().toLowerCase() + "_log";
-    }
-
-    @Override
-    public String description() {
-        return name() + "(text, zone): struct<ts, level, thread, logger, message, detail> of a "
-                + format.name().toLowerCase() + " log4j record";
-    }
-
-    @Override
-    public BoundFunction bind(StructType inputType) {
-        if (inputType.fields().length != 2) {
-            throw new UnsupportedOperationException(name() + " takes (text, zone)");
-        }
-        return this;
-    }
-
-    @Override
-    public DataType[] inputTypes() {
-        return new DataType[] {DataTypes.StringType, DataTypes.StringType};
-    }
-
-    @Override
-    public DataType resultType() {
-        return RESULT;
-    }
-
-    @Override
-    public boolean isResultNullable() {
-        return false;
-    }
-
-    @Override
     public InternalRow produceResult(InternalRow input) {
-        return invoke(input.isNullAt(0) ? null : input.getUTF8String(0),
-                input.isNullAt(1) ? null : input.getUTF8String(1));
+        return invoke(argument(input, 0), argument(input, 1));
     }
 
     /** The magic method Spark calls (generated code, no conversion of its arguments). */

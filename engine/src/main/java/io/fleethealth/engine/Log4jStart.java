@@ -1,12 +1,7 @@
 package io.fleethealth.engine;
 
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
-import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
-import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
-import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
@@ -14,49 +9,18 @@ import org.apache.spark.unsafe.types.UTF8String;
  * the format's timestamp ({@code [yyyy-MM-dd HH:mm:ss,SSS] } for Kafka, {@code yyyy-MM-dd
  * HH:mm:ss,SSS } for ZooKeeper), tested on its first bytes (a regex would decode the line).
  */
-public final class Log4jStart implements UnboundFunction, ScalarFunction<Boolean> {
+public final class Log4jStart extends StringFunction<Boolean> {
     private final Log4jRecords.Format format;
 
     public Log4jStart(Log4jRecords.Format format) {
+        super(format.name().toLowerCase() + "_start", new String[] {"line"}, DataTypes.BooleanType,
+                "whether the line starts a " + format.name().toLowerCase() + " log4j record");
         this.format = format;
     }
 
     @Override
-    public String name() {
-        return format.name().toLowerCase() + "_start";
-    }
-
-    @Override
-    public String description() {
-        return name() + "(line): whether the line starts a " + format.name().toLowerCase() + " log4j record";
-    }
-
-    @Override
-    public BoundFunction bind(StructType inputType) {
-        if (inputType.fields().length != 1) {
-            throw new UnsupportedOperationException(name() + " takes (line)");
-        }
-        return this;
-    }
-
-    @Override
-    public DataType[] inputTypes() {
-        return new DataType[] {DataTypes.StringType};
-    }
-
-    @Override
-    public DataType resultType() {
-        return DataTypes.BooleanType;
-    }
-
-    @Override
     public Boolean produceResult(InternalRow input) {
-        return invoke(input.isNullAt(0) ? null : input.getUTF8String(0));
-    }
-
-    @Override
-    public boolean isResultNullable() {
-        return false;
+        return invoke(argument(input, 0));
     }
 
     /** The magic method Spark calls; a NULL line starts nothing. */
