@@ -18,6 +18,7 @@ from fleethealth import jobs
 from fleethealth.cli import demo
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.gold import thresholds
+from fleethealth.gold.facts import core as gold_facts
 from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
 from fleethealth.silver import tables as silver
@@ -95,7 +96,8 @@ def test_an_hour_alone_gives_the_gold_the_window_published(spark, window):
     """The window's gold was computed in one plan (jobs.run_window); the middle hour computed alone
     from its published silver gives exactly the rows published for it: every fact and detector keeps
     the hour in its keys and windows (one that did not would merge the hours, or carry one hour's
-    state into the next)."""
+    state into the next). The hour alone reads the whole of silver.kafka_events, the window the rows
+    and columns gold reads (gold.facts.core.kafka_events_read): leaving the others out changes nothing."""
     lakehouse, hour = window["lakehouse"], window["hours"][1]
     silver_hour = {name: lake.read(spark, f"silver.{name}", lakehouse, hour) for name in jobs.GOLD_INPUTS}
     facts = jobs.facts_of(hour, silver.hosts_frame(spark, window["inventory"]), silver_hour)
@@ -110,6 +112,15 @@ def test_an_hour_alone_gives_the_gold_the_window_published(spark, window):
             computed["gold.broker_health_hourly"]))
     finally:
         spark.catalog.clearCache()
+
+
+def test_gold_reads_no_kafka_event_type_it_leaves_out():
+    """The event types gold does not read (left out of its input) are named by no fact or detector."""
+    gold = Path(jobs.__file__).parent / "gold"
+    for path in sorted(gold.rglob("*.py")):
+        if path.name != "core.py" or path.parent.name != "facts":
+            text = path.read_text()
+            assert not [t for t in gold_facts.KAFKA_UNREAD_EVENTS if f'"{t}"' in text], path
 
 
 def rows(df) -> list[str]:

@@ -182,8 +182,9 @@ def gold_window(spark: SparkSession, hours: list[datetime], inventory_path: str,
     inventory = load_inventory(inventory_path)
     with locks.hours_lock(hours, lakehouse, "gold job"):
         try:
-            inputs = materialize_all({name: lake.read(spark, f"silver.{name}", lakehouse, hours)
-                                      for name in GOLD_INPUTS})
+            inputs = {name: lake.read(spark, f"silver.{name}", lakehouse, hours) for name in GOLD_INPUTS}
+            inputs["kafka_events"] = gold_facts.kafka_events_read(inputs["kafka_events"])
+            inputs = materialize_all(inputs)
             window = gold_tables(facts_of(hours, silver.hosts_frame(spark, inventory), inputs), limits)
             published = (lake.read(spark, "gold.incident_findings", lakehouse)
                          if lake.exists(spark, "gold.incident_findings", lakehouse) else None)

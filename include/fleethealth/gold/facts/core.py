@@ -16,6 +16,25 @@ from fleethealth.gold.facts.coordinators import groups_by_partition
 CLEANER_THREAD = "kafka-log-cleaner-thread-%"
 
 
+# silver.kafka_events as gold reads it (jobs.gold_window): records of the event types no fact or
+# detector reads are left out (`other` and the segment rolls and deletions are nearly all of a healthy
+# broker's lines), and so are their lineage and, but for the KafkaConfig blocks'
+# (request_saturation.queued_max_requests), the record text
+KAFKA_UNREAD_EVENTS = ("other", "segment_rolled", "segment_deleted")
+KAFKA_TEXT_EVENTS = ("kafka_config",)
+KAFKA_UNREAD_COLUMNS = ("thread", "file", "source", "line_number", "line_count")
+
+
+def kafka_events_read(kafka_events: DataFrame) -> DataFrame:
+    """The rows and columns of silver.kafka_events that gold reads (the same facts and findings as
+    the whole table gives)."""
+    text = F.col("event_type").isin(*KAFKA_TEXT_EVENTS)
+    return (kafka_events.where(~F.coalesce(F.col("event_type").isin(*KAFKA_UNREAD_EVENTS), F.lit(False)))
+            .drop(*KAFKA_UNREAD_COLUMNS)
+            .withColumn("message", F.when(text, F.col("message")))
+            .withColumn("detail", F.when(text, F.col("detail"))))
+
+
 SILVER_FIELDS = ("kafka_events", "jmx", "threads", "partition_sizes", "reconciliation", "zk_events", "deadlocks")
 
 
