@@ -31,6 +31,7 @@ from fleethealth.gold.detectors import DETECTORS, detect_all
 from fleethealth.gold.facts import core as gold_facts
 from fleethealth.gold.facts import registry as fact_tables
 from fleethealth.lake import locks
+from fleethealth.lake import staged as lake_staged
 from fleethealth.lake import tables as lake
 from fleethealth.pull import landing
 from fleethealth.quality.gate import GateReport, audit, gate, publish
@@ -77,8 +78,11 @@ def silver_window(spark: SparkSession, hours: list[datetime], inventory_path: st
         # from the Parquet files, less than a copy of the whole hour costs to make and to read back
         records = lake.read(spark, "bronze.records", lakehouse, hours)
         files = bronze_files(spark, hours, lakehouse)
+        staged = {}
         try:
-            tables = materialize_all(silver.build(spark, records, inventory, files))
+            # written once, into the tables' files, uncommitted: the gate reads them, publishing commits them
+            staged = lake_staged.stage_all(spark, silver.build(spark, records, inventory, files), hours, lakehouse)
+            tables = {name: s.frame for name, s in staged.items()}
             tables["silver.reconciliation"] = materialize(reconciliation(records, tables, files))
             out, passed = {}, []
             for hour in hours:
@@ -91,9 +95,10 @@ def silver_window(spark: SparkSession, hours: list[datetime], inventory_path: st
                 passed.append(hour)
                 recon = hourly["silver.reconciliation"].orderBy("cluster", "host", "source").collect()
                 out[hour] = ([r.asDict() for r in recon], report)
-            _publish_passed(tables, passed, out, lakehouse)
+            _publish_passed(tables, passed, out, lakehouse, staged)
             return out
         finally:
+            lake_staged.discard_all(staged)
             spark.catalog.clearCache()
 
 
@@ -104,10 +109,11 @@ def of_hours(tables: dict, hours) -> dict:
             for name, df in tables.items()}
 
 
-def _publish_passed(tables: dict, passed: list[datetime], out: dict, lakehouse=None) -> None:
-    """Publish the rows of the hours of a window (`tables`) that passed their audit, at once."""
+def _publish_passed(tables: dict, passed: list[datetime], out: dict, lakehouse=None, staged=None) -> None:
+    """Publish the rows of the hours of a window (`tables`) that passed their audit, at once
+    (`staged`: see quality.gate.publish)."""
     if passed:
-        publish(of_hours(tables, passed), passed, lakehouse, [out[hour][1] for hour in passed])
+        publish(of_hours(tables, passed), passed, lakehouse, [out[hour][1] for hour in passed], staged)
         for hour in passed:
             out[hour][1].published = [name for name in lake.TABLES if name in tables]
 

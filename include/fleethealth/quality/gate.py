@@ -134,14 +134,19 @@ def record(reports: list[GateReport], lakehouse=None) -> None:
                     where=f"`table` IN ({validated})")
 
 
-def publish(tables: dict, hours: list[datetime], lakehouse=None, reports: list[GateReport] = ()) -> None:
+def publish(tables: dict, hours: list[datetime], lakehouse=None, reports: list[GateReport] = (),
+            staged: dict | None = None) -> None:
     """Write validated tables (name -> frame holding rows of `hours` only) into the published ones:
     one commit per table replacing those hours (a table that is not hourly, whole); `reports` (the
     gates that passed those hours) are recorded in gold.quality_results in the same batch of writes
-    (a tiny Delta write costs about as much as a big one: together they overlap)."""
+    (a tiny Delta write costs about as much as a big one: together they overlap). A table `staged`
+    (name -> lake.staged.Staged) for exactly these hours is published by committing its files."""
     def write(item):
         name, df = item
-        if lake.table(name).hourly:
+        done = (staged or {}).get(name)
+        if done is not None and sorted(done.hours) == sorted(hours):
+            done.commit()
+        elif lake.table(name).hourly:
             lake.write_hour(df, name, hours, lakehouse)
         else:
             lake.overwrite(df, name, lakehouse)

@@ -277,7 +277,9 @@ def _gx(data_docs_dir: Path | None = None) -> _Gx:
                 ))
             context.variables.progress_bars = ProgressBarsConfig(globally=False)
             # no spark_config: GX would apply it to the running session and may restart it
-            datasource = context.data_sources.add_spark(name="fleethealth_spark")
+            # persist=False: GX would cache every frame it validates (a second copy of a
+            # materialized table, in memory); _validate_one persists what is not materialized already
+            datasource = context.data_sources.add_spark(name="fleethealth_spark", persist=False)
             _contexts[key] = _Gx(context, datasource, {})
         return _contexts[key]
 

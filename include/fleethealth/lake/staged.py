@@ -1,0 +1,94 @@
+"""An hour written into a Delta table's files but not committed: write-audit-publish without a copy.
+
+A layer's big tables (bronze.records, silver.kafka_events) are computed once, straight into Parquet
+files of the published table inside an open Delta transaction (Delta's own `writeFiles`, the step a
+`replaceWhere` write takes before its commit). The gate reads those files (`Staged.frame`, column
+by column); publishing commits them with the removal of the hours they replace (the same actions
+and history entry a `replaceWhere` overwrite commits); a rejected hour's files are deleted. Until
+the commit no reader of the table sees them.
+
+Delta's transaction API is its Scala one (DeltaLog, OptimisticTransaction), reached through Py4J.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from pyspark.sql import DataFrame, SparkSession
+
+from fleethealth.lake import tables as lake
+
+
+class Staged:
+    """`df` (rows of `hours` only) written into `qualified`'s files, uncommitted."""
+
+    def __init__(self, spark: SparkSession, df: DataFrame, qualified: str, hours: Sequence[datetime],
+                 lakehouse=None):
+        self.spark, self.qualified, self.hours = spark, qualified, list(hours)
+        self.path, self.lakehouse = lake.table(qualified).path(lakehouse), lakehouse
+        self._prepare_table(df)
+        jvm = spark._jvm
+        self._jvm = jvm
+        self._log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, self.path)
+        self._txn = self._log.startTransaction()
+        self._added = self._txn.writeFiles(df._jdf)
+        self.frame = DataFrame(self._log.createDataFrame(self._txn.snapshot(), self._added, False,
+                                                         jvm.scala.Option.empty()), spark)
+        self.committed = self.discarded = False
+
+    def _prepare_table(self, df: DataFrame) -> None:
+        """A new table, or one without some of df's columns (written by an earlier version), gets
+        df's schema in a commit of no rows first (a transaction's files must fit its table's schema)."""
+        if lake.exists(self.spark, self.qualified, self.lakehouse):
+            have = set(self.spark.read.format("delta").load(self.path).dtypes)
+            if set(df.dtypes) <= have:
+                return
+        (df.limit(0).write.format("delta").mode("append").option("mergeSchema", "true")
+         .partitionBy("hour").save(self.path))
+
+    def commit(self) -> int:
+        """Publish the files: one commit adding them and removing the files of the hours they
+        replace. Returns the table version."""
+        jvm, seq = self._jvm, _scala_seq
+        predicate = lake.hour_predicate(self.hours)
+        table = self.spark.read.format("delta").load(self.path).where(predicate)
+        condition = table._jdf.queryExecution().analyzed().condition()
+        replaced = self._txn.filterFiles(seq(jvm, [condition]), False)
+        actions = [self._added.apply(i) for i in range(self._added.size())]
+        actions += [replaced.apply(i).remove() for i in range(replaced.size())]
+        operation = getattr(jvm.org.apache.spark.sql.delta, "DeltaOperations$Write")(
+            jvm.org.apache.spark.sql.SaveMode.Overwrite, jvm.scala.Some(seq(jvm, ["hour"])),
+            jvm.scala.Some(predicate), *[jvm.scala.Option.empty()] * 6)
+        version = self._txn.commit(seq(jvm, actions), operation)
+        self.committed = True
+        return version
+
+    def discard(self) -> None:
+        """Delete the written files (nothing was committed; a no-op after commit)."""
+        if self.committed or self.discarded:
+            return
+        conf = self.spark._jsparkSession.sessionState().newHadoopConf()
+        for i in range(self._added.size()):
+            path = self._added.apply(i).absolutePath(self._log)
+            path.getFileSystem(conf).delete(path, False)
+        self.discarded = True
+
+
+def stage_all(spark: SparkSession, frames: dict, hours: Sequence[datetime], lakehouse=None) -> dict:
+    """Stage each of `frames` (qualified name -> rows of `hours`) at once: name -> Staged."""
+    from fleethealth.runtime.frames import concurrently
+
+    return dict(zip(frames, concurrently(lambda item: Staged(spark, item[1], item[0], hours, lakehouse),
+                                         frames.items())))
+
+
+def discard_all(staged: dict) -> None:
+    for s in staged.values():
+        s.discard()
+
+
+def _scala_seq(jvm, items: list):
+    java = jvm.java.util.ArrayList()
+    for item in items:
+        java.add(item)
+    return jvm.scala.jdk.javaapi.CollectionConverters.asScala(java).toSeq()
