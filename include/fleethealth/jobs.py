@@ -1,9 +1,10 @@
 """Jobs: layer and window orchestration — one function per layer, each ending in its quality gate.
 
-Each is write-audit-publish: validated before the one write.
+Each is write-audit-publish: validated before it is published.
 
-Each layer job reads the *published* hour of the layer below and computes the layer's tables
-(materialized: computed once); `gate(layer)` validates them with their GX suites, records the
+Each layer job reads the *published* hour of the layer below and computes the layer's tables once
+(the big ones, bronze.records and silver's, written into the tables' files, uncommitted: see
+fleethealth.lake.staged; the others materialized); `gate(layer)` validates them with their GX suites, records the
 results in gold.quality_results (and Data Docs), and only if no critical expectation failed writes
 them into the published tables (replaceWhere of the hour). A failed gate raises QualityGateError
 naming the expectations and a few offending rows, leaves the published tables exactly as they
@@ -49,13 +50,19 @@ def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> tuple[int
     """Landing files of `hour` -> bronze.records and bronze.files, gated. Returns the record count
     and the gate's report."""
     landed = landing.read_manifests(hour, lakehouse)
-    read = materialize(bronze.read(spark, landed, landing.landing_hour_dir(hour, lakehouse), hour))
-    records = read.select(*bronze.SCHEMA.fieldNames())
+    read = bronze.read(spark, landed, landing.landing_hour_dir(hour, lakehouse), hour)
+    staged = {}
     try:
-        files = materialize(bronze.files(spark, landed, read, hour))
-        report = gate(spark, "bronze", hour, {"bronze.records": records, "bronze.files": files}, lakehouse)
+        # the records are written once, into bronze.records' files, uncommitted (lake.staged)
+        rows, cuts = bronze.records_observing_cuts(read)
+        staged = {"bronze.records": lake_staged.Staged(spark, rows, "bronze.records", [hour], lakehouse)}
+        records = staged["bronze.records"].frame
+        files = materialize(bronze.files(spark, landed, records, hour, cuts))
+        report = gate(spark, "bronze", hour, {"bronze.records": records, "bronze.files": files}, lakehouse,
+                      staged=staged)
         return records.count(), report
     finally:
+        lake_staged.discard_all(staged)
         spark.catalog.clearCache()
 
 

@@ -15,7 +15,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -102,14 +102,29 @@ def records(spark: SparkSession, landed: list[Landed], landing_dir: Path, hour: 
     return read(spark, landed, landing_dir, hour).select(*SCHEMA.fieldNames())
 
 
-def files(spark: SparkSession, landed: list[Landed], read_df: DataFrame, hour: datetime) -> DataFrame:
+def records_observing_cuts(read_df: DataFrame) -> tuple[DataFrame, Observation]:
+    """read()'s rows as bronze.records rows, and an Observation that, once they are written, holds
+    `cuts`: (file, cut) of each record that was cut (files() takes them: the rows are written once,
+    without a column of their own for it)."""
+    cuts = Observation("bronze cuts")
+    observed = read_df.observe(cuts, F.collect_list(F.when(F.col("cut") > 0, F.struct("file", "cut"))).alias("cuts"))
+    return observed.select(*SCHEMA.fieldNames()), cuts
+
+
+def files(spark: SparkSession, landed: list[Landed], read_df: DataFrame, hour: datetime,
+          cuts: Observation | None = None) -> DataFrame:
     """bronze.files of `hour`: every file listed for it, read or rejected, with its record count
-    (`read_df`: read()'s rows, or bronze.records), and what of it was cut from an over-long record."""
+    (`read_df`: read()'s rows, or bronze.records), and what of it was cut from an over-long record
+    (read_df's `cut`, or `cuts` of records_observing_cuts)."""
     rows = [(x.cluster, x.host, x.source, x.file, x.size, x.sha256 or None, x.status, x.reason or None, 0, hour)
             for x in landed]
     listed = local_frame(spark, rows, FILES_SCHEMA).drop("records")
     cut = F.sum("cut") if "cut" in read_df.columns else F.lit(0)
     counts = read_df.groupBy("file").agg(F.count(F.lit(1)).alias("records"), cut.cast("long").alias("cut"))
+    if cuts is not None:
+        observed = local_frame(spark, [(r.file, r.cut) for r in cuts.get["cuts"]], "file string, cut long")
+        counts = (counts.drop("cut").join(observed.groupBy("file").agg(F.sum("cut").alias("cut")), "file", "left")
+                  .fillna(0, ["cut"]))
     out = listed.join(counts, "file", "left").withColumn("records", F.coalesce("records", F.lit(0)).cast("long"))
     was_cut = F.format_string(f"%d bytes not kept: a record holds at most {MAX_RECORD_BYTES} bytes", "cut")
     out = out.withColumn("reason", F.when(F.col("cut") > 0, F.concat_ws("; ", "reason", was_cut))

@@ -7,7 +7,8 @@ by column); publishing commits them with the removal of the hours they replace (
 and history entry a `replaceWhere` overwrite commits); a rejected hour's files are deleted. Until
 the commit no reader of the table sees them.
 
-Delta's transaction API is its Scala one (DeltaLog, OptimisticTransaction), reached through Py4J.
+Files of a run killed between writing and committing are referenced by no commit: VACUUM
+(lake.maintenance) deletes them after its retention. Delta's transaction API is its Scala one (DeltaLog, OptimisticTransaction), reached through Py4J.
 """
 from __future__ import annotations
 
@@ -43,7 +44,10 @@ class Staged:
             have = set(self.spark.read.format("delta").load(self.path).dtypes)
             if set(df.dtypes) <= have:
                 return
-        (df.limit(0).write.format("delta").mode("append").option("mergeSchema", "true")
+        from fleethealth.runtime.frames import local_frame
+
+        # of df's schema only: running df's plan would complete its observations (bronze's cuts) empty
+        (local_frame(self.spark, [], df.schema).write.format("delta").mode("append").option("mergeSchema", "true")
          .partitionBy("hour").save(self.path))
 
     def commit(self) -> int:

@@ -4,7 +4,8 @@ Tables live at <lakehouse>/<layer>/<table>; hourly tables are partitioned by `ho
 hour is rewritten with `replaceWhere`, so re-running an hour replaces exactly that hour.
 
 Write-audit-publish: a layer job computes its hour's tables, its quality gate validates them, and
-only then are they written, once, into the real tables (`write_hour`: replaceWhere of its hours). A
+only then are they published into the real tables (`write_hour`: replaceWhere of its hours, or the
+commit of files written uncommitted, fleethealth.lake.staged). A
 rejected hour is written to a staging Delta table <lakehouse>/_staging/<hour>/<layer>/<table>
 (`stage`) for inspection instead; the published tables are untouched.
 """

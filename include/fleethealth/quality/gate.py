@@ -82,13 +82,13 @@ def completeness(hosts: DataFrame, health: DataFrame, findings: DataFrame) -> Da
 
 @locks.holding_hour("validate_{layer}")
 def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse=None,
-         inventory_path: str | None = None) -> GateReport:
+         inventory_path: str | None = None, staged: dict | None = None) -> GateReport:
     """The quality gate of `layer` for `hour` on the layer's computed tables (name -> materialized
-    frame): validate them (and the layer's audits), record the results, then either publish them
-    (one write per table) or, on a critical failure, stage them for inspection and raise
-    QualityGateError (nothing published)."""
+    frame, or the frame of its files `staged`, see publish): validate them (and the layer's audits),
+    record the results, then either publish them (one commit per table) or, on a critical failure,
+    stage them for inspection and raise QualityGateError (nothing published)."""
     report = audit(spark, layer, hour, tables, lakehouse, inventory_path)
-    publish(tables, [hour], lakehouse, [report])
+    publish(tables, [hour], lakehouse, [report], staged)
     report.published = lake.layer_tables(layer)
     return report
 
