@@ -3,9 +3,9 @@
 Each is write-audit-publish: validated before it is published.
 
 Each layer job reads the *published* hour of the layer below and computes the layer's tables once
-(the big ones, bronze.records and silver's, written into the tables' files, uncommitted: see
-fleethealth.lake.staged; the others materialized); `gate(layer)` validates them with their GX suites, records the
-results in gold.quality_results (and Data Docs), and only if no critical expectation failed writes
+(bronze.records and silver's written into the tables' files, uncommitted: fleethealth.lake.staged;
+the others materialized); `gate(layer)` validates them with their GX suites, records the results in
+gold.quality_results (and Data Docs), and only if no critical expectation failed writes
 them into the published tables (replaceWhere of the hour). A failed gate raises QualityGateError
 naming the expectations and a few offending rows, leaves the published tables exactly as they
 were, and writes the rejected tables to <lakehouse>/_staging/<hour>/<layer>/ for inspection.

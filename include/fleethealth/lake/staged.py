@@ -1,14 +1,15 @@
 """An hour written into a Delta table's files but not committed: write-audit-publish without a copy.
 
-A layer's big tables (bronze.records, silver.kafka_events) are computed once, straight into Parquet
-files of the published table inside an open Delta transaction (Delta's own `writeFiles`, the step a
-`replaceWhere` write takes before its commit). The gate reads those files (`Staged.frame`, column
-by column); publishing commits them with the removal of the hours they replace (the same actions
-and history entry a `replaceWhere` overwrite commits); a rejected hour's files are deleted. Until
-the commit no reader of the table sees them.
+bronze.records and silver's tables are computed once, straight into Parquet files of the published
+table inside an open Delta transaction (Delta's own `writeFiles`, the step a `replaceWhere` write
+takes before its commit). The gate reads those files (`Staged.frame`, column by column); publishing
+commits them with the removal of the hours they replace (the same actions and history entry a
+`replaceWhere` overwrite commits); a rejected hour's files are deleted. Until the commit no reader
+of the table sees them.
 
 Files of a run killed between writing and committing are referenced by no commit: VACUUM
-(lake.maintenance) deletes them after its retention. Delta's transaction API is its Scala one (DeltaLog, OptimisticTransaction), reached through Py4J.
+(lake.maintenance) deletes them after its retention. Delta's transaction API is its Scala one
+(DeltaLog, OptimisticTransaction), reached through Py4J.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from datetime import datetime
 from pyspark.sql import DataFrame, SparkSession
 
 from fleethealth.lake import tables as lake
+from fleethealth.runtime.frames import concurrently, local_frame
 
 
 class Staged:
@@ -44,8 +46,6 @@ class Staged:
             have = set(self.spark.read.format("delta").load(self.path).dtypes)
             if set(df.dtypes) <= have:
                 return
-        from fleethealth.runtime.frames import local_frame
-
         # of df's schema only: running df's plan would complete its observations (bronze's cuts) empty
         (local_frame(self.spark, [], df.schema).write.format("delta").mode("append").option("mergeSchema", "true")
          .partitionBy("hour").save(self.path))
@@ -80,8 +80,6 @@ class Staged:
 
 def stage_all(spark: SparkSession, frames: dict, hours: Sequence[datetime], lakehouse=None) -> dict:
     """Stage each of `frames` (qualified name -> rows of `hours`) at once: name -> Staged."""
-    from fleethealth.runtime.frames import concurrently
-
     return dict(zip(frames, concurrently(lambda item: Staged(spark, item[1], item[0], hours, lakehouse),
                                          frames.items())))
 
