@@ -2,14 +2,16 @@
 ### fleet_health_hourly
 
 Every hour: pull each host's files of the **previous hour** into landing (one mapped task per
-host, so an unreachable host fails alone), then one Spark job per layer: bronze -> silver -> gold
-(`SparkSubmitOperator` on `spark_default`).
+host, so an unreachable host fails alone), then one Spark application for the three layers:
+bronze -> silver -> gold (`SparkSubmitOperator` on `spark_default`, `spark/layers.py`; one JVM an
+hour instead of three).
 
-Write-audit-publish: each layer job computes its hour, runs the layer's Great Expectations suites
+Write-audit-publish: each layer computes its hour, runs the layer's Great Expectations suites
 (`expectations/`) on it, records the results in `gold.quality_results` and the Data Docs
-(`<lakehouse>/quality/data_docs/index.html`), and only then publishes the hour (one write per
-table). A red layer task whose log says `validate_<layer> ... nothing published` names the failed
-expectation and offending rows; the published tables are unchanged and the rejected tables are in
+(`<lakehouse>/quality/data_docs/index.html`), and only then publishes the hour (one commit per
+table) and the next layer starts. A red `bronze_silver_gold` task whose log says
+`validate_<layer> ... nothing published` names the failed expectation and offending rows; that
+layer's and the higher layers' published tables are unchanged and the rejected tables are in
 `<lakehouse>/_staging/<hour>/<layer>/`. gold publishes health facts and `gold.incidents`.
 
 The processed hour is explicit: the data interval of `CronDataIntervalTimetable` (Airflow 3
@@ -39,18 +41,7 @@ PULL_RETRY_DELAY = timedelta(seconds=config.pull_retry_delay_s())
 PULL_TIMEOUT = timedelta(seconds=config.pull_timeout_s())
 
 HOUR = "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
-
-
-def spark_job(task_id: str, *args: str, **kwargs) -> SparkSubmitOperator:
-    return SparkSubmitOperator(
-        task_id=task_id,
-        application=str(config.spark_dir() / f"{task_id}.py"),
-        conn_id=config.SPARK_CONN_ID,
-        name=f"fleethealth-{task_id}",
-        conf=spark_conf(LAKEHOUSE, short_lived=True),
-        application_args=["--hour", HOUR, "--lakehouse", "{{ params.lakehouse }}", *args],
-        **kwargs,
-    )
+LAYERS_TASK = "bronze_silver_gold"
 
 
 with DAG(
@@ -103,8 +94,16 @@ with DAG(
 
     hour = resolve_hour()
     pulled = pull.partial(hour=hour).expand(host=list_hosts())
-    inventory = ("--inventory", "{{ params.inventory }}")
-    bronze = spark_job("bronze", trigger_rule="all_done")
-    silver = spark_job("silver", *inventory)
-    gold = spark_job("gold", *inventory, outlets=[Asset(f"fleethealth.{q}") for q in lake.layer_tables("gold")])
-    hour >> pulled >> bronze >> silver >> gold
+    # all_done: a host whose pull failed is marked data_missing by gold; the others go on
+    layers = SparkSubmitOperator(
+        task_id=LAYERS_TASK,
+        application=str(config.spark_dir() / "layers.py"),
+        conn_id=config.SPARK_CONN_ID,
+        name="fleethealth-hour",
+        conf=spark_conf(LAKEHOUSE, short_lived=True),
+        application_args=["--hour", HOUR, "--lakehouse", "{{ params.lakehouse }}",
+                          "--inventory", "{{ params.inventory }}"],
+        trigger_rule="all_done",
+        outlets=[Asset(f"fleethealth.{q}") for q in lake.layer_tables("gold")],
+    )
+    hour >> pulled >> layers

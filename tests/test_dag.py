@@ -1,6 +1,6 @@
-"""DAG integrity of dags/fleet_health_hourly.py (docs/architecture.md: hourly pull -> bronze -> silver -> gold,
-each layer one SparkSubmitOperator that computes, validates (GX) and only then publishes its hour, the
-processed hour explicit). Parses with Airflow only, no Spark."""
+"""DAG integrity of dags/fleet_health_hourly.py (docs/architecture.md: hourly pull -> bronze -> silver -> gold
+in one SparkSubmitOperator, each layer computed, validated (GX) and only then published, the processed
+hour explicit). Parses with Airflow only, no Spark."""
 from __future__ import annotations
 
 import json
@@ -13,13 +13,11 @@ from pathlib import Path
 import pendulum
 import pytest
 
-from fleethealth.lake import tables as lake
-
 PROJECT = Path(__file__).resolve().parents[1]
 DAGS = PROJECT / "dags"
 DAG_FILE = DAGS / "fleet_health_hourly.py"
 DAG_ID = "fleet_health_hourly"
-LAYERS = lake.LAYERS
+LAYERS_TASK = "bronze_silver_gold"
 
 
 @pytest.fixture(scope="module")
@@ -56,15 +54,13 @@ def test_every_task_retries_at_least_twice(dag):
 
 
 def test_task_ids_and_dependency_order(dag):
-    assert sorted(dag.task_ids) == sorted(["resolve_hour", "list_hosts", "pull", *LAYERS])
+    assert sorted(dag.task_ids) == sorted(["resolve_hour", "list_hosts", "pull", LAYERS_TASK])
     up = {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks}
     assert up == {
         "resolve_hour": [],
         "list_hosts": [],
         "pull": ["list_hosts", "resolve_hour"],
-        "bronze": ["pull"],
-        "silver": ["bronze"],
-        "gold": ["silver"],
+        LAYERS_TASK: ["pull"],
     }
 
 
@@ -84,30 +80,40 @@ def test_pull_is_mapped_per_host(dag):
 
 def test_bronze_runs_even_if_one_host_fails(dag):
     """One unreachable host never blocks the rest (docs/targets.md)."""
-    assert dag.get_task("bronze").trigger_rule == "all_done"
+    assert dag.get_task(LAYERS_TASK).trigger_rule == "all_done"
 
 
-@pytest.mark.parametrize("layer", LAYERS)
-def test_spark_steps_are_spark_submit(dag, layer):
+def test_the_layers_are_one_spark_submit(dag):
+    """One JVM an hour: spark/layers.py runs bronze, silver and gold, each behind its gate."""
     from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
-    task = dag.get_task(layer)
+    task = dag.get_task(LAYERS_TASK)
     assert isinstance(task, SparkSubmitOperator)
     assert task._conn_id == "spark_default"
     app = Path(task.application)
-    assert app == PROJECT / "spark" / f"{layer}.py"
+    assert app == PROJECT / "spark" / "layers.py"
     assert app.is_file()
     args = list(task.application_args)
     assert args[args.index("--hour") + 1] == "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
-    assert "--lakehouse" in args
+    assert "--lakehouse" in args and "--inventory" in args
+    assert "--layers" not in args   # all three, in order
+
+
+def test_layers_argument():
+    from fleethealth.runtime import jobargs
+
+    assert jobargs.layers("gold,bronze") == ["bronze", "gold"]
+    assert jobargs.layers("silver") == ["silver"]
+    for bad in ("", "platinum", "bronze,platinum"):
+        with pytest.raises(Exception, match="layers are some of bronze,silver,gold"):
+            jobargs.layers(bad)
 
 
 def test_gold_publishes_assets_for_gold_tables(dag):
-    """The gold task publishes the gold tables (once its gate passed), so the Assets are its own."""
+    """The task publishes the gold tables (once the gold gate passed), so the Assets are its own."""
     from airflow.sdk import Asset
 
-    assert dag.get_task("silver").outlets == []
-    outlets = dag.get_task("gold").outlets
+    outlets = dag.get_task(LAYERS_TASK).outlets
     assert outlets and all(isinstance(a, Asset) for a in outlets)
     names = {a.name for a in outlets}
     assert "fleethealth.gold.incidents" in names

@@ -17,26 +17,38 @@ def parser(description: str, needs_inventory: bool = True) -> argparse.ArgumentP
     return p
 
 
-def run_step(layer: str, args: argparse.Namespace, run) -> int:
-    """The body of a spark-submit entry point: `run(spark)` computes and gates the layer's hour and
-    returns (text to print, the gate's report). Exit status 1 when the gate failed (nothing
-    published; the message names the failed expectations)."""
+def layers(text: str) -> list[str]:
+    """`--layers bronze,silver`: known layers, in the layers' order."""
+    chosen = {x.strip() for x in text.split(",") if x.strip()}
+    unknown = chosen - set(lake.LAYERS)
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"layers are some of {','.join(lake.LAYERS)}; got {text!r}")
+    return [layer for layer in lake.LAYERS if layer in chosen]
+
+
+def run_steps(args: argparse.Namespace, steps: list) -> int:
+    """The body of a spark-submit entry point: each (layer, run) in turn in one Spark session;
+    `run(spark)` computes and gates the layer's hour and returns (text to print, the gate's report).
+    Exit status 1 at the first gate that failed (that layer not published, the layers after it not
+    run; the message names the failed expectations)."""
     from fleethealth.quality import gate
     from fleethealth.quality import suites as quality
     from fleethealth.runtime.session import build_session
 
     quality.preload()  # overlaps the GX import with the JVM start
-    spark = build_session(f"fleethealth-{layer}", args.lakehouse)
+    spark = build_session(f"fleethealth-{'-'.join(layer for layer, _ in steps)}", args.lakehouse)
     docs = gate.data_docs_dir(args.lakehouse)
     try:
-        text, report = run(spark)
-        print(text)
-        print(report.summary())
+        for layer, run in steps:
+            try:
+                text, report = run(spark)
+            except quality.QualityGateError as exc:
+                print(f"validate_{layer} {args.hour.isoformat()}: nothing published (rejected tables staged in "
+                      f"{lake.staging_dir(args.hour, args.lakehouse, layer)})\n{exc}", file=sys.stderr)
+                return 1
+            print(text)
+            print(report.summary(), flush=True)
         return 0
-    except quality.QualityGateError as exc:
-        print(f"validate_{layer} {args.hour.isoformat()}: nothing published (rejected tables staged in "
-              f"{lake.staging_dir(args.hour, args.lakehouse, layer)})\n{exc}", file=sys.stderr)
-        return 1
     finally:
         if docs:
             print(f"Data Docs: {docs / 'index.html'}")
