@@ -1,6 +1,6 @@
 # fleethealth: one-machine set-up, demo, tests and benchmarks.
 #   make setup   Java 17, Maven, .venv, Delta jars (pom.xml), Airflow DB (idempotent, fast 2nd run)
-#   make demo    set-up, then the end-to-end demo
+#   make demo    set-up (without the class-data-sharing archive: it pays over many Spark JVMs, not 4), then the end-to-end demo
 #   make test    set-up, then pytest in 2 worker processes (PYTEST_ARGS="-k foo" to narrow, PYTEST_WORKERS=0 for one process)
 #   make test-faults  set-up, then the kill -9 and concurrent-run tests at every point (slow; CI runs it after make test)
 #   make test-big    set-up, then the tests on files of gigabytes (a 2 GiB live server.log; CI runs it after make test)
@@ -24,7 +24,8 @@ help:
 setup:
 	bash scripts/setup.sh
 
-demo: setup
+demo:
+	FLEETHEALTH_CLASS_SHARING=0 bash scripts/setup.sh
 	. scripts/env.sh && $(PYTHON) -m fleethealth.cli.demo $(ARGS)
 
 test: setup

@@ -16,13 +16,16 @@
 #   e2) ./jars/fleethealth-engine.jar  mvn package (engine/pom.xml; apt-get install openjdk-17-jdk-headless if
 #                                      javac is missing); stamp: sha256 of engine/pom.xml and engine/src
 #   h) ./jars/spark-cds.jsa            class-data-sharing archive of the Spark driver (python -m fleethealth.setup.class_sharing);
-#                                      stamp: jars + engine + requirements + java -version
+#                                      stamp: jars + engine + requirements + java -version. Not built when
+#                                      FLEETHEALTH_CLASS_SHARING=0 (make demo: it takes ~50 s and saves ~4.5 s per
+#                                      Spark JVM, 4 in a demo, hundreds in make test)
 #   g) OpenSSH server                  apt-get install openssh-server if /usr/sbin/sshd is missing (the pull
 #                                      tests start their own sshd on loopback; nothing is started here)
 #   f) Airflow metadata DB             airflow db migrate (SQLite in ./airflow) if missing or deps changed
 #
 # Environment knobs:
 #   FLEETHEALTH_FORCE_SETUP=1   ignore the stamps and redo every step
+#   FLEETHEALTH_CLASS_SHARING=0 do not build the class-data-sharing archive (an existing one is kept)
 #   MAVEN_REPO_LOCAL=DIR        Maven local repository (default: Maven's own, ~/.m2/repository)
 #   PYTHON=/path/to/python3.11  interpreter used to create .venv
 set -euo pipefail
@@ -260,6 +263,8 @@ CDS_STAMP="$JARS/.setup-stamp-cds"
 CDS_HASH="$(printf '%s %s %s %s' "$POM_HASH" "$ENGINE_HASH" "$DEPS_HASH" "$(java -version 2>&1 | head -n 1)" | sha256sum | cut -d' ' -f1)"
 if [ -f "$CDS_ARCHIVE" ] && stamp_ok "$CDS_STAMP" "$CDS_HASH"; then
     step "class-data-sharing archive up to date ($CDS_ARCHIVE)"
+elif [ "${FLEETHEALTH_CLASS_SHARING:-1}" = 0 ]; then
+    step "class-data-sharing archive not built (FLEETHEALTH_CLASS_SHARING=0)"
 else
     rm -f "$CDS_STAMP"
     step "class-data-sharing archive of the Spark driver -> $CDS_ARCHIVE"

@@ -324,3 +324,17 @@ def test_data_docs_index_written(spark, tmp_path):
     index = index.read_text()
     assert all(str(page.relative_to(docs)) in index for page in pages)
     assert "gold.incident_findings-20240305T1100Z" in index
+
+
+def test_data_docs_index_links_the_latest_results_and_keeps_every_page(spark, tmp_path, monkeypatch):
+    """The index's cost must not grow with history: it links the most recent results only."""
+    monkeypatch.setattr(quality, "DOCS_INDEX_RESULTS", 2)
+    docs = tmp_path / "docs"
+    for i in range(3):
+        quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incident_findings",
+                         hour=HOUR + timedelta(hours=i), data_docs_dir=docs)
+    quality._contexts.pop(str(docs.resolve()))
+    index = (docs / "index.html").read_text()
+    assert "gold.incident_findings-20240305T1000Z" not in index
+    assert "gold.incident_findings-20240305T1100Z" in index and "gold.incident_findings-20240305T1200Z" in index
+    assert len(list((docs / "validations").rglob("*.html"))) == 3

@@ -163,7 +163,8 @@ def cmd_parse(args) -> int:
     import tempfile
     import threading
 
-    from fleethealth.cli.parse import SMALL_FILE_BYTES, SMALL_FILE_CONF, SOURCES, parsed_file, utc_text
+    from fleethealth.cli.parse import SMALL_FILE_BYTES, SOURCES, parsed_file, utc_text
+    from fleethealth.runtime.spark_conf import SMALL_INPUT_CONF
 
     raw = Path(args.file)
     if not raw.is_file():
@@ -173,7 +174,7 @@ def cmd_parse(args) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         spark = _session("fleethealth-parse", tmp, cores="local[2]", short_lived=True).newSession()
         if raw.stat().st_size <= SMALL_FILE_BYTES:
-            for key, value in SMALL_FILE_CONF.items():
+            for key, value in SMALL_INPUT_CONF.items():
                 spark.conf.set(key, value)
         # a JVM's first job costs a second or so of one-off set-up: run one while this thread builds
         # the plans (mostly waiting on the JVM's analyser, single-threaded)

@@ -23,13 +23,10 @@ if TYPE_CHECKING:   # the CLI reads SOURCES for its --help: no Spark on import
 # `parse --source` names (a format of a fleet source, and the part of silver that parses it) -> the
 # fleet source folder a file of that kind lives in
 SOURCES = FORMATS
-# the session of `fleethealth parse` for a small file (a fresh JVM, a few rows): expressions
-# interpreted, not compiled (Janino takes longer than evaluating the rows), one shuffle partition, no
-# adaptive re-planning of each stage (prometheus's quarantine: ~1 s of a cold JVM's planning). A
-# larger file gets the jobs' settings: compiled code pays back over many rows.
+# `fleethealth parse` of a file up to this size (a fresh JVM, a few rows) runs with spark_conf's
+# SMALL_INPUT_CONF (prometheus's quarantine: ~1 s less of a cold JVM's planning). A larger file gets the
+# jobs' settings: compiled code pays back over many rows.
 SMALL_FILE_BYTES = 4 << 20
-SMALL_FILE_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.shuffle.partitions": "1",
-                   "spark.sql.adaptive.enabled": "false"}
 # lineage columns that are the same for every row of one parsed file
 CONSTANT_COLUMNS = ("cluster", "host", "broker_id", "zk_myid", "hour", "source", "file")
 

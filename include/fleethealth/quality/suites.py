@@ -226,6 +226,10 @@ def expectation_label(exp: dict) -> str:
 # ------------------------------------------------------------------------------------ GX context
 DOCS_SITE = "fleethealth"
 DOCS_STORES = "_gx"  # under data_docs_dir: GX's suite / validation-result stores behind the site
+# The index links the most recent results only: GX reads every result it links at every build, so an
+# index of all of them grew with history (~2 ms a result, 25 results an hour: a month's index ~35 s
+# an hour). Every result keeps its page, and gold.quality_results has them all.
+DOCS_INDEX_RESULTS = 100
 _lock = threading.RLock()
 _contexts: dict[str | None, "_Gx"] = {}
 
@@ -270,7 +274,8 @@ def _gx(data_docs_dir: Path | None = None) -> _Gx:
                         root_directory=str(Path(key) / DOCS_STORES)),
                     data_docs_sites={DOCS_SITE: {
                         "class_name": "SiteBuilder",
-                        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+                        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder",
+                                               "validation_results_limit": DOCS_INDEX_RESULTS},
                         "store_backend": {"class_name": "TupleFilesystemStoreBackend",
                                           "base_directory": key},
                     }},

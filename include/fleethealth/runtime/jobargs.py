@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 from fleethealth.lake import tables as lake
 from fleethealth.lake.hours import parse_hour
@@ -40,6 +41,7 @@ def run_steps(args: argparse.Namespace, steps: list) -> int:
     docs = gate.data_docs_dir(args.lakehouse)
     try:
         for layer, run in steps:
+            started = time.monotonic()
             try:
                 text, report = run(spark)
             except quality.QualityGateError as exc:
@@ -47,7 +49,7 @@ def run_steps(args: argparse.Namespace, steps: list) -> int:
                       f"{lake.staging_dir(args.hour, args.lakehouse, layer)})\n{exc}", file=sys.stderr)
                 return 1
             print(text)
-            print(report.summary(), flush=True)
+            print(f"{report.summary()} ({time.monotonic() - started:.1f} s)", flush=True)
         return 0
     finally:
         if docs:

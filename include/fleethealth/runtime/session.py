@@ -27,6 +27,22 @@ def build_session(app_name: str, lakehouse: str | None = None, master: str | Non
     return spark
 
 
+@contextmanager
+def settings(spark, conf: dict):
+    """The session's SQL settings `conf` for the block, then the ones it had."""
+    before = {key: spark.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        yield spark
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
 # what the JVM prints on every start that says nothing to a user of the command line: Spark's
 # launcher always adds the incubating Vector API module (the JVM announces it), and PySpark's JVM
 # runs as Spark's shell, which announces its log level

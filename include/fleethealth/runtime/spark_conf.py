@@ -7,6 +7,16 @@ from __future__ import annotations
 from fleethealth.runtime import cds, config
 
 
+# For small inputs (a demo's hour, one file of `fleethealth parse`) a job is mostly the driver's fixed
+# work: Janino compiling the generated code of every operator costs more than interpreting it over a few
+# thousand rows, and adaptive execution re-plans more than it saves (a demo hour's gold 29 -> 19 s;
+# its silver, whose parse is heavier per row, is faster compiled: jobs.small_input).
+SMALL_INPUT_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.shuffle.partitions": "1",
+                    "spark.sql.adaptive.enabled": "false"}
+# an hour (or window) whose landed files are smaller than this is a small input
+SMALL_HOUR_BYTES = 64 * 2**20
+
+
 def java_options_string(options: list[str]) -> str:
     """JVM options as one `extraJavaOptions` value: Spark splits it like a shell (quotes, backslash),
     so each option is quoted and a path with a space or a quote stays one option."""
