@@ -6,7 +6,7 @@ Prints figures, not a verdict (exit 0 unless a DAG run fails).
 
 Simulates the demo's fleet (`fleethealth.cli.demo.SCENARIOS`, 8 hosts, a few MB an hour) from the demo's
 first hour into a scratch folder, then runs each hour through Airflow exactly as `make demo` does
-(`airflow dags test`: pull, then three spark-submits, each layer gated), timing each run. The first
+(`airflow dags test`: pull, then one spark-submit of the three layers, each gated), timing each run. The first
 hour creates every table; the later ones replace an hour in existing tables, which is the steady
 state of an hourly product, so the goal is judged on the slowest hour. `make demo` is these three
 hours plus the set-up and the incident summary.

@@ -1,7 +1,7 @@
 """The JVM class-data-sharing archive of the Spark driver (AppCDS), built once at set-up.
 
-Every hourly DAG run starts six short-lived Spark JVMs; each spends seconds loading and verifying
-the same ~20,000 classes of Spark, Delta and Hadoop. `make setup` runs `python -m fleethealth.setup.class_sharing`,
+Every hourly DAG run starts a short-lived Spark JVM (and `make test` hundreds); each spends seconds
+loading and verifying the same ~20,000 classes of Spark, Delta and Hadoop. `make setup` runs `python -m fleethealth.setup.class_sharing`,
 which starts one Spark driver exactly as the jobs do (same class path), exercises a Delta write and
 read and the silver parsers (one simulated file of each source, through `fleethealth parse`'s code),
 and dumps the loaded classes into `<jars>/spark-cds.jsa` at exit
