@@ -161,7 +161,9 @@ else
     PIP=("$VENV/bin/python" -m pip --disable-pip-version-check --quiet)
     step "pip install uv (constraints.txt)"
     if "${PIP[@]}" install --progress-bar off uv -c constraints.txt && [ -x "$VENV/bin/uv" ]; then
-        INSTALLER=uv INSTALL=("$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python")
+        # compiled at install, as pip does: a process that may not write __pycache__
+        # (PYTHONDONTWRITEBYTECODE, a read-only venv) otherwise compiles Airflow and GX at every start
+        INSTALLER=uv INSTALL=("$VENV/bin/uv" pip install --quiet --compile-bytecode --python "$VENV/bin/python")
     else
         log "could not install uv: pip installs the requirements instead (slower)"
         INSTALLER=pip INSTALL=("${PIP[@]}" install --progress-bar off)
