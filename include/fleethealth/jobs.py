@@ -55,7 +55,7 @@ def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> tuple[int
     read = bronze.read(spark, landed, landing.landing_hour_dir(hour, lakehouse), hour)
     staged = {}
     try:
-        with small_input(spark, [hour], lakehouse):
+        with small_input(spark, landed):
             # the records are written once, into bronze.records' files, uncommitted (lake.staged)
             rows, cuts = bronze.records_observing_cuts(read)
             staged = {"bronze.records": lake_staged.Staged(spark, rows, "bronze.records", [hour], lakehouse)}
@@ -112,12 +112,11 @@ def silver_window(spark: SparkSession, hours: list[datetime], inventory_path: st
             spark.catalog.clearCache()
 
 
-def small_input(spark: SparkSession, hours: list[datetime], lakehouse=None):
-    """The session set for a small input (runtime.spark_conf.SMALL_INPUT_CONF) while a block computes
-    `hours`, if what landed for them is that small; bronze and gold use it, silver's parse is faster
-    compiled even then."""
-    landed = sum(x.size for hour in hours for x in landing.read_manifests(hour, lakehouse))
-    return settings(spark, SMALL_INPUT_CONF if landed < SMALL_HOUR_BYTES else {})
+def small_input(spark: SparkSession, landed: list):
+    """The session set for a small input (runtime.spark_conf.SMALL_INPUT_CONF) for a block, if the
+    files `landed` (pull.landing.Landed) of the hours it computes are that small; bronze and gold use
+    it, silver's parse is faster compiled even then."""
+    return settings(spark, SMALL_INPUT_CONF if sum(x.size for x in landed) < SMALL_HOUR_BYTES else {})
 
 
 def of_hours(tables: dict, hours) -> dict:
@@ -206,7 +205,8 @@ def gold_window(spark: SparkSession, hours: list[datetime], inventory_path: str,
     QualityGateError of its failed gate."""
     limits = thresholds_mod.load(thresholds_path)
     inventory = load_inventory(inventory_path)
-    with locks.hours_lock(hours, lakehouse, "gold job"), small_input(spark, hours, lakehouse):
+    landed = [x for hour in hours for x in landing.read_manifests(hour, lakehouse)]
+    with locks.hours_lock(hours, lakehouse, "gold job"), small_input(spark, landed):
         try:
             inputs = {name: lake.read(spark, f"silver.{name}", lakehouse, hours) for name in GOLD_INPUTS}
             inputs["kafka_events"] = gold_facts.kafka_events_read(inputs["kafka_events"])

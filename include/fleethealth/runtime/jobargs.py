@@ -9,12 +9,11 @@ from fleethealth.lake import tables as lake
 from fleethealth.lake.hours import parse_hour
 
 
-def parser(description: str, needs_inventory: bool = True) -> argparse.ArgumentParser:
+def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--hour", required=True, type=parse_hour, help="processed hour, ISO-8601 UTC")
     p.add_argument("--lakehouse", default=None, help="lakehouse root (default $FLEETHEALTH_LAKEHOUSE or ./lakehouse)")
-    if needs_inventory:
-        p.add_argument("--inventory", required=True, help="fleet inventory YAML")
+    p.add_argument("--inventory", required=True, help="fleet inventory YAML")
     return p
 
 
