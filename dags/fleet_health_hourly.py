@@ -12,7 +12,9 @@ Write-audit-publish: each layer computes its hour, runs the layer's Great Expect
 table) and the next layer starts. A red `bronze_silver_gold` task whose log says
 `validate_<layer> ... nothing published` names the failed expectation and offending rows; that
 layer's and the higher layers' published tables are unchanged and the rejected tables are in
-`<lakehouse>/_staging/<hour>/<layer>/`. gold publishes health facts and `gold.incidents`.
+`<lakehouse>/_staging/<hour>/<layer>/`. gold publishes health facts, `gold.incidents` (open /
+resolved) and `gold.incident_history`; then `notify` sends each new state change of an incident to
+the inventory's `notifications:` channels (webhook, e-mail, Slack, Alertmanager), once.
 
 The processed hour is explicit: the data interval of `CronDataIntervalTimetable` (Airflow 3
 cron schedules have zero-width intervals), or the `hour` param (ISO-8601 UTC) for a manual run.
@@ -106,4 +108,18 @@ with DAG(
         trigger_rule="all_done",
         outlets=[Asset(f"fleethealth.{q}") for q in lake.layer_tables("gold")],
     )
-    hour >> pulled >> layers
+
+    # after the gold gate: each state change of an incident (opened, escalated, resolved) to the
+    # inventory's notifications: channels, once; a failed delivery is retried by the next run, and
+    # never fails the hour (the task logs it)
+    @task
+    def notify(params=None) -> str:
+        from fleethealth.fleet.inventory import load_inventory
+        from fleethealth.notify import notify as send
+
+        channels = load_inventory(params["inventory"]).notifications
+        summary = send(params["lakehouse"], channels).summary() if channels else "notifications: none configured"
+        print(summary)
+        return summary
+
+    hour >> pulled >> layers >> notify()

@@ -26,8 +26,8 @@ def main(argv=None) -> int:
         return report.reconciliation_text(rows), gate
 
     def gold(spark):
-        n, gate = jobs.run_gold(spark, args.hour, args.inventory, args.lakehouse, args.thresholds)
-        return f"gold {args.hour.isoformat()}: {n} findings", gate
+        incidents, gate = jobs.run_gold(spark, args.hour, args.inventory, args.lakehouse, args.thresholds)
+        return report.hour_incidents_text(args.hour, incidents), gate
 
     steps = {"bronze": bronze, "silver": silver, "gold": gold}
     return jobargs.run_steps(args, [(layer, steps[layer]) for layer in args.layers])

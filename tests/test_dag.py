@@ -54,14 +54,16 @@ def test_every_task_retries_at_least_twice(dag):
 
 
 def test_task_ids_and_dependency_order(dag):
-    assert sorted(dag.task_ids) == sorted(["resolve_hour", "list_hosts", "pull", LAYERS_TASK])
+    assert sorted(dag.task_ids) == sorted(["resolve_hour", "list_hosts", "pull", LAYERS_TASK, "notify"])
     up = {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks}
     assert up == {
         "resolve_hour": [],
         "list_hosts": [],
         "pull": ["list_hosts", "resolve_hour"],
         LAYERS_TASK: ["pull"],
+        "notify": [LAYERS_TASK],
     }
+    assert dag.get_task("notify").trigger_rule == "all_success"   # after the gold gate passed
 
 
 def test_pull_is_mapped_per_host(dag):

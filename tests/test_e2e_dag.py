@@ -5,8 +5,9 @@ clusters:
 - `healthy` and `pm3-dead-cleaner`, simulated (local transport): post-mortem 3 found, nothing on healthy;
 - `loop`, pulled over SFTP from a real sshd on 127.0.0.1 and live Jolokia from a real ZooKeeper JVM,
   with one broker whose port is closed: that host's pull task alone fails (after its retry), every
-  other host lands, gold marks the dead host-hour `data_missing`; re-running the hour once the host is
-  back (its pull, then the same gated jobs in-process, to keep CI time down) fills it in.
+  other host lands, gold marks the dead host-hour `host_silent` (one major incident, not one
+  `data_missing` per source); re-running the hour once the host is back (its pull, then the same gated
+  jobs in-process, to keep CI time down) fills it in and the incident is gone.
 
 The hour is the current one (the real ZooKeeper writes its log now), given as `--conf hour`; the
 derivation of the hour from a cron data interval is tested in test_dag.py.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -145,10 +147,12 @@ def test_post_mortem_3_found_and_nothing_on_healthy(runs):
     }
 
 
-def test_gold_marks_the_dead_host_hour_data_missing_then_the_rerun_fills_it(spark, runs):
-    assert {i for i in runs["incidents_first"] if i[1] == "data_missing"} == {
-        ("loop", "data_missing", "kafka-9:kafka"), ("loop", "data_missing", "kafka-9:jmx")}
-    assert not [i for i in incidents(spark, runs["lakehouse"]) if i[1] == "data_missing"]
+def test_gold_marks_the_dead_host_hour_silent_then_the_rerun_fills_it(spark, runs):
+    assert {i for i in runs["incidents_first"] if i[0] == "loop"} == {("loop", "host_silent", "broker-9")}
+    # the gold step's log lists the hour's incidents
+    assert re.search(r"^MAJOR +loop host_silent broker-9 \(since .*, 1 h, open\): nothing from kafka-9 ", runs["log"],
+                     re.MULTILINE), runs["log"][-4000:]
+    assert not [i for i in incidents(spark, runs["lakehouse"]) if i[0] == "loop"]
     hosts = lake.read(spark, "bronze.records", runs["lakehouse"]).groupBy("host", "source").count().collect()
     assert {(r.host, r.source) for r in hosts} >= {("kafka-9", "kafka"), ("kafka-9", "jmx")}
     hours = {r.hour for r in lake.read(spark, "bronze.records", runs["lakehouse"]).select("hour").distinct().collect()}

@@ -191,18 +191,18 @@ def gold_tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
 @locks.holding_hour("gold job")
 def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,
              thresholds_path: str | None = None) -> tuple[int, GateReport]:
-    """Published silver of `hour` -> gold facts and findings, and gold.incidents rebuilt from the
-    published findings of the other hours plus this hour's, gated. Returns the findings count and
-    the gate's report."""
+    """Published silver of `hour` -> gold facts and findings, and gold.incidents and
+    gold.incident_history rebuilt from the published findings and host-hours of the other hours plus
+    this hour's, gated. Returns the hour's incidents (hour_incidents) and the gate's report."""
     return _settled(gold_window(spark, [hour], inventory_path, lakehouse, thresholds_path)[hour])
 
 
 def gold_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse=None,
                 thresholds_path: str | None = None) -> dict:
     """Published silver of `hours` -> their gold tables computed at once (one plan per table), each
-    hour in time order audited with gold.incidents rebuilt from the findings as they will be published,
-    then the hours that passed published together. Per hour: (findings count, gate report), or the
-    QualityGateError of its failed gate."""
+    hour in time order audited with the incident lifecycle rebuilt from the findings and host-hours as
+    they will be published, then the hours that passed published together. Per hour: (its incidents,
+    gate report), or the QualityGateError of its failed gate."""
     limits = thresholds_mod.load(thresholds_path)
     inventory = load_inventory(inventory_path)
     landed = [x for hour in hours for x in landing.read_manifests(hour, lakehouse)]
@@ -212,30 +212,51 @@ def gold_window(spark: SparkSession, hours: list[datetime], inventory_path: str,
             inputs["kafka_events"] = gold_facts.kafka_events_read(inputs["kafka_events"])
             inputs = materialize_all(inputs)
             window = gold_tables(facts_of(hours, silver.hosts_frame(spark, inventory), inputs), limits)
-            published = (lake.read(spark, "gold.incident_findings", lakehouse)
-                         if lake.exists(spark, "gold.incident_findings", lakehouse) else None)
-            out, passed, incidents = {}, [], None
+            history = {name: lake.read(spark, name, lakehouse) if lake.exists(spark, name, lakehouse) else None
+                       for name in LIFECYCLE_INPUTS}
+            out, passed, lifecycle = {}, [], {}
             for hour in hours:
                 outputs = of_hours(window, hour)
-                # the findings as they will be published: this hour's and the window's hours passed
-                # so far replace theirs, every other hour keeps what is published
+                # the findings and host-hours as they will be published: this hour's and the window's
+                # hours passed so far replace theirs, every other hour keeps what is published
                 replaced = lake.hour_predicate(passed + [hour])
-                all_findings = window["gold.incident_findings"].where(F.expr(replaced))
-                if published is not None:
-                    all_findings = published.where(~F.expr(replaced)).unionByName(all_findings)
-                outputs["gold.incidents"] = materialize(gold_incidents.merge(all_findings))
+                inputs = {name: _as_published(window[name], history[name], replaced) for name in LIFECYCLE_INPUTS}
+                incidents, changes = gold_incidents.lifecycle(
+                    inputs["gold.incident_findings"], inputs["gold.broker_health_hourly"],
+                    limits["incidents.resolve_after_hours"])
+                outputs["gold.incidents"], outputs["gold.incident_history"] = materialize_all(
+                    {"gold.incidents": incidents, "gold.incident_history": changes}).values()
                 try:
                     report = audit(spark, "gold", hour, outputs, lakehouse, inventory_path)
                 except QualityGateError as exc:
                     out[hour] = exc
                     continue
                 passed.append(hour)
-                incidents = outputs["gold.incidents"]
-                out[hour] = (outputs["gold.incident_findings"].count(), report)
-            _publish_passed(dict(window, **{"gold.incidents": incidents}), passed, out, lakehouse)
+                lifecycle = {name: outputs[name] for name in LIFECYCLE_TABLES}
+                out[hour] = (hour_incidents(outputs["gold.incidents"], outputs["gold.incident_findings"]), report)
+            _publish_passed(dict(window, **lifecycle), passed, out, lakehouse)
             return out
         finally:
             spark.catalog.clearCache()
+
+
+LIFECYCLE_INPUTS = ("gold.incident_findings", "gold.broker_health_hourly")
+LIFECYCLE_TABLES = ("gold.incidents", "gold.incident_history")
+
+
+def _as_published(window: DataFrame, published: DataFrame | None, replaced: str) -> DataFrame:
+    """The rows of an hourly table as publishing the window's `replaced` hours will leave it."""
+    rows = window.where(F.expr(replaced))
+    return rows if published is None else published.where(~F.expr(replaced)).unionByName(
+        rows, allowMissingColumns=True).select(*rows.columns)
+
+
+def hour_incidents(incidents: DataFrame, findings: DataFrame) -> list[dict]:
+    """The incidents an hour's findings belong to (the gold step's log lists them), most severe first."""
+    keys = findings.select(*gold_incidents.KEY, "hour").distinct()
+    hit = incidents.join(keys, gold_incidents.KEY).where(F.col("hour").between(F.col("first_hour"), F.col("last_hour")))
+    return [r.asDict() for r in hit.drop("hour").distinct().orderBy(
+        gold_incidents.severity_rank().desc(), "first_seen", *gold_incidents.KEY).collect()]
 
 
 def run_hour(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,
@@ -254,7 +275,8 @@ def run_window(spark: SparkSession, hours: list[datetime], inventory_path: str, 
     other hours go on. If computing a window raises, its hours are retried one by one, so one hour's
     input cannot fail the others. `echo(text)` receives each gate's summary.
 
-    Per hour: {"bronze_records", "reconciliation", "findings"}, or the exception that stopped it."""
+    Per hour: {"bronze_records", "reconciliation", "incidents"} (jobs.hour_incidents), or the exception
+    that stopped it."""
     echo = echo or log.info
     out: dict = {hour: {} for hour in sorted(hours)}
 
@@ -271,7 +293,7 @@ def run_window(spark: SparkSession, hours: list[datetime], inventory_path: str, 
 
     settle("bronze_records", {hour: _outcome(run_bronze, spark, hour, lakehouse) for hour in going()})
     for key, window_fn, args in (("reconciliation", silver_window, (inventory_path, lakehouse)),
-                                 ("findings", gold_window, (inventory_path, lakehouse, thresholds_path))):
+                                 ("incidents", gold_window, (inventory_path, lakehouse, thresholds_path))):
         hours_left = going()
         if not hours_left:
             break

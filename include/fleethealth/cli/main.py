@@ -114,6 +114,10 @@ def cmd_run(args) -> int:
     rows = [r.asDict() for r in jobs.incident_summary(spark, args.lakehouse)] \
         if lake.exists(spark, "gold.incidents", args.lakehouse) else []
     print("\n" + report.incidents_report(rows))
+    if inventory.notifications and len(failed) < len(hours):
+        from fleethealth.notify import notify
+
+        print(notify(args.lakehouse, inventory.notifications, send=args.notify).summary())
     docs = gate.data_docs_dir(args.lakehouse)
     if docs:
         print(f"Data Docs: {docs / 'index.html'}")
@@ -154,7 +158,7 @@ def _run_window(spark, window: list, args, failed: list) -> None:
                 print(f"{hour.isoformat()}: FAILED: {out}", file=sys.stderr)
             continue
         print(f"{hour.isoformat()}: {len(landed)} files, {out['bronze_records']} bronze records, "
-              f"{out['findings']} findings ({took})")
+              f"{len(out['incidents'])} incident(s) in the hour ({took})")
         print(report.reconciliation_text(out["reconciliation"]))
 
 
@@ -324,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--to", dest="end", required=True)
         s.add_argument("--lakehouse", **lakehouse)
         s.add_argument("--thresholds", default=None, help="threshold overrides YAML")
+        s.add_argument("--no-notify", dest="notify", action="store_false",
+                       help="record the incidents' state changes as not to be sent (a quiet backfill) instead of "
+                            "sending them to the inventory's notifications: channels")
         s.set_defaults(func=cmd_run)
 
     from fleethealth.cli.parse import SOURCES as PARSE_SOURCES  # pure names: no Spark imported here

@@ -1,35 +1,127 @@
-"""gold.incidents from gold.incident_findings: findings of one (cluster, kind, entity) in consecutive
-hours are one incident (first_seen of the first, last_seen of the last), not one per hour. It keeps
-the evidence that first fired it (`first_evidence`) and what fires it in its last hour (`evidence`).
+"""gold.incidents and gold.incident_history from gold.incident_findings and gold.broker_health_hourly.
 
-Rebuilt whole from the findings after every hour, so re-running any hour gives the same incidents.
+An incident is the findings of one (cluster, kind, entity) until the entity is healthy again: it stays
+`open` through hours with findings and through hours in which its host sent nothing (no data is not
+healthy), and is `resolved` once `incidents.resolve_after_hours` processed hours in a row had data
+from its host and no finding; `resolved_at` is the first of those hours. A finding after that opens a
+new incident. `incident_id` is a fingerprint of cluster, kind, entity and the hour the episode opened.
+Each incident keeps the evidence that first fired it (`first_evidence`) and what fires it in its last
+hour (`evidence`); gold.incident_history has its transitions (opened, escalated, resolved), which is
+what notifications are sent for.
+
+Both tables are rebuilt whole from the findings and the host-hours after every hour, so re-running or
+backfilling any hour recomputes the same lifecycle.
 """
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from fleethealth.gold.detectors.base import process_entity
+
 SEVERITY_RANK = {"critical": 4, "major": 3, "minor": 2, "info": 1}
+KEY = ["cluster", "kind", "entity"]
+TRANSITIONS = ("opened", "escalated", "resolved")
+ANY_HOST = "*"   # an entity no inventory host answers for: any data from its cluster counts
+# the process an entity names (`broker-7`, `__consumer_offsets-3@broker-7`, `zk-2`), or, for a
+# `<host>:<source>` entity (data_missing), its host
+_PROCESS = r"(broker-\d+|zk-\d+)$"
+_HOST_SOURCE = r"^(.*):[a-z_]+$"
 
 
-def merge(findings: DataFrame) -> DataFrame:
-    key = ["cluster", "kind", "entity"]
-    w = Window.partitionBy(*key).orderBy("hour")
-    gap = F.when(F.lag("hour").over(w) == F.col("hour") - F.expr("INTERVAL 1 HOUR"), 0).otherwise(1)
+def severity_rank(col: str | Column = "severity") -> Column:
     rank = F.create_map(*[x for k, v in SEVERITY_RANK.items() for x in (F.lit(k), F.lit(v))])
-    runs = (findings.withColumn("new_run", gap)
-            .withColumn("run", F.sum("new_run").over(w.rowsBetween(Window.unboundedPreceding, 0)))
-            .withColumn("rank", rank[F.col("severity")]))
-    merged = runs.groupBy(*key, "run").agg(
+    return rank[F.col(col) if isinstance(col, str) else col]
+
+
+def data_hours(health: DataFrame) -> DataFrame:
+    """(cluster, process, hour) of every processed host-hour in which the host sent data, under each
+    name an incident entity may give it: `broker-N`/`zk-N`, the host, and ANY_HOST."""
+    sent = health.where(F.size("sources_arrived") > 0)
+    names = F.array(process_entity(), F.col("host"), F.lit(ANY_HOST))
+    return sent.select("cluster", F.explode(names).alias("process"), "hour").distinct()
+
+
+def _process(df: DataFrame, known: DataFrame) -> DataFrame:
+    """`df` with `process`: the name data_hours() knows the entity's host by, else ANY_HOST."""
+    named = F.regexp_extract("entity", _PROCESS, 1)
+    named = F.when(named != "", named).otherwise(F.nullif(F.regexp_extract("entity", _HOST_SOURCE, 1), F.lit("")))
+    df = df.withColumn("process", named)
+    known = known.select("cluster", "process").distinct().withColumn("known", F.lit(True))
+    return (df.join(known, ["cluster", "process"], "left")
+            .withColumn("process", F.when(F.col("known"), F.col("process")).otherwise(F.lit(ANY_HOST)))
+            .drop("known"))
+
+
+def lifecycle(findings: DataFrame, health: DataFrame, resolve_after_hours: int) -> tuple[DataFrame, DataFrame]:
+    """(gold.incidents, gold.incident_history) of every finding and every processed host-hour."""
+    # one row per key and hour (a detector names an entity once an hour; this keeps it so)
+    hourly = (findings.withColumn("rank", severity_rank())
+              .groupBy(*KEY, "hour")
+              .agg(F.min("first_seen").alias("first_seen"), F.max("last_seen").alias("last_seen"),
+                   F.max("rank").alias("rank"), F.max_by("severity", "rank").alias("severity"),
+                   F.min_by("evidence", "first_seen").alias("evidence"),
+                   F.first("known_bug", ignorenulls=True).alias("known_bug")))
+    known = data_hours(health)
+    keys = _process(hourly.groupBy(*KEY).agg(F.min("hour").alias("since")), known)
+    # hours with data from the entity's host and no finding of the key, after its first finding
+    clean = (keys.join(known, ["cluster", "process"])
+             .where(F.col("hour") > F.col("since"))
+             .select(*KEY, "hour")
+             .join(hourly.select(*KEY, "hour"), [*KEY, "hour"], "left_anti"))
+    w = Window.partitionBy(*KEY).orderBy("hour")
+    events = (hourly.select(*KEY, "hour", F.lit(1).alias("is_finding"))
+              .unionByName(clean.select(*KEY, "hour", F.lit(0).alias("is_finding")))
+              # each finding hour starts a group; the clean hours after it (until the next finding) join it
+              .withColumn("grp", F.sum("is_finding").over(w.rowsBetween(Window.unboundedPreceding, 0))))
+    in_group = Window.partitionBy(*KEY, "grp").orderBy("hour")
+    events = events.withColumn("clean_pos", F.row_number().over(in_group) - 1)
+    groups = events.groupBy(*KEY, "grp").agg(
+        F.max("clean_pos").alias("clean_after"),
+        F.min(F.when(F.col("clean_pos") == 1, F.col("hour"))).alias("first_clean_hour"),
+        F.min(F.when(F.col("clean_pos") == resolve_after_hours, F.col("hour"))).alias("resolved_hour"))
+    rows = (events.where(F.col("is_finding") == 1).select(*KEY, "hour", "grp")
+            .join(groups, [*KEY, "grp"])
+            .join(hourly, [*KEY, "hour"]))
+    # a finding after resolve_after_hours clean hours opens a new incident
+    new_run = F.coalesce(F.lag("clean_after").over(w) >= resolve_after_hours, F.lit(True)).cast("int")
+    rows = rows.withColumn("run", F.sum(new_run).over(w.rowsBetween(Window.unboundedPreceding, 0)))
+    runs = rows.groupBy(*KEY, "run").agg(
         F.min("first_seen").alias("first_seen"), F.max("last_seen").alias("last_seen"),
         F.max_by("severity", "rank").alias("severity"),
         F.max_by("evidence", "hour").alias("evidence"),
         F.min_by("evidence", "hour").alias("first_evidence"),
         F.first("known_bug", ignorenulls=True).alias("known_bug"),
         F.min("hour").alias("first_hour"), F.max("hour").alias("last_hour"),
-        F.count(F.lit(1)).cast("int").alias("hours"))
-    return merged.select(
-        F.sha2(F.concat_ws("|", "cluster", "kind", "entity", F.col("first_hour").cast("string")), 256)
-        .substr(1, 16).alias("incident_id"),
-        "cluster", "kind", "severity", "entity", "first_seen", "last_seen", "evidence", "known_bug",
-        "first_hour", "last_hour", "hours", "first_evidence")
+        F.count(F.lit(1)).cast("int").alias("hours"),
+        F.max_by("clean_after", "hour").alias("clean_after"),
+        F.max_by("first_clean_hour", "hour").alias("first_clean_hour"),
+        F.max_by("resolved_hour", "hour").alias("resolved_hour"))
+    incident_id = F.sha2(F.concat_ws("|", *KEY, F.col("first_hour").cast("string")), 256).substr(1, 16)
+    resolved = F.col("clean_after") >= resolve_after_hours
+    incidents = runs.select(
+        incident_id.alias("incident_id"), "cluster", "kind", "severity", "entity",
+        F.when(resolved, "resolved").otherwise("open").alias("status"),
+        "first_seen", "last_seen", F.when(resolved, F.col("first_clean_hour")).alias("resolved_at"),
+        "evidence", "known_bug", "first_hour", "last_hour", "hours", "first_evidence",
+        F.when(resolved, F.col("resolved_hour")).alias("resolved_hour"))
+    return incidents.drop("resolved_hour"), _history(rows, incidents)
+
+
+def _history(rows: DataFrame, incidents: DataFrame) -> DataFrame:
+    """gold.incident_history: opened (the run's first finding hour), escalated (an hour whose severity
+    is above every earlier one of the incident), resolved (the hour that made it so: the last of the
+    clean hours needed; `at` = resolved_at)."""
+    w = Window.partitionBy(*KEY, "run").orderBy("hour")
+    before = F.max("rank").over(w.rowsBetween(Window.unboundedPreceding, -1))
+    ids = incidents.select(*KEY, "first_hour", "incident_id")
+    changes = (rows.withColumn("first_hour", F.min("hour").over(w.rowsBetween(Window.unboundedPreceding, 0)))
+               .withColumn("transition", F.when(before.isNull(), "opened").when(F.col("rank") > before, "escalated"))
+               .where(F.col("transition").isNotNull())
+               .join(ids, [*KEY, "first_hour"])
+               .select("incident_id", *KEY, "transition", "severity", "hour", F.col("first_seen").alias("at"),
+                       "evidence"))
+    ended = incidents.where(F.col("status") == "resolved").select(
+        "incident_id", *KEY, F.lit("resolved").alias("transition"), "severity",
+        F.col("resolved_hour").alias("hour"), F.col("resolved_at").alias("at"), "evidence")
+    return changes.unionByName(ended)

@@ -58,7 +58,8 @@ TABLES = {t.qualified: t for t in (
     Table("gold", "metadata_divergence", doc="per partition and broker: epochs given by the controller and not taken, the lag window"),
     Table("gold", "request_saturation", doc="request queue and handler/network idle per broker-hour, saturated samples"),
     Table("gold", "incident_findings", doc="what each detector found in each hour"),
-    Table("gold", "incidents", hourly=False, doc="incidents: consecutive hourly findings merged"),
+    Table("gold", "incidents", hourly=False, doc="incidents: findings of one entity until healthy again, open or resolved"),
+    Table("gold", "incident_history", hourly=False, doc="each incident's transitions: opened, escalated, resolved"),
     Table("gold", "quality_results", doc="Great Expectations results: table, hour, expectation, success"),
 )}
 

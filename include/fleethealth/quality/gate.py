@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from fleethealth.fleet.inventory import load_inventory
+from fleethealth.gold.detectors.base import process_entity
 from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
 from fleethealth.quality import suites as quality
@@ -64,19 +65,24 @@ def audits(spark: SparkSession, layer: str, tables: dict, inventory_path: str | 
 
 def completeness(hosts: DataFrame, health: DataFrame, findings: DataFrame) -> DataFrame:
     """One row per inventory host and expected source: did it arrive, or is a data_missing finding
-    reporting it? `unreported` (host:source) is set when neither: no data must never look healthy."""
-    expected = hosts.select("cluster", "host", F.explode("expect").alias("source"))
+    (or, for a host that sent nothing, a host_silent one) reporting it? `unreported` (host:source) is
+    set when neither: no data must never look healthy."""
+    expected = hosts.select("cluster", "host", F.explode("expect").alias("source"), process_entity().alias("process"))
     arrived = health.select("cluster", "host", F.explode("sources_arrived").alias("source"),
                             F.lit(True).alias("arrived"))
     reported = (findings.where(F.col("kind") == "data_missing")
                 .select("cluster", F.col("entity").alias("_entity"), F.lit(True).alias("reported")))
+    silent = (findings.where(F.col("kind") == "host_silent")
+              .select("cluster", F.col("entity").alias("process"), F.lit(True).alias("silent")).distinct())
     out = (expected.join(arrived, ["cluster", "host", "source"], "left")
            .withColumn("_entity", F.concat_ws(":", "host", "source"))
-           .join(reported, ["cluster", "_entity"], "left"))
-    ok = F.coalesce("arrived", F.lit(False)) | F.coalesce("reported", F.lit(False))
+           .join(reported, ["cluster", "_entity"], "left")
+           .join(silent, ["cluster", "process"], "left"))
+    ok = (F.coalesce("arrived", F.lit(False)) | F.coalesce("reported", F.lit(False))
+          | F.coalesce("silent", F.lit(False)))
     return out.select("cluster", "host", "source",
                       F.coalesce("arrived", F.lit(False)).alias("arrived"),
-                      F.coalesce("reported", F.lit(False)).alias("reported"),
+                      (F.coalesce("reported", F.lit(False)) | F.coalesce("silent", F.lit(False))).alias("reported"),
                       F.when(~ok, F.col("_entity")).alias("unreported"))
 
 

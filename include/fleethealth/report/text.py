@@ -27,7 +27,9 @@ def table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple
 def incidents_report(rows: list[dict]) -> str:
     """What `fleethealth run` and the demo print at the end (README shows it; test_scenarios.py keeps
     README true)."""
-    return f"gold.incidents: {len(rows)} incident(s), most severe first\n\n{incidents_text(rows)}"
+    still = sum(1 for r in rows if r.get("status", "open") == "open")
+    return (f"gold.incidents: {len(rows)} incident(s), {still} open, most severe first\n\n"
+            f"{incidents_text(rows)}")
 
 
 def incidents_text(rows: list[dict]) -> str:
@@ -42,7 +44,9 @@ def incidents_text(rows: list[dict]) -> str:
     lines = []
     for r in rows:
         seen = f"{r['first_seen']:%Y-%m-%d %H:%M}Z" if r.get("first_seen") else "?"
-        line = f"{r['severity'].upper():<8} {r['cluster']} {r['kind']} {r['entity']} (since {seen}, {r['hours']} h): "
+        state = f", resolved {r['resolved_at']:%Y-%m-%d %H:%M}Z" if r.get("resolved_at") else ", open"
+        line = (f"{r['severity'].upper():<8} {r['cluster']} {r['kind']} {r['entity']} "
+                f"(since {seen}, {r['hours']} h{state}): ")
         first, now = r.get("first_evidence") or r["evidence"], r["evidence"]
         line += first if first == now else f"{first}; now: {now}"
         bugs = [catalogue.get(b.strip()) for b in (r.get("known_bug") or "").split(",") if b.strip()]
@@ -53,6 +57,12 @@ def incidents_text(rows: list[dict]) -> str:
             line += f" | check first: {steps[r['kind']].first_step}"
         lines.append(line)
     return "\n".join(lines) if lines else "(no incidents)"
+
+
+def hour_incidents_text(hour, rows: list[dict]) -> str:
+    """The gold step's log line of an hour and the incidents its findings belong to, one per line."""
+    head = f"gold {hour.isoformat()}: {len(rows)} incident(s) in this hour"
+    return head + ("\n" + incidents_text(rows) if rows else " (no findings)")
 
 
 def reconciliation_text(rows: list[dict]) -> str:

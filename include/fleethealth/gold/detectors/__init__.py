@@ -10,13 +10,13 @@ from functools import reduce
 from pyspark.sql import DataFrame
 
 from fleethealth.gold.detectors import (broker_deadlock, broker_flapping, broker_isolated, data_missing, fd_exhaustion,
-                                        known_bug_exposure, leader_election_storm, log_cleaner_dead,
+                                        host_silent, known_bug_exposure, leader_election_storm, log_cleaner_dead,
                                         metadata_divergence, offsets_partition_bloat, request_queue_saturation,
                                         slow_group_load, zk_follower_disconnect, zk_session_expired)
 from fleethealth.gold.detectors.base import FINDING_COLUMNS
 
-DETECTORS = {m.KIND: m for m in (log_cleaner_dead, offsets_partition_bloat, data_missing, known_bug_exposure,
-                                 broker_deadlock, broker_isolated, fd_exhaustion, slow_group_load,
+DETECTORS = {m.KIND: m for m in (log_cleaner_dead, offsets_partition_bloat, host_silent, data_missing,
+                                 known_bug_exposure, broker_deadlock, broker_isolated, fd_exhaustion, slow_group_load,
                                  zk_follower_disconnect, zk_session_expired, leader_election_storm,
                                  broker_flapping, metadata_divergence, request_queue_saturation)}
 

@@ -15,3 +15,10 @@ def finding(df: DataFrame, kind: str, severity: str, entity: Column, first_seen:
                      F.greatest(first_seen, last_seen).alias("last_seen"), evidence.alias("evidence"),
                      (known_bug if known_bug is not None else F.lit(None)).cast("string").alias("known_bug"),
                      hour.alias("hour"))
+
+
+def process_entity() -> Column:
+    """How incidents name a host's process, from its role, broker_id and zk_myid columns: `broker-<id>`
+    or `zk-<myid>` (fleet.inventory.Host.entity)."""
+    return (F.when(F.col("role") == "kafka", F.format_string("broker-%d", F.col("broker_id")))
+            .otherwise(F.format_string("zk-%d", F.col("zk_myid"))))

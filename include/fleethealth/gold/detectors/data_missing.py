@@ -1,7 +1,8 @@
 """data_missing: a source expected for a host-hour did not arrive. No data is never "healthy".
 
 Signal: gold.broker_health_hourly sources_missing (inventory `expect`, default: kafka + jmx for a
-broker, zookeeper for a ZooKeeper server). The finding spans the whole hour; its evidence names the
+broker, zookeeper for a ZooKeeper server) of a host that sent something (a host that sent nothing
+at all is one host_silent incident instead). The finding spans the whole hour; its evidence names the
 files of that source that were listed but could not be read, and why (file_problems).
 """
 from __future__ import annotations
@@ -17,7 +18,8 @@ def detect(facts, thresholds):
     health = facts.broker_health
     if "file_problems" not in health.columns:
         health = health.withColumn("file_problems", F.array().cast("array<string>"))
-    missing = health.select("*", F.explode("sources_missing").alias("missing_source"))
+    missing = (health.where(F.size("sources_arrived") > 0)
+               .select("*", F.explode("sources_missing").alias("missing_source")))
     # why: the files of that source that were listed but could not be read ("<source>: <file> ...")
     why = F.transform(F.filter("file_problems", lambda p: p.startswith(F.concat(F.col("missing_source"), F.lit(": ")))),
                       lambda p: F.substring(p, F.length("missing_source") + 3, 1 << 20))

@@ -1,0 +1,27 @@
+"""host_silent: an inventory host sent nothing at all in an hour (no expected source arrived).
+
+A silent host is one incident of its own, at least major: the host may be down, cut off, or its
+collection broken, and nothing about it can be called healthy. Signal: gold.broker_health_hourly
+with sources expected and none arrived; the evidence names the files that were listed but could not
+be read (file_problems). Its entity is the process (`broker-N`, `zk-N`), like the other kinds'.
+"""
+from __future__ import annotations
+
+from pyspark.sql import functions as F
+
+from fleethealth.gold.detectors.base import finding, process_entity
+
+KIND = "host_silent"
+
+
+def detect(facts, thresholds):
+    health = facts.broker_health
+    if "file_problems" not in health.columns:
+        health = health.withColumn("file_problems", F.array().cast("array<string>"))
+    silent = health.where((F.size("sources_expected") > 0) & (F.size("sources_arrived") == 0))
+    evidence = F.format_string("nothing from %s for this hour (expected: %s)", F.col("host"),
+                               F.array_join("sources_expected", ", "))
+    evidence = F.when(F.size("file_problems") > 0, F.concat(evidence, F.lit("; files that could not be read: "),
+                                                            F.array_join("file_problems", "; "))).otherwise(evidence)
+    return finding(silent, KIND, thresholds[f"{KIND}.severity"], entity=process_entity(), first_seen=F.col("hour"),
+                   last_seen=F.col("hour") + F.expr("INTERVAL 3599 SECONDS"), evidence=evidence, hour=F.col("hour"))
