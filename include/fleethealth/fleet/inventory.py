@@ -17,6 +17,7 @@ import yaml
 from fleethealth.fleet.kafka import OFFSETS_TOPIC_PARTITIONS
 from fleethealth.fleet.sources import EXPECTED
 from fleethealth.fleet.sources import NAMES as SOURCES
+from fleethealth.notify.config import DEFAULT_ENDS_AFTER_S, KEYS as CHANNEL_KEYS, SEVERITY_RANK, TARGETS, Channel
 
 ROLES = ("kafka", "zookeeper")
 CLUSTER_KEYS = ("name", "timezone", "offsets_topic_partitions", "transport", "root", "hosts", "ssh_conn_id",
@@ -76,6 +77,7 @@ class Cluster:
 class Inventory:
     path: str
     clusters: tuple[Cluster, ...]
+    notifications: tuple[Channel, ...] = ()    # where incident transitions are sent (fleethealth.notify)
 
     @property
     def hosts(self) -> list[Host]:
@@ -314,6 +316,103 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
                 expect=tuple(expect), max_file_bytes=cap,
             ))
         clusters.append(Cluster(cname, str(tz), _int(parts) or 50, tuple(hosts)))
+    channels = _channels(doc.get("notifications"), seen_clusters, bad)
     if problems:
         raise InventoryError(problems)
-    return Inventory(name, tuple(clusters))
+    return Inventory(name, tuple(clusters), channels)
+
+
+_CONN_ID = re.compile(r"[A-Za-z0-9][\w.-]*")
+
+
+def _url_problem(url: Any) -> str | None:
+    """What is wrong with a webhook or Alertmanager URL, if anything (not repeating it: a webhook's
+    path may hold its token)."""
+    import urllib.parse
+
+    if not isinstance(url, str):
+        return f"expected an http:// or https:// URL, got {type(url).__name__}"
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port
+    except ValueError:
+        return "not a valid URL"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "expected an http:// or https:// URL with a host"
+    if parts.username or parts.password:
+        return "must not carry credentials (user:password@): keep secrets in Airflow connections"
+    return None
+
+
+def _names(value: Any, known, what: str, key: str, bad) -> tuple[str, ...]:
+    """A channel filter: a list of `known` names (empty when it is wrong, after one line about it)."""
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        bad(key, f"expected a non-empty list of {what}s")
+        return ()
+    for v in value:
+        if v not in known:
+            bad(key, f"unknown {what} {v!r} (known: {', '.join(sorted(known))})")
+    return tuple(value)
+
+
+def _channels(doc: Any, clusters: set[str], bad) -> tuple[Channel, ...]:
+    """The `notifications:` list: one Channel per entry (fleethealth.notify.config)."""
+    from fleethealth.gold import runbooks
+
+    if doc is None:
+        return ()
+    if not isinstance(doc, list):
+        bad("notifications", "expected a list of channels")
+        return ()
+    out, seen = [], set()
+    for i, n in enumerate(doc):
+        key = f"notifications[{i}]"
+        if not isinstance(n, dict):
+            bad(key, "expected a mapping")
+            continue
+        name = n.get("name")
+        if not isinstance(name, str) or not _CONN_ID.fullmatch(name) or len(name) > MAX_NAME:
+            bad(f"{key}.name", f"expected a channel name (letters, digits, . _ -; at most {MAX_NAME})")
+            name = f"#{i}"
+        elif name in seen:
+            bad(f"{key}.name", f"duplicate channel name {name!r}")
+        seen.add(name)
+        key = f"notifications[{name}]"
+        nbad, typos = _unknown_keys(n, CHANNEL_KEYS, key, bad)
+        given = [k for k in TARGETS if k in n]
+        if len(given) != 1:
+            if given or not typos & set(TARGETS):     # `webhok:` is one mistake, already reported
+                bad(key, f"expected exactly one of {', '.join(TARGETS)}"
+                         + (f", got {' and '.join(given)}" if given else ""))
+            continue
+        [how] = given
+        kind, target = TARGETS[how], n[how]
+        if how in ("webhook", "alertmanager"):
+            problem = _url_problem(target)
+        else:
+            problem = None if isinstance(target, str) and _CONN_ID.fullmatch(target) else \
+                "expected an Airflow connection id"
+        if problem:
+            nbad(f"{key}.{how}", problem)
+        to = n.get("to")
+        if kind == "smtp":
+            if not isinstance(to, list) or not to or not all(isinstance(a, str) and "@" in a for a in to):
+                nbad(f"{key}.to", "expected a non-empty list of e-mail addresses (required with smtp_conn_id)")
+                to = []
+        elif to is not None:
+            nbad(f"{key}.to", "only with smtp_conn_id")
+        ends = n.get("ends_after_seconds", DEFAULT_ENDS_AFTER_S)
+        if "ends_after_seconds" in n and kind != "alertmanager":
+            nbad(f"{key}.ends_after_seconds", "only with alertmanager")
+        elif _int(ends) is None or _int(ends) < 3600:
+            nbad(f"{key}.ends_after_seconds", f"expected an integer >= 3600 (one hourly run), got {ends!r}")
+            ends = DEFAULT_ENDS_AFTER_S
+        severity = n.get("min_severity")
+        if severity is not None and severity not in SEVERITY_RANK:
+            nbad(f"{key}.min_severity", f"unknown severity {severity!r} (one of {', '.join(SEVERITY_RANK)})")
+            severity = None
+        only_clusters = _names(n["clusters"], clusters, "cluster", f"{key}.clusters", nbad) if "clusters" in n else ()
+        kinds = _names(n["kinds"], set(runbooks.load()), "kind", f"{key}.kinds", nbad) if "kinds" in n else ()
+        out.append(Channel(name, kind, str(target), tuple(to or ()), _int(ends) or DEFAULT_ENDS_AFTER_S,
+                           only_clusters, kinds, severity))
+    return tuple(out)
