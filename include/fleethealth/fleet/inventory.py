@@ -156,6 +156,36 @@ def _unknown_keys(doc: dict, known: tuple[str, ...], key: str, bad, inherited: f
     return quiet, frozenset(typos)
 
 
+_NAME = re.compile(r"[A-Za-z0-9][\w.-]*")
+
+
+def _is_name(value: Any) -> bool:
+    """A cluster, host or channel name: letters, digits, . _ -, at most MAX_NAME characters."""
+    return isinstance(value, str) and bool(_NAME.fullmatch(value)) and len(value) <= MAX_NAME
+
+
+def _unique_name(name: Any, i: int, key: str, what: str, seen: set[str], bad) -> str:
+    """The name of the i-th cluster or channel (`#i` when it is not a name), added to `seen`; one line
+    for a bad or duplicate name."""
+    if not _is_name(name):
+        bad(key, f"expected a {what} name (letters, digits, . _ -; at most {MAX_NAME}), "
+                 f"got {name if not isinstance(name, str) else name[:MAX_NAME + 1]!r}")
+        name = f"#{i}"
+    elif name in seen:
+        bad(key, f"duplicate {what} name {name!r}")
+    seen.add(name)
+    return name
+
+
+def _mappings(items: list, key: str, bad):
+    """(index, key path, entry) of each mapping of a list; one line for each entry that is not one."""
+    for i, item in enumerate(items):
+        if isinstance(item, dict):
+            yield i, f"{key}[{i}]", item
+        else:
+            bad(f"{key}[{i}]", "expected a mapping")
+
+
 def load_inventory(path: str | Path) -> Inventory:
     path = Path(path)
     try:
@@ -191,20 +221,8 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
     clusters: list[Cluster] = []
     seen_hosts: set[str] = set()
     seen_clusters: set[str] = set()
-    for ci, c in enumerate(doc["clusters"]):
-        ckey = f"clusters[{ci}]"
-        if not isinstance(c, dict):
-            bad(ckey, "expected a mapping")
-            continue
-        cname = c.get("name")
-        if not isinstance(cname, str) or not re.fullmatch(r"[A-Za-z0-9][\w.-]*", cname or "") \
-                or len(cname) > MAX_NAME:
-            bad(f"{ckey}.name", f"expected a cluster name (letters, digits, . _ -; at most {MAX_NAME}), "
-                                f"got {cname if not isinstance(cname, str) else cname[:MAX_NAME + 1]!r}")
-            cname = f"#{ci}"
-        elif cname in seen_clusters:
-            bad(f"{ckey}.name", f"duplicate cluster name {cname!r}")
-        seen_clusters.add(cname)
+    for ci, ckey, c in _mappings(doc["clusters"], "clusters", bad):
+        cname = _unique_name(c.get("name"), ci, f"{ckey}.name", "cluster", seen_clusters, bad)
         ckey = f"clusters[{cname}]"
         cbad, cluster_typos = _unknown_keys(c, CLUSTER_KEYS, ckey, bad)
         tz = c.get("timezone", "UTC")
@@ -240,14 +258,9 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
         hosts: list[Host] = []
         broker_ids: set[int] = set()
         myids: set[int] = set()
-        for hi, h in enumerate(hosts_doc):
-            hkey = f"{ckey}.hosts[{hi}]"
-            if not isinstance(h, dict):
-                bad(hkey, "expected a mapping")
-                continue
+        for _, hkey, h in _mappings(hosts_doc, f"{ckey}.hosts", bad):
             hname = h.get("host")
-            if not isinstance(hname, str) or not re.fullmatch(r"[A-Za-z0-9][\w.-]*", hname or "") \
-                    or len(hname) > MAX_NAME:
+            if not _is_name(hname):
                 bad(f"{hkey}.host", f"expected a host name (at most {MAX_NAME} characters), "
                                     f"got {hname if not isinstance(hname, str) else hname[:MAX_NAME + 1]!r}")
                 continue
@@ -322,9 +335,6 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
     return Inventory(name, tuple(clusters), channels)
 
 
-_CONN_ID = re.compile(r"[A-Za-z0-9][\w.-]*")
-
-
 def _url_problem(url: Any) -> str | None:
     """What is wrong with a webhook or Alertmanager URL, if anything (not repeating it: a webhook's
     path may hold its token)."""
@@ -365,18 +375,8 @@ def _channels(doc: Any, clusters: set[str], bad) -> tuple[Channel, ...]:
         bad("notifications", "expected a list of channels")
         return ()
     out, seen = [], set()
-    for i, n in enumerate(doc):
-        key = f"notifications[{i}]"
-        if not isinstance(n, dict):
-            bad(key, "expected a mapping")
-            continue
-        name = n.get("name")
-        if not isinstance(name, str) or not _CONN_ID.fullmatch(name) or len(name) > MAX_NAME:
-            bad(f"{key}.name", f"expected a channel name (letters, digits, . _ -; at most {MAX_NAME})")
-            name = f"#{i}"
-        elif name in seen:
-            bad(f"{key}.name", f"duplicate channel name {name!r}")
-        seen.add(name)
+    for i, key, n in _mappings(doc, "notifications", bad):
+        name = _unique_name(n.get("name"), i, f"{key}.name", "channel", seen, bad)
         key = f"notifications[{name}]"
         nbad, typos = _unknown_keys(n, CHANNEL_KEYS, key, bad)
         given = [k for k in TARGETS if k in n]
@@ -390,7 +390,7 @@ def _channels(doc: Any, clusters: set[str], bad) -> tuple[Channel, ...]:
         if how in ("webhook", "alertmanager"):
             problem = _url_problem(target)
         else:
-            problem = None if isinstance(target, str) and _CONN_ID.fullmatch(target) else \
+            problem = None if isinstance(target, str) and _NAME.fullmatch(target) else \
                 "expected an Airflow connection id"
         if problem:
             nbad(f"{key}.{how}", problem)
