@@ -17,6 +17,7 @@ import yaml
 from fleethealth.fleet.kafka import OFFSETS_TOPIC_PARTITIONS
 from fleethealth.fleet.sources import EXPECTED
 from fleethealth.fleet.sources import NAMES as SOURCES
+from fleethealth.notify.config import DEFAULT_ENDS_AFTER_S, KEYS as CHANNEL_KEYS, SEVERITY_RANK, TARGETS, Channel
 
 ROLES = ("kafka", "zookeeper")
 CLUSTER_KEYS = ("name", "timezone", "offsets_topic_partitions", "transport", "root", "hosts", "ssh_conn_id",
@@ -76,6 +77,7 @@ class Cluster:
 class Inventory:
     path: str
     clusters: tuple[Cluster, ...]
+    notifications: tuple[Channel, ...] = ()    # where incident transitions are sent (fleethealth.notify)
 
     @property
     def hosts(self) -> list[Host]:
@@ -154,6 +156,36 @@ def _unknown_keys(doc: dict, known: tuple[str, ...], key: str, bad, inherited: f
     return quiet, frozenset(typos)
 
 
+_NAME = re.compile(r"[A-Za-z0-9][\w.-]*")
+
+
+def _is_name(value: Any) -> bool:
+    """A cluster, host or channel name: letters, digits, . _ -, at most MAX_NAME characters."""
+    return isinstance(value, str) and bool(_NAME.fullmatch(value)) and len(value) <= MAX_NAME
+
+
+def _unique_name(name: Any, i: int, key: str, what: str, seen: set[str], bad) -> str:
+    """The name of the i-th cluster or channel (`#i` when it is not a name), added to `seen`; one line
+    for a bad or duplicate name."""
+    if not _is_name(name):
+        bad(key, f"expected a {what} name (letters, digits, . _ -; at most {MAX_NAME}), "
+                 f"got {name if not isinstance(name, str) else name[:MAX_NAME + 1]!r}")
+        name = f"#{i}"
+    elif name in seen:
+        bad(key, f"duplicate {what} name {name!r}")
+    seen.add(name)
+    return name
+
+
+def _mappings(items: list, key: str, bad):
+    """(index, key path, entry) of each mapping of a list; one line for each entry that is not one."""
+    for i, item in enumerate(items):
+        if isinstance(item, dict):
+            yield i, f"{key}[{i}]", item
+        else:
+            bad(f"{key}[{i}]", "expected a mapping")
+
+
 def load_inventory(path: str | Path) -> Inventory:
     path = Path(path)
     try:
@@ -189,20 +221,8 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
     clusters: list[Cluster] = []
     seen_hosts: set[str] = set()
     seen_clusters: set[str] = set()
-    for ci, c in enumerate(doc["clusters"]):
-        ckey = f"clusters[{ci}]"
-        if not isinstance(c, dict):
-            bad(ckey, "expected a mapping")
-            continue
-        cname = c.get("name")
-        if not isinstance(cname, str) or not re.fullmatch(r"[A-Za-z0-9][\w.-]*", cname or "") \
-                or len(cname) > MAX_NAME:
-            bad(f"{ckey}.name", f"expected a cluster name (letters, digits, . _ -; at most {MAX_NAME}), "
-                                f"got {cname if not isinstance(cname, str) else cname[:MAX_NAME + 1]!r}")
-            cname = f"#{ci}"
-        elif cname in seen_clusters:
-            bad(f"{ckey}.name", f"duplicate cluster name {cname!r}")
-        seen_clusters.add(cname)
+    for ci, ckey, c in _mappings(doc["clusters"], "clusters", bad):
+        cname = _unique_name(c.get("name"), ci, f"{ckey}.name", "cluster", seen_clusters, bad)
         ckey = f"clusters[{cname}]"
         cbad, cluster_typos = _unknown_keys(c, CLUSTER_KEYS, ckey, bad)
         tz = c.get("timezone", "UTC")
@@ -238,14 +258,9 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
         hosts: list[Host] = []
         broker_ids: set[int] = set()
         myids: set[int] = set()
-        for hi, h in enumerate(hosts_doc):
-            hkey = f"{ckey}.hosts[{hi}]"
-            if not isinstance(h, dict):
-                bad(hkey, "expected a mapping")
-                continue
+        for _, hkey, h in _mappings(hosts_doc, f"{ckey}.hosts", bad):
             hname = h.get("host")
-            if not isinstance(hname, str) or not re.fullmatch(r"[A-Za-z0-9][\w.-]*", hname or "") \
-                    or len(hname) > MAX_NAME:
+            if not _is_name(hname):
                 bad(f"{hkey}.host", f"expected a host name (at most {MAX_NAME} characters), "
                                     f"got {hname if not isinstance(hname, str) else hname[:MAX_NAME + 1]!r}")
                 continue
@@ -314,6 +329,90 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
                 expect=tuple(expect), max_file_bytes=cap,
             ))
         clusters.append(Cluster(cname, str(tz), _int(parts) or 50, tuple(hosts)))
+    channels = _channels(doc.get("notifications"), seen_clusters, bad)
     if problems:
         raise InventoryError(problems)
-    return Inventory(name, tuple(clusters))
+    return Inventory(name, tuple(clusters), channels)
+
+
+def _url_problem(url: Any) -> str | None:
+    """What is wrong with a webhook or Alertmanager URL, if anything (not repeating it: a webhook's
+    path may hold its token)."""
+    import urllib.parse
+
+    if not isinstance(url, str):
+        return f"expected an http:// or https:// URL, got {type(url).__name__}"
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port
+    except ValueError:
+        return "not a valid URL"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "expected an http:// or https:// URL with a host"
+    if parts.username or parts.password:
+        return "must not carry credentials (user:password@): keep secrets in Airflow connections"
+    return None
+
+
+def _names(value: Any, known, what: str, key: str, bad) -> tuple[str, ...]:
+    """A channel filter: a list of `known` names (empty when it is wrong, after one line about it)."""
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        bad(key, f"expected a non-empty list of {what}s")
+        return ()
+    for v in value:
+        if v not in known:
+            bad(key, f"unknown {what} {v!r} (known: {', '.join(sorted(known))})")
+    return tuple(value)
+
+
+def _channels(doc: Any, clusters: set[str], bad) -> tuple[Channel, ...]:
+    """The `notifications:` list: one Channel per entry (fleethealth.notify.config)."""
+    from fleethealth.gold import runbooks
+
+    if doc is None:
+        return ()
+    if not isinstance(doc, list):
+        bad("notifications", "expected a list of channels")
+        return ()
+    out, seen = [], set()
+    for i, key, n in _mappings(doc, "notifications", bad):
+        name = _unique_name(n.get("name"), i, f"{key}.name", "channel", seen, bad)
+        key = f"notifications[{name}]"
+        nbad, typos = _unknown_keys(n, CHANNEL_KEYS, key, bad)
+        given = [k for k in TARGETS if k in n]
+        if len(given) != 1:
+            if given or not typos & set(TARGETS):     # `webhok:` is one mistake, already reported
+                bad(key, f"expected exactly one of {', '.join(TARGETS)}"
+                         + (f", got {' and '.join(given)}" if given else ""))
+            continue
+        [how] = given
+        kind, target = TARGETS[how], n[how]
+        if how in ("webhook", "alertmanager"):
+            problem = _url_problem(target)
+        else:
+            problem = None if isinstance(target, str) and _NAME.fullmatch(target) else \
+                "expected an Airflow connection id"
+        if problem:
+            nbad(f"{key}.{how}", problem)
+        to = n.get("to")
+        if kind == "smtp":
+            if not isinstance(to, list) or not to or not all(isinstance(a, str) and "@" in a for a in to):
+                nbad(f"{key}.to", "expected a non-empty list of e-mail addresses (required with smtp_conn_id)")
+                to = []
+        elif to is not None:
+            nbad(f"{key}.to", "only with smtp_conn_id")
+        ends = n.get("ends_after_seconds", DEFAULT_ENDS_AFTER_S)
+        if "ends_after_seconds" in n and kind != "alertmanager":
+            nbad(f"{key}.ends_after_seconds", "only with alertmanager")
+        elif _int(ends) is None or _int(ends) < 3600:
+            nbad(f"{key}.ends_after_seconds", f"expected an integer >= 3600 (one hourly run), got {ends!r}")
+            ends = DEFAULT_ENDS_AFTER_S
+        severity = n.get("min_severity")
+        if severity is not None and severity not in SEVERITY_RANK:
+            nbad(f"{key}.min_severity", f"unknown severity {severity!r} (one of {', '.join(SEVERITY_RANK)})")
+            severity = None
+        only_clusters = _names(n["clusters"], clusters, "cluster", f"{key}.clusters", nbad) if "clusters" in n else ()
+        kinds = _names(n["kinds"], set(runbooks.load()), "kind", f"{key}.kinds", nbad) if "kinds" in n else ()
+        out.append(Channel(name, kind, str(target), tuple(to or ()), _int(ends) or DEFAULT_ENDS_AFTER_S,
+                           only_clusters, kinds, severity))
+    return tuple(out)

@@ -4,7 +4,8 @@ stage, validate or publish it, so two runs of the same hour never interleave the
 The lock is an exclusive `flock` on <lakehouse>/_locks/<YYYYMMDDTHH>.lock (released by the kernel
 when its process dies, even by kill -9), re-entrant within one thread. Whoever holds it is written
 into the file, so a run that waits longer than FLEETHEALTH_LOCK_WAIT_S (default 600 s) refuses with
-a message naming the holder.
+a message naming the holder. A table written whole by runs of any hour (gold.notifications) has
+its own lock, `table_lock`.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ _held = threading.local()
 
 
 class HourBusy(RuntimeError):
-    """The hour (or a host of it) is being processed by another run."""
+    """The hour (or a host of it, or a table written by runs of any hour) is being processed by another run."""
 
 
 def wait_seconds() -> float:
@@ -44,7 +45,23 @@ def lock_path(hour: datetime, lakehouse=None, part: str = "") -> Path:
 def hour_lock(hour: datetime, lakehouse=None, what: str = "", wait_s: float | None = None, part: str = ""):
     """Hold the lock of `hour` (or of one `part` of it, such as a host's pull), waiting up to `wait_s`
     (default wait_seconds()); raises HourBusy."""
-    path = lock_path(hour, lakehouse, part)
+    with _flock(lock_path(hour, lakehouse, part), f"{hour.isoformat()} is being processed", what, wait_s):
+        yield
+
+
+@contextmanager
+def table_lock(qualified: str, lakehouse=None, what: str = "", wait_s: float | None = None):
+    """Hold the lock of a table written whole by runs of any hour (gold.notifications: two runs of
+    different hours must not both read it, send, and overwrite each other's record of what was sent);
+    <lakehouse>/_locks/<layer.table>.lock, waiting as hour_lock does; raises HourBusy."""
+    path = config.lakehouse_dir(lakehouse) / "_locks" / f"{qualified}.lock"
+    with _flock(path, f"{qualified} is being written", what, wait_s):
+        yield
+
+
+@contextmanager
+def _flock(path: Path, busy: str, what: str, wait_s: float | None):
+    """The exclusive flock of `path`, re-entrant in this thread; `busy` starts the refusal message."""
     held = getattr(_held, "paths", None)
     if held is None:
         held = _held.paths = {}
@@ -65,7 +82,7 @@ def hour_lock(hour: datetime, lakehouse=None, what: str = "", wait_s: float | No
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise HourBusy(f"{hour.isoformat()} is being processed by another run "
+                    raise HourBusy(f"{busy} by another run "
                                    f"({_holder(path)}); not starting {what or 'this run'} -- "
                                    f"try again when it has finished") from None
                 time.sleep(POLL_S)

@@ -26,6 +26,9 @@ class Table:
     name: str
     hourly: bool = True
     doc: str = ""
+    # written by its layer's job and checked by that layer's gate; False: written beside the jobs
+    # (the gates' own results, the notification outbox), so no suite and no Asset of the layer
+    gated: bool = True
 
     @property
     def qualified(self) -> str:
@@ -60,7 +63,9 @@ TABLES = {t.qualified: t for t in (
     Table("gold", "incident_findings", doc="what each detector found in each hour"),
     Table("gold", "incidents", hourly=False, doc="incidents: findings of one entity until healthy again, open or resolved"),
     Table("gold", "incident_history", hourly=False, doc="each incident's transitions: opened, escalated, resolved"),
-    Table("gold", "quality_results", doc="Great Expectations results: table, hour, expectation, success"),
+    Table("gold", "quality_results", gated=False, doc="Great Expectations results: table, hour, expectation, success"),
+    Table("gold", "notifications", hourly=False, gated=False,
+          doc="the outbox: per incident transition and channel, pending, sent, failed or suppressed (fleethealth.notify)"),
 )}
 
 
@@ -136,9 +141,9 @@ STAGING = "_staging"
 
 
 def layer_tables(layer: str) -> list[str]:
-    """The published tables of a layer, in catalog order (gold.quality_results is the gate's own
-    record, not a product of the gold job)."""
-    return [q for q, t in TABLES.items() if t.layer == layer and q != "gold.quality_results"]
+    """The published tables of a layer, in catalog order: those its job writes and its gate checks
+    (not gold.quality_results, the gates' own record, nor gold.notifications, fleethealth.notify's)."""
+    return [q for q, t in TABLES.items() if t.layer == layer and t.gated]
 
 
 def staging_dir(hour: datetime, lakehouse=None, layer: str | None = None) -> Path:

@@ -37,10 +37,6 @@ def incidents_text(rows: list[dict]) -> str:
     incident with the evidence that fired it (and what fires it now, when that changed), the known
     bug with the releases that fix it, and the first step of its kind's runbook; the full table stays
     one query away."""
-    from fleethealth.gold import known_bugs, runbooks
-
-    catalogue = {b.id: b for b in known_bugs.load()}
-    steps = runbooks.load()
     lines = []
     for r in rows:
         seen = f"{r['first_seen']:%Y-%m-%d %H:%M}Z" if r.get("first_seen") else "?"
@@ -49,13 +45,7 @@ def incidents_text(rows: list[dict]) -> str:
                 f"(since {seen}, {r['hours']} h{state}): ")
         first, now = r.get("first_evidence") or r["evidence"], r["evidence"]
         line += first if first == now else f"{first}; now: {now}"
-        bugs = [catalogue.get(b.strip()) for b in (r.get("known_bug") or "").split(",") if b.strip()]
-        bugs = [b for b in bugs if b and b.id not in line]      # not twice: known_bug_exposure names them
-        if bugs:
-            line += " | known bug " + ", ".join(f"{b.id} (fixed in {' / '.join(b.fixed_in) or '?'})" for b in bugs)
-        if r["kind"] in steps:
-            line += f" | check first: {steps[r['kind']].first_step}"
-        lines.append(line)
+        lines.append(line + incident_notes(r["kind"], r.get("known_bug"), line))
     return "\n".join(lines) if lines else "(no incidents)"
 
 
@@ -63,6 +53,28 @@ def hour_incidents_text(hour, rows: list[dict]) -> str:
     """The gold step's log line of an hour and the incidents its findings belong to, one per line."""
     head = f"gold {hour.isoformat()}: {len(rows)} incident(s) in this hour"
     return head + ("\n" + incidents_text(rows) if rows else " (no findings)")
+
+
+def known_bugs_text(known_bug: str | None, said: str = "") -> str | None:
+    """The catalogued bugs of a `known_bug` value ("KAFKA-4399,KAFKA-..."), each with the releases that
+    fix it: "KAFKA-4399 (fixed in 0.10.1.1)"; those `said` already names left out (not twice:
+    known_bug_exposure evidence names them); None when none is left."""
+    from fleethealth.gold import known_bugs
+
+    catalogue = {b.id: b for b in known_bugs.load()}
+    bugs = [catalogue.get(b.strip()) for b in (known_bug or "").split(",") if b.strip()]
+    text = ", ".join(f"{b.id} (fixed in {' / '.join(b.fixed_in) or '?'})" for b in bugs if b and b.id not in said)
+    return text or None
+
+
+def incident_notes(kind: str, known_bug: str | None, said: str = "") -> str:
+    """What follows an incident's evidence on its one line (the on-call summary, a notification):
+    " | known bug KAFKA-4399 (fixed in 0.10.1.1) | check first: <the runbook's first step>"."""
+    from fleethealth.gold import runbooks
+
+    bugs, steps = known_bugs_text(known_bug, said), runbooks.load()
+    return ((f" | known bug {bugs}" if bugs else "")
+            + (f" | check first: {steps[kind].first_step}" if kind in steps else ""))
 
 
 def reconciliation_text(rows: list[dict]) -> str:

@@ -1,0 +1,17 @@
+"""Notify: incident transitions → gold.notifications (the outbox) → webhook, e-mail, Slack, Alertmanager.
+
+In: gold.incident_history and gold.incidents (read with delta-rs, no Spark) and the inventory's
+`notifications:` channels. Out: one message per transition and channel, sent once (`run.notify`).
+Owns gold.notifications.
+"""
+from __future__ import annotations
+
+
+def __getattr__(name: str):
+    # notify() and its result, without importing delta-rs and the hooks with the package (the
+    # inventory imports fleethealth.notify.config)
+    if name in ("notify", "NotifyResult"):
+        from fleethealth.notify import run
+
+        return getattr(run, name)
+    raise AttributeError(name)

@@ -1,0 +1,87 @@
+"""What a notification says: one message per incident transition (the webhook's JSON body), and its
+renderings for e-mail and Slack. Built from plain rows (gold.incident_history, gold.incidents as
+dicts), so no Spark is needed to notify.
+
+Every text field has its control characters escaped (fleethealth.report.text.printable): evidence
+quotes log lines, and a newline in one must not forge a line of a mail or a chat message.
+"""
+from __future__ import annotations
+
+import html
+from datetime import datetime, timezone
+
+from fleethealth.report.text import incident_notes, known_bugs_text, printable
+
+FIELDS = ("incident_id", "cluster", "kind", "severity", "entity", "status", "transition", "first_seen",
+          "last_seen", "resolved_at", "evidence", "known_bug", "runbook", "summary")
+TRANSITIONS = ("opened", "escalated", "resolved")   # their order within one hour
+SUBJECT_MAX = 200
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """A timestamp as an aware UTC datetime (delta-rs gives naive ones for timestamps without a zone)."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+def iso(value: datetime | None) -> str | None:
+    return None if value is None else utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def message(history: dict, incident: dict | None) -> dict:
+    """The message of one gold.incident_history row: the transition, with the incident's current
+    state (gold.incidents; None if it is gone: the history row stands in for it)."""
+    current = incident or {**history, "status": "resolved" if history["transition"] == "resolved" else "open",
+                           "first_seen": history["at"], "last_seen": history["at"],
+                           "resolved_at": history["at"] if history["transition"] == "resolved" else None}
+    evidence = history["evidence"] if history["transition"] == "opened" or incident is None else incident["evidence"]
+    return _message(current, history["transition"], history["severity"], evidence)
+
+
+def incident_message(incident: dict, transition: str) -> dict:
+    """The message of an incident's current state (what Alertmanager is told every run), with the
+    incident's latest `transition`."""
+    return _message(incident, transition, incident["severity"], incident["evidence"])
+
+
+def _message(incident: dict, transition: str, severity: str, evidence: str | None) -> dict:
+    from fleethealth.gold import runbooks
+
+    kind = incident["kind"]
+    book = runbooks.load().get(kind)
+    text = {k: printable(incident[k]) for k in ("incident_id", "cluster", "kind", "entity", "status")}
+    evidence, known_bug = printable(evidence or ""), incident.get("known_bug")
+    head = "ESCALATED to " if transition == "escalated" else f"{transition.upper()} "
+    summary = (f"{head}{severity.upper()} {text['cluster']} {kind} {text['entity']}: {evidence}"
+               + incident_notes(kind, known_bug, evidence))
+    out = {**text, "severity": severity, "transition": transition,
+            "first_seen": iso(incident.get("first_seen")), "last_seen": iso(incident.get("last_seen")),
+            "resolved_at": iso(incident.get("resolved_at")), "evidence": evidence,
+            "known_bug": known_bugs_text(known_bug),
+            "runbook": {"means": book.means, "check": list(book.check), "do": list(book.do)} if book else None,
+            "summary": printable(summary)}
+    return {k: out[k] for k in FIELDS}
+
+
+def email(msg: dict) -> tuple[str, str]:
+    """(subject, body): the summary as the subject; every field and the runbook's steps numbered, as
+    plain text (in <pre>, escaped: SmtpHook sends HTML only)."""
+    subject = msg["summary"] if len(msg["summary"]) <= SUBJECT_MAX else msg["summary"][:SUBJECT_MAX - 3] + "..."
+    lines = [msg["summary"], ""]
+    lines += [f"{k}: {msg[k] if msg[k] is not None else '-'}" for k in FIELDS if k not in ("runbook", "summary")]
+    book = msg["runbook"]
+    if book:
+        lines += ["", f"What it means: {book['means']}", "", "Check:"]
+        lines += [f"  {i}. {step}" for i, step in enumerate(book["check"], 1)]
+        lines += ["", "Do:"] + [f"  {i}. {step}" for i, step in enumerate(book["do"], 1)]
+    return subject, "<pre>" + html.escape("\n".join(lines)) + "</pre>"
+
+
+def slack_text(msg: dict) -> str:
+    """The summary and the runbook's first check step, with the three characters Slack's mrkdwn
+    reserves (& < >) escaped as Slack asks."""
+    text = msg["summary"]
+    if msg["runbook"] and msg["runbook"]["check"][0] not in text:
+        text += f"\ncheck first: {msg['runbook']['check'][0]}"
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

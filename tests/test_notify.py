@@ -1,0 +1,396 @@
+"""fleethealth.notify: incident transitions sent exactly once per channel through gold.notifications.
+
+Real receivers on loopback, started and stopped here: an HTTP server for the webhook and for the
+Slack incoming webhook (SlackWebhookHook), and an aiosmtpd SMTP server (SmtpHook); the connections
+come from AIRFLOW_CONN_* variables, as `fleethealth run` outside an Airflow task gets them. The gold
+tables are written by hand with delta-rs between runs. No Spark.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import textwrap
+import threading
+from datetime import datetime, timedelta, timezone
+from email import message_from_bytes
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import write_deltalake
+
+os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+
+from fleethealth.fleet.inventory import InventoryError, load_inventory  # noqa: E402
+from fleethealth.lake import tables as lake  # noqa: E402
+from fleethealth.notify import messages, outbox  # noqa: E402
+from fleethealth.notify.config import Channel  # noqa: E402
+from fleethealth.notify.run import HISTORY, notify  # noqa: E402
+
+UTC = timezone.utc
+H = datetime(2026, 11, 21, 6, tzinfo=UTC)
+TS = pa.timestamp("us", tz="UTC")
+INCIDENTS = pa.schema([(c, pa.string()) for c in ("incident_id", "cluster", "kind", "severity", "entity", "status")]
+                      + [(c, TS) for c in ("first_seen", "last_seen", "resolved_at")]
+                      + [("evidence", pa.string()), ("known_bug", pa.string()), ("first_hour", TS),
+                         ("last_hour", TS), ("hours", pa.int32()), ("first_evidence", pa.string())])
+HISTORY_SCHEMA = pa.schema([(c, pa.string()) for c in ("incident_id", "cluster", "kind", "entity", "transition",
+                                                        "severity")]
+                           + [("hour", TS), ("at", TS), ("evidence", pa.string())])
+DEADLOCK = dict(incident_id="i1", cluster="prod-a", kind="broker_deadlock", entity="broker-219", known_bug="KAFKA-4399")
+
+
+# ------------------------------------------------------------------------------------------ receivers
+class Receiver:
+    """An HTTP server recording the JSON bodies POSTed to it; `status` is what it answers."""
+
+    def __init__(self):
+        self.bodies: list = []
+        self.status = 200
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if receiver.status == 200:
+                    receiver.bodies.append(json.loads(body))
+                self.send_response(receiver.status)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        if self.thread.is_alive():
+            self.server.shutdown()
+            self.server.server_close()
+            self.thread.join()
+
+
+class Smtpd:
+    """aiosmtpd on a free loopback port, recording each message."""
+
+    def __init__(self):
+        from aiosmtpd.controller import Controller
+
+        self.messages: list = []
+        outer = self
+
+        class Handler:
+            async def handle_DATA(self, server, session, envelope):
+                outer.messages.append((envelope.rcpt_tos, message_from_bytes(envelope.content)))
+                return "250 OK"
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    def stop(self):
+        if self.controller._thread is not None:     # not stopped yet
+            self.controller.stop()
+
+
+@pytest.fixture
+def servers(monkeypatch):
+    hook, slack, smtp = Receiver(), Receiver(), Smtpd()
+    monkeypatch.setenv("AIRFLOW_CONN_SMTP_TEST", json.dumps({
+        "conn_type": "smtp", "host": "127.0.0.1", "port": smtp.port,
+        "extra": {"disable_tls": True, "disable_ssl": True, "from_email": "fleethealth@example.com",
+                  "retry_limit": 0, "timeout": 5}}))
+    monkeypatch.setenv("AIRFLOW_CONN_SLACK_TEST", json.dumps({
+        "conn_type": "slackwebhook", "host": slack.url, "password": "services/T0/B0/token"}))
+    yield {"hook": hook, "slack": slack, "smtp": smtp}
+    for s in (hook, slack, smtp):
+        s.stop()
+
+
+def channels(servers) -> list[Channel]:
+    return [Channel("oncall-hook", "webhook", servers["hook"].url + "/hook"),
+            Channel("oncall-mail", "smtp", "smtp_test", to=("oncall@example.com",)),
+            Channel("oncall-slack", "slack", "slack_test")]
+
+
+# ------------------------------------------------------------------------------------------ gold tables
+def incident(status="open", severity="major", evidence="deadlock cycle", resolved_at=None, **over) -> dict:
+    return {**DEADLOCK, "severity": severity, "status": status, "first_seen": H + timedelta(minutes=5),
+            "last_seen": H + timedelta(hours=2, minutes=50), "resolved_at": resolved_at, "evidence": evidence,
+            "first_hour": H, "last_hour": H + timedelta(hours=2), "hours": 3, "first_evidence": "first cycle", **over}
+
+
+def transition(name: str, severity: str, hours: int = 0, evidence="first cycle", **over) -> dict:
+    row = {k: DEADLOCK[k] for k in ("incident_id", "cluster", "kind", "entity")}
+    return {**row, "transition": name, "severity": severity, "hour": H + timedelta(hours=hours),
+            "at": H + timedelta(hours=hours, minutes=5), "evidence": evidence, **over}
+
+
+def write_gold(lakehouse: Path, incidents: list[dict], history: list[dict]) -> None:
+    write_deltalake(lake.table("gold.incidents").path(lakehouse), pa.Table.from_pylist(incidents, INCIDENTS),
+                    mode="overwrite")
+    write_deltalake(HISTORY.path(lakehouse), pa.Table.from_pylist(history, HISTORY_SCHEMA), mode="overwrite")
+
+
+def delivered(servers) -> tuple[int, int, int]:
+    return len(servers["hook"].bodies), len(servers["smtp"].messages), len(servers["slack"].bodies)
+
+
+def statuses(lakehouse) -> dict:
+    return {k: (r["status"], r["attempts"]) for k, r in outbox.read(lakehouse).items()}
+
+
+# ------------------------------------------------------------------------------------------ the scenario
+def test_each_transition_reaches_each_channel_once_and_a_refusal_is_retried(tmp_path, servers):
+    lh, chans = tmp_path / "lakehouse", channels(servers)
+    assert notify(lh, chans).channels["oncall-hook"].sent == 0       # no gold yet: nothing to do
+    opened = transition("opened", "major")
+    write_gold(lh, [incident()], [opened])
+
+    first = notify(lh, chans)                                        # run 1
+    assert delivered(servers) == (1, 1, 1)
+    assert [r.sent for r in first.channels.values()] == [1, 1, 1] and first.errors == []
+    body = servers["hook"].bodies[0]
+    assert list(body) == list(messages.FIELDS)
+    assert body["transition"] == "opened" and body["status"] == "open" and body["severity"] == "major"
+    assert body["evidence"] == "first cycle"                          # 'opened': the history row's evidence
+    assert body["known_bug"] == "KAFKA-4399 (fixed in 0.10.1.1)"
+    assert body["first_seen"] == "2026-11-21T06:05:00Z" and body["resolved_at"] is None
+    assert body["runbook"]["check"][0].startswith("the cycle's threads") and body["runbook"]["do"]
+    assert body["summary"] == ("OPENED MAJOR prod-a broker_deadlock broker-219: first cycle | known bug "
+                               f"KAFKA-4399 (fixed in 0.10.1.1) | check first: {body['runbook']['check'][0]}")
+    [(to, mail)] = servers["smtp"].messages
+    assert to == ["oncall@example.com"] and len(body["summary"]) > 200      # the subject: cut at 200
+    assert mail["Subject"].replace("\n", "") == body["summary"][:197] + "..."
+    text = mail.get_payload()[0].get_payload(decode=True).decode()
+    assert "known_bug: KAFKA-4399 (fixed in 0.10.1.1)" in text and "  1. the cycle&#x27;s threads" in text
+    assert servers["slack"].bodies[0]["text"].startswith("OPENED MAJOR prod-a broker_deadlock broker-219")
+
+    again = notify(lh, chans)                                        # run 2: same tables
+    assert delivered(servers) == (1, 1, 1)
+    assert [(r.sent, r.already) for r in again.channels.values()] == [(0, 1)] * 3
+    assert "nothing new" in again.summary()
+
+    escalated = transition("escalated", "critical", 1, evidence="second cycle")
+    write_gold(lh, [incident(severity="critical", evidence="cycle now")], [opened, escalated])
+    servers["hook"].status = 503                                      # run 3: the webhook refuses
+    third = notify(lh, chans)
+    hook_key = ("i1", "escalated", "critical", "oncall-hook")
+    row = outbox.read(lh)[hook_key]
+    assert (row["status"], row["attempts"]) == ("failed", 1) and "503" in row["last_error"]
+    assert third.channels["oncall-hook"].failed == 1 and third.channels["oncall-mail"].sent == 1
+    assert "oncall-hook 1 failed (AirflowException: 503" in third.summary() and "retried next run" in third.summary()
+
+    servers["hook"].status = 200                                      # run 4: back
+    fourth = notify(lh, chans)
+    assert fourth.channels["oncall-hook"].sent == 1 and fourth.channels["oncall-mail"].sent == 0
+    assert delivered(servers) == (2, 2, 2)
+    esc = servers["hook"].bodies[1]
+    assert esc["transition"] == "escalated" and esc["severity"] == "critical" and esc["evidence"] == "cycle now"
+    assert esc["summary"].startswith("ESCALATED to CRITICAL prod-a broker_deadlock broker-219: cycle now")
+    assert statuses(lh)[hook_key] == ("sent", 2)
+
+    resolved_at = H + timedelta(hours=3, minutes=1)                    # run 5: resolved
+    resolved = transition("resolved", "critical", 3, evidence="cycle now", at=resolved_at)
+    write_gold(lh, [incident("resolved", "critical", "cycle now", resolved_at)], [opened, escalated, resolved])
+    notify(lh, chans)
+    assert delivered(servers) == (3, 3, 3)
+    last = servers["hook"].bodies[2]
+    assert last["status"] == "resolved" and last["resolved_at"] == "2026-11-21T09:01:00Z"
+    assert last["summary"].startswith("RESOLVED CRITICAL")
+    notify(lh, chans)
+    assert delivered(servers) == (3, 3, 3)
+
+
+def test_receiver_down_and_a_quiet_backfill(tmp_path, servers):
+    lh, chans = tmp_path / "lakehouse", channels(servers)
+    write_gold(lh, [incident()], [transition("opened", "major")])
+    quiet = notify(lh, chans, send=False)
+    assert [r.suppressed for r in quiet.channels.values()] == [1, 1, 1]
+    assert delivered(servers) == (0, 0, 0)
+    assert notify(lh, chans).channels["oncall-hook"].already == 1     # suppressed stays unsent
+    assert delivered(servers) == (0, 0, 0)
+
+    rows = [transition("opened", "major"), transition("escalated", "critical", 1),
+            transition("resolved", "critical", 2)]
+    write_gold(lh, [incident("resolved", "critical", resolved_at=H + timedelta(hours=2))], rows)
+    servers["hook"].stop()                                            # receiver down
+    servers["smtp"].stop()
+    down = notify(lh, chans)
+    hook, mail = down.channels["oncall-hook"], down.channels["oncall-mail"]
+    assert (hook.failed, hook.pending, mail.failed, mail.pending) == (1, 1, 1, 1)   # stops at the first
+    assert "ConnectionError" in hook.errors[0] and "ConnectionRefusedError" in mail.errors[0]
+    assert down.channels["oncall-slack"].sent == 2
+    state = statuses(lh)
+    assert state[("i1", "escalated", "critical", "oncall-hook")] == ("failed", 1)
+    assert state[("i1", "resolved", "critical", "oncall-hook")] == ("pending", 0)
+    assert state[("i1", "opened", "major", "oncall-hook")] == ("suppressed", 0)
+
+    receiver = Receiver()                                             # back, elsewhere
+    chans[0] = Channel("oncall-hook", "webhook", receiver.url)
+    try:
+        notify(lh, chans)
+        assert [b["transition"] for b in receiver.bodies] == ["escalated", "resolved"]   # in order
+    finally:
+        receiver.stop()
+
+
+def test_filters(tmp_path, servers):
+    lh = tmp_path / "lakehouse"
+    other = dict(incident_id="i2", cluster="prod-b", kind="log_cleaner_dead", entity="broker-3", known_bug=None)
+    write_gold(lh, [incident(), incident(**other, severity="minor")],
+               [transition("opened", "major"), transition("opened", "minor", **{k: other[k] for k in
+                                                                                 ("incident_id", "cluster", "kind", "entity")})])
+    url = servers["hook"].url
+    result = notify(lh, [Channel("major", "webhook", url, min_severity="major"),
+                         Channel("prod-b", "webhook", url, clusters=("prod-b",)),
+                         Channel("cleaner", "webhook", url, kinds=("log_cleaner_dead",)),
+                         Channel("all", "webhook", url)])
+    assert {n: r.sent for n, r in result.channels.items()} == {"major": 1, "prod-b": 1, "cleaner": 1, "all": 2}
+    ids = [b["incident_id"] for b in servers["hook"].bodies]
+    assert sorted(ids) == ["i1", "i1", "i2", "i2", "i2"]
+    [cleaner] = [b for b in servers["hook"].bodies if b["kind"] == "log_cleaner_dead"][:1]
+    assert cleaner["known_bug"] is None
+
+
+def test_alertmanager_posts_open_incidents_every_run_and_a_resolution_once(tmp_path, monkeypatch):
+    from fleethealth.notify import alertmanager
+
+    posts, fail = [], []
+
+    def alerts(incidents, now, ends_after):
+        assert ends_after == timedelta(hours=4)
+        return [{"id": i["incident_id"], "status": i["status"], "transition": i["transition"]} for i in incidents]
+
+    def post(url, payload, timeout=10.0):
+        if fail:
+            raise ConnectionRefusedError(111, "Connection refused")
+        posts.append((url, payload))
+
+    monkeypatch.setattr(alertmanager, "alerts", alerts)
+    monkeypatch.setattr(alertmanager, "post", post)
+    lh, am = tmp_path / "lakehouse", [Channel("am", "alertmanager", "http://127.0.0.1:9093")]
+    write_gold(lh, [incident()], [transition("opened", "major")])
+    assert notify(lh, am).channels["am"].sent == 1
+    assert notify(lh, am).channels["am"].sent == 0
+    assert [p for _, p in posts] == [[{"id": "i1", "status": "open", "transition": "opened"}]] * 2   # re-posted
+
+    write_gold(lh, [incident("resolved", resolved_at=H + timedelta(hours=3))],
+               [transition("opened", "major"), transition("resolved", "major", 3)])
+    fail.append(1)
+    down = notify(lh, am)
+    assert down.channels["am"].failed == 1 and "ConnectionRefusedError" in down.summary()
+    fail.clear()
+    notify(lh, am)
+    assert posts[-1][1] == [{"id": "i1", "status": "resolved", "transition": "resolved"}]
+    assert statuses(lh)[("i1", "resolved", "major", "am")] == ("sent", 2)
+    count = len(posts)
+    notify(lh, am)
+    assert len(posts) == count                                         # resolved and told: no post
+
+
+def test_messages_escape_control_characters_and_naive_timestamps_are_utc():
+    h = transition("opened", "critical", evidence="line one\nFORGED\x1b[31m <b>&")
+    msg = messages.message({**h, "at": h["at"].replace(tzinfo=None)}, None)
+    assert "\n" not in msg["summary"] and "\\n" in msg["evidence"] and "\\x1b" in msg["evidence"]
+    assert msg["first_seen"] == "2026-11-21T06:05:00Z" and msg["status"] == "open"
+    assert "&lt;b&gt;&amp;" in messages.slack_text(msg)
+    subject, body = messages.email({**msg, "summary": "x" * 300})
+    assert len(subject) == 200 and "&lt;b&gt;" in body
+
+
+def test_severity_order_is_gold_s():
+    from fleethealth.gold.incidents import SEVERITY_RANK
+    from fleethealth.notify import config
+
+    assert config.SEVERITY_RANK == SEVERITY_RANK
+
+
+def test_the_outbox_is_catalogued_but_not_gated():
+    assert lake.table("gold.notifications").hourly is False
+    assert "gold.notifications" not in lake.layer_tables("gold")
+    assert "gold.quality_results" not in lake.layer_tables("gold")
+
+
+# ------------------------------------------------------------------------------------------ inventory
+INVENTORY = """\
+clusters:
+  - name: prod-a
+    root: /archive
+    hosts:
+      - {host: k1, role: kafka, broker_id: 1, kafka_version: 2.8.1}
+"""
+
+
+def write_inventory(tmp_path: Path, notifications: str) -> Path:
+    path = tmp_path / "inventory.yaml"
+    path.write_text(INVENTORY + "notifications:\n" + textwrap.indent(textwrap.dedent(notifications), "  "))
+    return path
+
+
+def test_a_valid_notifications_block(tmp_path):
+    inv = load_inventory(write_inventory(tmp_path, """\
+        - name: oncall-hook
+          webhook: http://127.0.0.1:9000/hook
+        - name: oncall-mail
+          smtp_conn_id: smtp_oncall
+          to: [oncall@example.com]
+          min_severity: major
+        - name: oncall-slack
+          slack_conn_id: slack_oncall
+          clusters: [prod-a]
+          kinds: [log_cleaner_dead]
+        - name: am
+          alertmanager: https://am.example.com:9093
+          ends_after_seconds: 7200
+        """))
+    assert inv.notifications == (
+        Channel("oncall-hook", "webhook", "http://127.0.0.1:9000/hook"),
+        Channel("oncall-mail", "smtp", "smtp_oncall", to=("oncall@example.com",), min_severity="major"),
+        Channel("oncall-slack", "slack", "slack_oncall", clusters=("prod-a",), kinds=("log_cleaner_dead",)),
+        Channel("am", "alertmanager", "https://am.example.com:9093", ends_after_seconds=7200))
+    assert load_inventory(tmp_path / "inventory.yaml").clusters[0].name == "prod-a"
+
+
+@pytest.mark.parametrize("entry, expected", [
+    ("{name: a, webhook: 'ftp://h/x'}", "notifications[a].webhook: expected an http:// or https:// URL with a host"),
+    ("{name: a, webhook: 'http://u:pw1234@h/x'}", "notifications[a].webhook: must not carry credentials"),
+    ("{name: a, alertmanager: 'not a url'}", "notifications[a].alertmanager: expected an http:// or https://"),
+    ("{name: a}", "notifications[a]: expected exactly one of webhook, smtp_conn_id, slack_conn_id, alertmanager"),
+    ("{name: a, webhook: 'http://h', slack_conn_id: s}", "got webhook and slack_conn_id"),
+    ("{name: a, webhok: 'http://h'}", "notifications[a].webhok: unknown key (did you mean webhook?)"),
+    ("{name: a, smtp_conn_id: m}", "notifications[a].to: expected a non-empty list of e-mail addresses"),
+    ("{name: a, webhook: 'http://h', to: [x@y]}", "notifications[a].to: only with smtp_conn_id"),
+    ("{name: a, webhook: 'http://h', ends_after_seconds: 7200}", "ends_after_seconds: only with alertmanager"),
+    ("{name: a, alertmanager: 'http://h', ends_after_seconds: 60}", "expected an integer >= 3600"),
+    ("{name: a, webhook: 'http://h', min_severity: urgent}", "notifications[a].min_severity: unknown severity 'urgent'"),
+    ("{name: a, webhook: 'http://h', clusters: [prod-z]}", "notifications[a].clusters: unknown cluster 'prod-z'"),
+    ("{name: a, webhook: 'http://h', kinds: [cleaner_dead]}", "notifications[a].kinds: unknown kind 'cleaner_dead'"),
+    ("{name: 'a b', webhook: 'http://h'}", "notifications[0].name: expected a channel name"),
+    ("{name: a, slack_conn_id: 'x y'}", "notifications[a].slack_conn_id: expected an Airflow connection id"),
+])
+def test_each_mistake_is_one_line(tmp_path, entry, expected):
+    path = write_inventory(tmp_path, f"- {entry}\n")
+    with pytest.raises(InventoryError) as err:
+        load_inventory(path)
+    [line] = err.value.problems
+    assert line.startswith(f"{path}: ") and expected in line, line
+    assert "pw1234" not in line
+
+
+def test_duplicate_names_and_a_notifications_mapping(tmp_path):
+    path = write_inventory(tmp_path, "- {name: a, webhook: 'http://h'}\n- {name: a, slack_conn_id: s}\n")
+    with pytest.raises(InventoryError, match=r"notifications\[1\].name: duplicate channel name 'a'"):
+        load_inventory(path)
+    path.write_text(INVENTORY + "notifications: {name: a}\n")
+    with pytest.raises(InventoryError, match="notifications: expected a list of channels"):
+        load_inventory(path)
