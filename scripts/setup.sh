@@ -21,6 +21,9 @@
 #                                      Spark JVM, 4 in a demo, hundreds in make test)
 #   g) OpenSSH server                  apt-get install openssh-server if /usr/sbin/sshd is missing (the pull
 #                                      tests start their own sshd on loopback; nothing is started here)
+#   g2) Prometheus Alertmanager        apt-get install prometheus-alertmanager if /usr/bin/prometheus-alertmanager
+#                                      is missing (the notify tests start their own on loopback; a daemon the
+#                                      package starts is stopped again)
 #   f) Airflow metadata DB             airflow db migrate (SQLite in ./airflow) if missing or deps changed
 #
 # Environment knobs:
@@ -256,6 +259,21 @@ else
     log "OpenSSH server not found (/usr/sbin/sshd)"
     apt_install openssh-server
     [ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd still missing after installing openssh-server"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# g2) Alertmanager binary for the notify tests (they run it themselves on 127.0.0.1, own config)
+ALERTMANAGER=/usr/bin/prometheus-alertmanager
+if [ -x "$ALERTMANAGER" ]; then
+    step "alertmanager ok ($ALERTMANAGER)"
+else
+    log "Prometheus Alertmanager not found ($ALERTMANAGER)"
+    apt_install prometheus-alertmanager
+    [ -x "$ALERTMANAGER" ] || die "$ALERTMANAGER still missing after installing prometheus-alertmanager"
+    # the package starts its service where it can (port 9093): nothing here should listen
+    if command -v service >/dev/null 2>&1; then
+        $SUDO service prometheus-alertmanager stop >/dev/null 2>&1 || true
+    fi
 fi
 
 # ---------------------------------------------------------------------------------------------

@@ -5,7 +5,9 @@
 - `ZooKeeper`: a real ZooKeeper server (the zookeeper jar pyspark ships) in its own JVM with the
   Jolokia JVM agent (./jars-agents, from Maven Central via scripts/setup.sh), logging with ZooKeeper's
   own layout into a file: real MBeans over HTTP and a real ZooKeeper log.
-scripts/setup.sh installs both (openssh-server, the agent), so these tests never skip.
+- `Alertmanager`: Debian's Prometheus Alertmanager (`/usr/bin/prometheus-alertmanager`) on a free
+  127.0.0.1 port, gossip off, routing every alert to a receiver that notifies nobody.
+scripts/setup.sh installs them (openssh-server, the agent, prometheus-alertmanager), so these tests never skip.
 """
 from __future__ import annotations
 
@@ -16,10 +18,12 @@ import shutil
 import socket
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
 SSHD = Path("/usr/sbin/sshd")
+ALERTMANAGER = Path("/usr/bin/prometheus-alertmanager")
 JOLOKIA_AGENT = PROJECT / "jars-agents" / "jolokia-agent-jvm-javaagent.jar"
 ZK_LAYOUT = "%d{yyyy-MM-dd HH:mm:ss,SSS} [myid:%X{myid}] - %-5p [%t:%C{1}@%L] - %m%n"
 
@@ -139,3 +143,48 @@ class ZooKeeper:
 
     def stop(self) -> None:
         stop(self.proc)
+
+
+class Alertmanager:
+    """Started on construction, stopped by `stop()` or at the end of a `with` block."""
+
+    def __init__(self, folder: Path):
+        assert ALERTMANAGER.is_file(), f"no {ALERTMANAGER}: run `make setup` (installs prometheus-alertmanager)"
+        folder.mkdir(parents=True, exist_ok=True)
+        config = folder / "alertmanager.yml"
+        config.write_text("global:\n  resolve_timeout: 5m\n"
+                          "route:\n  receiver: nobody\n"
+                          "receivers:\n  - name: nobody\n")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = folder / "alertmanager.log"
+        self.proc = subprocess.Popen(
+            [str(ALERTMANAGER), f"--config.file={config}", f"--storage.path={folder / 'data'}",
+             f"--web.listen-address=127.0.0.1:{self.port}", "--cluster.listen-address="],   # empty: no gossip
+            stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
+        try:
+            wait_for("Alertmanager", self._ready, self.proc, self.log)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as answer:
+                return answer.status == 200
+        except OSError:
+            return False
+
+    def get(self, path: str):
+        """The JSON answer of GET <url><path>, e.g. /api/v2/alerts."""
+        with urllib.request.urlopen(self.url + path, timeout=5) as answer:
+            return json.load(answer)
+
+    def stop(self) -> None:
+        stop(self.proc)
+
+    def __enter__(self) -> Alertmanager:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
