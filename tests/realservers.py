@@ -1,4 +1,4 @@
-"""Real servers on loopback for the pull tests, started and stopped by the tests themselves.
+"""Real servers on loopback for the pull and notification tests, started and stopped by the tests themselves.
 
 - `Sshd`: Debian's OpenSSH server (`/usr/sbin/sshd -f <cfg> -D -e`) on a free 127.0.0.1 port, with a
   throwaway host key and user key made here; it serves this machine's files as the current user.
@@ -7,6 +7,8 @@
   own layout into a file: real MBeans over HTTP and a real ZooKeeper log.
 - `Alertmanager`: Debian's Prometheus Alertmanager (`/usr/bin/prometheus-alertmanager`) on a free
   127.0.0.1 port, gossip off, routing every alert to a receiver that notifies nobody.
+- `Receiver`: an HTTP server recording the JSON bodies POSTed to it (a webhook, a Slack incoming
+  webhook); `Smtpd`: aiosmtpd recording each message.
 scripts/setup.sh installs them (openssh-server, the agent, prometheus-alertmanager), so these tests never skip.
 """
 from __future__ import annotations
@@ -17,8 +19,11 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import urllib.request
+from email import message_from_bytes
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -188,3 +193,62 @@ class Alertmanager:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class Receiver:
+    """An HTTP server recording the JSON bodies POSTed to it; `status` is what it answers."""
+
+    def __init__(self):
+        self.bodies: list = []
+        self.status = 200
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if receiver.status == 200:
+                    receiver.bodies.append(json.loads(body))
+                self.send_response(receiver.status)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        if self.thread.is_alive():
+            self.server.shutdown()
+            self.server.server_close()
+            self.thread.join()
+
+
+class Smtpd:
+    """aiosmtpd on a free loopback port, recording each message."""
+
+    def __init__(self):
+        from aiosmtpd.controller import Controller
+
+        self.messages: list = []
+        outer = self
+
+        class Handler:
+            async def handle_DATA(self, server, session, envelope):
+                outer.messages.append((envelope.rcpt_tos, message_from_bytes(envelope.content)))
+                return "250 OK"
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    def stop(self):
+        if self.controller._thread is not None:     # not stopped yet
+            self.controller.stop()

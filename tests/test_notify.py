@@ -9,12 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import textwrap
-import threading
 from datetime import datetime, timedelta, timezone
-from email import message_from_bytes
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,6 +18,8 @@ import pytest
 from deltalake import write_deltalake
 
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+
+from realservers import Receiver, Smtpd  # noqa: E402
 
 from fleethealth.fleet.inventory import InventoryError, load_inventory  # noqa: E402
 from fleethealth.lake import tables as lake  # noqa: E402
@@ -40,66 +38,6 @@ HISTORY_SCHEMA = pa.schema([(c, pa.string()) for c in ("incident_id", "cluster",
                                                         "severity")]
                            + [("hour", TS), ("at", TS), ("evidence", pa.string())])
 DEADLOCK = dict(incident_id="i1", cluster="prod-a", kind="broker_deadlock", entity="broker-219", known_bug="KAFKA-4399")
-
-
-# ------------------------------------------------------------------------------------------ receivers
-class Receiver:
-    """An HTTP server recording the JSON bodies POSTed to it; `status` is what it answers."""
-
-    def __init__(self):
-        self.bodies: list = []
-        self.status = 200
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if receiver.status == 200:
-                    receiver.bodies.append(json.loads(body))
-                self.send_response(receiver.status)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self):
-        if self.thread.is_alive():
-            self.server.shutdown()
-            self.server.server_close()
-            self.thread.join()
-
-
-class Smtpd:
-    """aiosmtpd on a free loopback port, recording each message."""
-
-    def __init__(self):
-        from aiosmtpd.controller import Controller
-
-        self.messages: list = []
-        outer = self
-
-        class Handler:
-            async def handle_DATA(self, server, session, envelope):
-                outer.messages.append((envelope.rcpt_tos, message_from_bytes(envelope.content)))
-                return "250 OK"
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
-        self.controller.start()
-
-    def stop(self):
-        if self.controller._thread is not None:     # not stopped yet
-            self.controller.stop()
 
 
 @pytest.fixture
@@ -306,13 +244,6 @@ def test_messages_escape_control_characters_and_naive_timestamps_are_utc():
     assert "&lt;b&gt;&amp;" in messages.slack_text(msg)
     subject, body = messages.email({**msg, "summary": "x" * 300})
     assert len(subject) == 200 and "&lt;b&gt;" in body
-
-
-def test_severity_order_is_gold_s():
-    from fleethealth.gold.incidents import SEVERITY_RANK
-    from fleethealth.notify import config
-
-    assert config.SEVERITY_RANK == SEVERITY_RANK
 
 
 def test_the_outbox_is_catalogued_but_not_gated():

@@ -320,9 +320,7 @@ def _outcome(fn, *args, of: datetime | None = None):
 
 def incident_summary(spark: SparkSession, lakehouse=None):
     """gold.incidents as the on-call engineer reads them: the most severe first, then by first seen."""
-    from fleethealth.gold.incidents import SEVERITY_RANK
-
-    rank = F.create_map(*[F.lit(x) for k, v in SEVERITY_RANK.items() for x in (k, v)])
     return (lake.read(spark, "gold.incidents", lakehouse)
-            .orderBy(F.coalesce(rank[F.col("severity")], F.lit(0)).desc(), "first_seen", "cluster", "kind", "entity")
+            .orderBy(F.coalesce(gold_incidents.severity_rank(), F.lit(0)).desc(), "first_seen", "cluster", "kind",
+                     "entity")
             .collect())

@@ -18,8 +18,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import process_entity
+from fleethealth.gold.thresholds import SEVERITY_RANK
 
-SEVERITY_RANK = {"critical": 4, "major": 3, "minor": 2, "info": 1}
 KEY = ["cluster", "kind", "entity"]
 TRANSITIONS = ("opened", "escalated", "resolved")
 ANY_HOST = "*"   # an entity no inventory host answers for: any data from its cluster counts

@@ -13,6 +13,10 @@ import yaml
 from fleethealth.runtime import config
 
 
+# incident severities, most severe first (each kind's `<kind>.severity` is one of them)
+SEVERITY_RANK = {"critical": 4, "major": 3, "minor": 2, "info": 1}
+
+
 class ThresholdError(ValueError):
     pass
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fleethealth.gold.thresholds import SEVERITY_RANK
+
 # how a channel is reached: the inventory key naming its target -> the channel's type
 TARGETS = {"webhook": "webhook", "smtp_conn_id": "smtp", "slack_conn_id": "slack", "alertmanager": "alertmanager"}
 KEYS = ("name", *TARGETS, "to", "ends_after_seconds", "clusters", "kinds", "min_severity")
-# the order of gold.incidents.SEVERITY_RANK (not imported from there: that module imports Spark;
-# tests/test_notify.py keeps the two equal)
-SEVERITY_RANK = {"critical": 4, "major": 3, "minor": 2, "info": 1}
 # Alertmanager forgets an alert not re-posted by its endsAt: 4 hourly runs may be missed first
 DEFAULT_ENDS_AFTER_S = 4 * 3600
 

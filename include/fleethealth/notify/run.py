@@ -18,8 +18,7 @@ from fleethealth.notify import channels as delivery
 from fleethealth.notify import messages, outbox
 from fleethealth.notify.config import Channel
 
-# registered in lake.tables with the gold job that writes it; the same path by the catalogue's convention until then
-HISTORY = lake.TABLES.get("gold.incident_history", lake.Table("gold", "incident_history", hourly=False))
+HISTORY = lake.table("gold.incident_history")
 
 
 @dataclass
