@@ -322,15 +322,18 @@ def test_the_incident_summary_leads_with_the_worst_and_says_why():
                  first_evidence="40 elections in 60 s", known_bug=None),
             dict(cluster="pm3", kind="log_cleaner_dead", severity="critical", entity="broker-2",
                  first_seen=datetime(2026, 11, 20, 10, 20), hours=3, evidence="'Error due to' at 12:08:57Z",
-                 first_evidence="DeadThreadCount 1 at 10:20Z", known_bug="KAFKA-3994")]
+                 first_evidence="DeadThreadCount 1 at 10:20Z", known_bug="KAFKA-3994",
+                 status="resolved", resolved_at=datetime(2026, 11, 20, 13))]
     assert report.incidents_text(rows).splitlines() == [
-        "CRITICAL pm4 leader_election_storm controller (since 2026-11-20 10:20Z, 1 h): 40 elections in 60 s"
+        "CRITICAL pm4 leader_election_storm controller (since 2026-11-20 10:20Z, 1 h, open): 40 elections in 60 s"
         f" | check first: {storm}",
-        "CRITICAL pm3 log_cleaner_dead broker-2 (since 2026-11-20 10:20Z, 3 h): DeadThreadCount 1 at 10:20Z; "
+        "CRITICAL pm3 log_cleaner_dead broker-2 (since 2026-11-20 10:20Z, 3 h, resolved 2026-11-20 13:00Z): "
+        "DeadThreadCount 1 at 10:20Z; "
         f"now: 'Error due to' at 12:08:57Z | known bug KAFKA-3994 (fixed in 0.10.1.1 / 0.10.2.0) | check first: {cleaner}"]
     exposure = dict(rows[1], kind="known_bug_exposure", first_evidence=None, evidence="1.1.0 is affected by KAFKA-3994 (...)")
     assert report.incidents_text([exposure]).count("KAFKA-3994") == 1          # its evidence names it already
     assert report.incidents_text([]) == "(no incidents)"
+    assert report.incidents_report(rows).splitlines()[0] == "gold.incidents: 2 incident(s), 1 open, most severe first"
 
 
 @pytest.mark.spark

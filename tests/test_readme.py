@@ -37,12 +37,24 @@ def test_every_block_says_what_it_is_and_a_test_checks_it():
 
 
 def test_the_inventory_example_loads_as_shown():
-    [b] = [b for b in blocks() if b.kind == "inventory"]
+    [b] = [b for b in blocks() if b.kind == "inventory" and not b.name]
     inventory = parse_inventory(yaml.safe_load(b.text), "README.md")
     [cluster] = inventory.clusters
     assert (cluster.name, cluster.timezone, [h.host for h in cluster.hosts]) == (
         "bigdata", "Europe/Berlin", ["bd-kafka-1", "bd-zk-1", "bd-kafka-2"])
     assert cluster.hosts[2].paths["jmx"] == "/nfs/bd-kafka-2/jmx"
+    assert inventory.notifications == ()
+
+
+def test_the_notifications_example_loads_beside_the_inventory():
+    inventory = yaml.safe_load(next(b for b in blocks() if b.kind == "inventory" and not b.name).text)
+    inventory.update(yaml.safe_load(block("inventory", "notifications").text))
+    channels = parse_inventory(inventory, "README.md").notifications
+    assert [(c.name, c.type) for c in channels] == [
+        ("oncall-hook", "webhook"), ("oncall-mail", "smtp"), ("kafka-slack", "slack"), ("alertmanager", "alertmanager")]
+    assert (channels[1].to, channels[1].min_severity, channels[2].clusters) == (
+        ("kafka-oncall@example.com",), "major", ("bigdata",))
+    assert channels[3].ends_after_seconds == 4 * 3600
 
 
 def test_the_ssh_connection_example_is_one_airflow_accepts():

@@ -5,8 +5,10 @@ the replaced files behind for time travel; run this daily (DAG `fleet_health_mai
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
+from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
 
 # Delta's own safety floor: VACUUM below 7 days can break readers of older versions (and time
@@ -38,8 +40,10 @@ def maintain(spark, lakehouse=None, retain_hours: float = DEFAULT_RETAIN_HOURS,
         if not lake.exists(spark, name, lakehouse):
             continue
         path = lake.table(name).path(lakehouse)
-        before = _num_files(spark, path)
-        metrics = DeltaTable.forPath(spark, path).optimize().executeCompaction().first()["metrics"]
-        DeltaTable.forPath(spark, path).vacuum(retain_hours)
-        done.append(Maintained(name, before, _num_files(spark, path), int(metrics["numFilesRemoved"])))
+        # a table written whole (the notifications outbox) is rewritten under its lock: not beside it
+        with locks.table_lock(name, lakehouse, "maintenance") if not lake.table(name).hourly else nullcontext():
+            before = _num_files(spark, path)
+            metrics = DeltaTable.forPath(spark, path).optimize().executeCompaction().first()["metrics"]
+            DeltaTable.forPath(spark, path).vacuum(retain_hours)
+            done.append(Maintained(name, before, _num_files(spark, path), int(metrics["numFilesRemoved"])))
     return done
