@@ -94,13 +94,15 @@ def test_recall_and_false_positives(window):
 
 def test_an_hour_alone_gives_the_gold_the_window_published(spark, window):
     """The window's gold was computed in one plan (jobs.run_window); the middle hour computed alone
-    from its published silver gives exactly the rows published for it: every fact and detector keeps
-    the hour in its keys and windows (one that did not would merge the hours, or carry one hour's
-    state into the next). The hour alone reads the whole of silver.kafka_events, the window the rows
+    from its published silver (and the end of the hour before, its look-back) gives exactly the rows
+    published for it: every fact and detector keeps the hour in its keys and windows (one that did
+    not would merge the hours, or carry one hour's state into the next). The hour alone reads the whole of silver.kafka_events, the window the rows
     and columns gold reads (gold.facts.core.kafka_events_read): leaving the others out changes nothing."""
     lakehouse, hour = window["lakehouse"], window["hours"][1]
     silver_hour = {name: lake.read(spark, f"silver.{name}", lakehouse, hour) for name in jobs.GOLD_INPUTS}
-    facts = jobs.facts_of(hour, silver.hosts_frame(spark, window["inventory"]), silver_hour)
+    minutes = thresholds.load()["incidents.lookback_minutes"]
+    facts = jobs.facts_of(hour, silver.hosts_frame(spark, window["inventory"]), silver_hour, minutes,
+                          jobs.read_lookback(spark, hour, minutes, lakehouse))
     try:
         computed = jobs.gold_tables(facts, thresholds.load())
         assert sorted(computed) == sorted(n for n in lake.layer_tables("gold") if n not in jobs.LIFECYCLE_TABLES)

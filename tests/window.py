@@ -34,7 +34,7 @@ def run_window(spark, inventory, hours, lakehouse) -> dict:
     window_silver["reconciliation"] = recon
     hosts = silver.hosts_frame(spark, inventory)
     limits = thresholds.load()
-    out = jobs.gold_tables(jobs.facts_of(hours, hosts, window_silver), limits)
+    out = jobs.gold_tables(jobs.facts_of(hours, hosts, window_silver, limits["incidents.lookback_minutes"]), limits)
     findings = [r.asDict() for r in out["gold.incident_findings"].collect()]
     health = [r.asDict() for r in out["gold.broker_health_hourly"].collect()]
     return {

@@ -19,7 +19,7 @@ passed are published together, one commit per table (`publish`).
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -157,14 +157,38 @@ GOLD_INPUTS = ("kafka_events", "jmx_samples", "threads", "partition_sizes", "rec
                "deadlocks")
 
 
-def facts_of(hours, hosts: DataFrame, silver_tables: dict) -> gold_facts.Facts:
+def facts_of(hours, hosts: DataFrame, silver_tables: dict, lookback_minutes: int = 0,
+             earlier: dict | None = None) -> gold_facts.Facts:
     """The Facts of an hour or a window of hours from their silver tables (`silver_tables`: GOLD_INPUTS
-    name -> frame, rows of those hours)."""
+    name -> frame, rows of those hours), with their look-back (gold.facts.core.with_lookback) when
+    `lookback_minutes`: from the window's own hours, and for its first hour from `earlier` (the rows
+    of the hour before it: GOLD_INPUTS name -> frame, e.g. read_lookback)."""
     t = silver_tables
-    return gold_facts.Facts(
+    facts = gold_facts.Facts(
         hours=hours, hosts=hosts, kafka_events=t["kafka_events"], jmx=t["jmx_samples"], threads=t["threads"],
         partition_sizes=t["partition_sizes"], reconciliation=t["reconciliation"], zk_events=t["zk_events"],
         deadlocks=t["deadlocks"])
+    if lookback_minutes:
+        before = {field: earlier[name] for field, name in LOOKBACK_INPUTS.items() if earlier and name in earlier}
+        facts.lookback = gold_facts.with_lookback(facts, lookback_minutes, before)
+    return facts
+
+
+# the silver tables a look-back reads, by their Facts field
+LOOKBACK_INPUTS = {"kafka_events": "kafka_events", "zk_events": "zk_events", "jmx": "jmx_samples"}
+
+
+def read_lookback(spark: SparkSession, first: datetime, minutes: int, lakehouse=None) -> dict:
+    """The published silver rows of the last `minutes` of the hour before `first` that a look-back reads
+    (LOOKBACK_INPUTS; none when that hour is not published): a bounded read, whatever the history."""
+    before = first - timedelta(hours=1)
+    since = F.lit(first - timedelta(minutes=minutes)).cast("timestamp")
+    out = {}
+    for name in LOOKBACK_INPUTS.values():
+        if lake.exists(spark, f"silver.{name}", lakehouse):
+            df = lake.read(spark, f"silver.{name}", lakehouse, before).where(F.col("ts") >= since)
+            out[name] = gold_facts.kafka_events_read(df) if name == "kafka_events" else df
+    return out
 
 
 def gold_tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
@@ -179,6 +203,9 @@ def gold_tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
     facts.offsets_partitions, facts.cleaner_status = independent.pop("offsets"), independent.pop("cleaner")
     facts.derived.update(independent)
     facts.broker_health = materialize(gold_facts.broker_health(facts))  # joins the two above
+    if facts.lookback is not None:   # the hours' own, whatever a look-back detector reads of them
+        facts.lookback.offsets_partitions, facts.lookback.cleaner_status, facts.lookback.broker_health = (
+            facts.offsets_partitions, facts.cleaner_status, facts.broker_health)
     return {
         "gold.consumer_offsets_partitions": facts.offsets_partitions,
         "gold.log_cleaner_status": facts.cleaner_status,
@@ -211,7 +238,10 @@ def gold_window(spark: SparkSession, hours: list[datetime], inventory_path: str,
             inputs = {name: lake.read(spark, f"silver.{name}", lakehouse, hours) for name in GOLD_INPUTS}
             inputs["kafka_events"] = gold_facts.kafka_events_read(inputs["kafka_events"])
             inputs = materialize_all(inputs)
-            window = gold_tables(facts_of(hours, silver.hosts_frame(spark, inventory), inputs), limits)
+            minutes = limits["incidents.lookback_minutes"]
+            earlier = materialize_all(read_lookback(spark, min(hours), minutes, lakehouse)) if minutes else {}
+            facts = facts_of(hours, silver.hosts_frame(spark, inventory), inputs, minutes, earlier)
+            window = gold_tables(facts, limits)
             history = {name: lake.read(spark, name, lakehouse) if lake.exists(spark, name, lakehouse) else None
                        for name in LIFECYCLE_INPUTS}
             out, passed, lifecycle = {}, [], {}

@@ -48,8 +48,10 @@ def _resolve(scenarios: list[str] | str) -> list[str]:
 
 def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: datetime, *, brokers: int = 3,
              seed: int = 7, bytes_per_broker_hour: int = 200_000, jmx_samples_per_broker_hour: int = 20_000,
-             layout: str = "hourly") -> Path:
-    """Write a fleet for [start, end) (UTC, hour-aligned, tz-aware) under `out`; return the inventory path."""
+             layout: str = "hourly", shifts: dict[str, int] | None = None) -> Path:
+    """Write a fleet for [start, end) (UTC, hour-aligned, tz-aware) under `out`; return the inventory path.
+    `shifts` (scenario name -> ms) moves a scenario's events that much later than their usual anchor
+    (the window start), e.g. so that an episode straddles an hour end; its ground truth moves with them."""
     names = _resolve(scenarios)
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
@@ -65,13 +67,14 @@ def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: dateti
     for name in names:
         sc = CATALOGUE[name]
         cluster = sc.cluster(brokers)
-        state = ClusterState(cluster, sc.events(cluster, start_ms, end_ms), seed)
+        anchor = start_ms + (shifts or {}).get(name, 0)
+        state = ClusterState(cluster, sc.events(cluster, anchor, end_ms), seed)
         base = root / cluster.name
         if base.exists():
             shutil.rmtree(base)  # files are appended hour by hour: start from a clean cluster folder
         _write_cluster(state, base, start_ms, end_ms, bytes_per_broker_hour, jmx_samples_per_broker_hour)
         clusters.append(cluster)
-        expected.extend(sc.expected(state, start_ms, end_ms))
+        expected.extend(sc.expected(state, anchor, end_ms))
     out.mkdir(parents=True, exist_ok=True)
     if layout == "archive":
         archive.rearrange(out, root, clusters)

@@ -213,8 +213,12 @@ class FollowerResetScript(Script):
     reset_ms: int
 
     def zk_records(self, zk, h0, h1):
+        # each line in the hour it is written in: an episode at an hour end is in both hours' files
+        return [rec for rec in self._records(zk) if h0 <= rec[0] < h1]
+
+    def _records(self, zk):
         c, t = zk.s.c, self.reset_ms
-        if not h0 <= t < h1 or zk.myid not in (self.leader, self.follower):
+        if zk.myid not in (self.leader, self.follower):
             return []
         r = zk.s.rng("pm2", zk.myid)
         port = r.randint(32768, 60999)

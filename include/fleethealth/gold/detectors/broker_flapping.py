@@ -10,7 +10,8 @@ client lines and a controller line within ~2 s). A broker with at least `broker_
 losses within `broker_flapping.window_minutes` flaps; first_seen is the first loss of the first such
 window. Re-registrations (`broker_registered`, controller `added_brokers`) are counted in the
 evidence. A single loss (post-mortem 4) is `zk_session_expired`, not flapping.
-Limit: the window cannot reach across the hour (detectors read one hour of silver).
+The window reaches back into the hour before (`incidents.lookback_minutes`): losses on either side of
+an hour end are one episode.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from pyspark.sql import functions as F
 from fleethealth.gold.detectors.base import finding
 
 KIND = "broker_flapping"
+LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
 TS_FMT = "HH:mm:ss'Z'"
 
 

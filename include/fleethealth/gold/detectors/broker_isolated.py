@@ -19,6 +19,7 @@ from fleethealth.fleet import mbeans
 from fleethealth.gold.detectors.base import finding
 
 KIND = "broker_isolated"
+LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
 TIME = "HH:mm:ss'Z'"
 
 

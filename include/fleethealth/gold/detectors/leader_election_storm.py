@@ -14,7 +14,7 @@ back to it is recovery, not the storm; pm5's periodic ones move a partition or t
 A storm when the distinct partitions reach `leader_election_storm.min_partitions`; evidence counts the
 `__consumer_offsets` partitions among them (coordinator moves: their consumer groups rebalance).
 One finding per (cluster, broker, hour); first_seen is the first trigger of a storm window. A window
-crossing the hour end only counts the changes of its own hour. The windows, storms or not, are the
+crossing the hour end counts the changes on both sides (the hour reads the end of the one before). The windows, storms or not, are the
 fact table gold.leader_elections (fleethealth.gold.facts.leader_elections); `detect` keeps its storm rows.
 """
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from fleethealth.gold.detectors.base import finding
 
 KIND = "leader_election_storm"
+LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
 HMS = "HH:mm:ss.SSS'Z'"
 ONLINE, OFFLINE = "OnlinePartition", "OfflinePartition"
 

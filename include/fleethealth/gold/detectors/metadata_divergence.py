@@ -13,7 +13,7 @@ than `metadata_divergence.min_lag_ms`, while its log of the hour shows it alive.
 the controller's epoch of the partition first passed the broker's last epoch (the start of the lag),
 last_seen when it caught up or its last line of the hour. Peers' NotLeaderForPartition errors for the
 partition from that broker are counted in the evidence.
-Limit: detectors read one hour of silver, so a lag is measured within the hour it began in.
+A lag that began in the last `incidents.lookback_minutes` of the hour before is measured whole.
 The lag windows are the fact table gold.metadata_divergence (fleethealth.gold.facts.metadata_divergence);
 `detect` formats them.
 """
@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from fleethealth.gold.detectors.base import finding
 
 KIND = "metadata_divergence"
+LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
 TS_FMT = "HH:mm:ss'Z'"
 PART = ["cluster", "hour", "topic", "partition"]
 KEY = PART + ["broker"]

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from fleethealth.gold.detectors.base import finding
 
 KIND = "zk_follower_disconnect"
+LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
 HMS = "HH:mm:ss.SSS'Z'"
 
 

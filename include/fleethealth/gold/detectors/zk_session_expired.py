@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 from fleethealth.gold.detectors.base import finding
 
 KIND = "zk_session_expired"
+LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
 HMS = "HH:mm:ss.SSS'Z'"
 
 

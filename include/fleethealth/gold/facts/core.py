@@ -62,6 +62,9 @@ class Facts:
     cleaner_status: DataFrame | None = None
     broker_health: DataFrame | None = None
     derived: dict = field(default_factory=dict)  # gold fact tables of fact_tables.BUILDERS, by name
+    # the same hours, each also holding the last minutes of the hour before it (with_lookback): what
+    # the detectors of episodes that may straddle an hour end read (detectors.LOOKBACK)
+    lookback: Facts | None = None
 
     def __post_init__(self):
         self.hours = (self.hours,) if isinstance(self.hours, datetime) else tuple(self.hours)
@@ -90,6 +93,29 @@ class Facts:
         """(cluster, partition, groups): the consumer groups each __consumer_offsets partition
         coordinates, as far as the hour's logs name them (read by several facts and detectors)."""
         return groups_by_partition(self.kafka_events, self.hosts)
+
+
+# the silver frames a look-back extends (the timestamp of their rows): the ones detectors of episodes read
+LOOKBACK_FIELDS = {"kafka_events": "ts", "zk_events": "ts", "jmx": "ts"}
+
+
+def with_lookback(facts: Facts, minutes: int, earlier: dict | None = None) -> Facts:
+    """`facts` whose hours each also hold the rows of the last `minutes` of the hour before it, as rows of
+    that hour: an episode straddling an hour end is whole in the hour it ends in. The rows come from the
+    hours of `facts` and, for the hour before the first, from `earlier` (LOOKBACK_FIELDS name -> frame of
+    that hour, e.g. its published silver). Hosts and the other frames are the hours' own."""
+    hours = [hour_lit(h) for h in facts.hours]
+    next_hour = F.col("hour") + F.expr("INTERVAL 1 HOUR")
+    frames = {}
+    for name, ts in LOOKBACK_FIELDS.items():
+        own = getattr(facts, name)
+        before = own if earlier is None or earlier.get(name) is None else own.unionByName(
+            earlier[name].select(*own.columns))
+        tail = (before.where(next_hour.isin(*hours) & (F.col(ts) >= next_hour - F.expr(f"INTERVAL {minutes} MINUTES")))
+                .withColumn("hour", next_hour))
+        frames[name] = own.unionByName(tail)
+    return Facts(hours=facts.hours, hosts=facts.hosts, threads=facts.threads, partition_sizes=facts.partition_sizes,
+                 reconciliation=facts.reconciliation, deadlocks=facts.deadlocks, **frames)
 
 
 def offsets_size_samples(jmx: DataFrame) -> DataFrame:
@@ -178,7 +204,9 @@ def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
                               stopped_for_good)
     dead_signals = [F.col("dead_threads_since"), F.col("not_run_since"), stopped_for_good,
                     F.col("dump_without_cleaner_ts")]
-    dead_since = F.least(*dead_signals)
+    # the cleaner's own 'Error due to' / 'Stopped' line dates its death, when the hour has it; the
+    # other signals date it later (a sample or a dump after it) or earlier (its last run before it)
+    dead_since = F.coalesce(stopped_for_good, F.least(*dead_signals))
     last_dead = F.greatest(F.col("dead_threads_since"), F.col("stale_last_ts"), stopped_for_good,
                            F.col("dump_without_cleaner_last_ts"))
     alive = ((F.col("dead_thread_count") == 0) | (F.col("time_since_last_run_ms") <= stale_ms)
