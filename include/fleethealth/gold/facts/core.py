@@ -109,8 +109,10 @@ def with_lookback(facts: Facts, minutes: int, earlier: dict | None = None) -> Fa
     frames = {}
     for name, ts in LOOKBACK_FIELDS.items():
         own = getattr(facts, name)
-        before = own if earlier is None or earlier.get(name) is None else own.unionByName(
-            earlier[name].select(*own.columns))
+        more = None if earlier is None else earlier.get(name)
+        # the rows of the hour before, in the columns of the hours' own (either may be gold's narrower read)
+        before = own if more is None else own.unionByName(
+            more.select(*[c for c in more.columns if c in own.columns]), allowMissingColumns=True)
         tail = (before.where(next_hour.isin(*hours) & (F.col(ts) >= next_hour - F.expr(f"INTERVAL {minutes} MINUTES")))
                 .withColumn("hour", next_hour))
         frames[name] = own.unionByName(tail)
