@@ -205,7 +205,14 @@ def test_every_statement_that_is_not_a_read_is_refused_and_nothing_is_written(la
         assert query(lake, sql) == 2, sql
         captured = capsys.readouterr()
         assert (captured.out, captured.err) == ("", SANDBOX.format(path) + "\n"), sql
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["lakehouse"]       # no <T>.csv, .db, .parquet
+    # a setting changed by a table function (logging to a file, profiling): the locked configuration
+    for sql in (f"SELECT * FROM enable_logging(storage='file', storage_path='{target}')",
+                "SELECT * FROM enable_profiling()"):
+        assert query(lake, sql) == 2, sql
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.startswith(
+            "fleethealth: query error: Invalid Input Error: Cannot change configuration option "), sql
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lakehouse"]       # no <T>.csv, .db, .parquet, logs
     assert _state(lake) == before                    # no commit, the same rows, no file added
 
 
