@@ -60,19 +60,19 @@ def test_query_reads_gold_and_rejects_unknown_tables(spark, lakehouse, capsys):
     rows = [("c1", "log_cleaner_dead"), ("c1", "log_cleaner_dead"), ("c2", "data_missing")]
     lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string"), "gold.incidents", str(lakehouse))
     sql = "SELECT kind, count(*) AS n FROM gold.incidents GROUP BY kind ORDER BY kind"
-    assert cli.main(["query", "--lakehouse", str(lakehouse), sql]) == 0
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(lakehouse), sql]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[1].split() == ["|", "kind", "|", "n", "|"]
     assert [line.split()[1:4:2] for line in out[3:5]] == [["data_missing", "1"], ["log_cleaner_dead", "2"]]
 
-    assert cli.main(["query", "--lakehouse", str(lakehouse), "--format", "json", sql]) == 0
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(lakehouse), "--format", "json", sql]) == 0
     assert [json.loads(x) for x in capsys.readouterr().out.splitlines()] == [
         {"kind": "data_missing", "n": 1}, {"kind": "log_cleaner_dead", "n": 2}]
 
-    assert cli.main(["query", "--lakehouse", str(lakehouse), "--format", "csv", sql]) == 0
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(lakehouse), "--format", "csv", sql]) == 0
     assert capsys.readouterr().out.splitlines() == ["kind,n", "data_missing,1", "log_cleaner_dead,2"]
 
-    assert cli.main(["query", "--lakehouse", str(lakehouse), "SELECT * FROM gold.nope"]) == 2
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(lakehouse), "SELECT * FROM gold.nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("fleethealth: unknown table gold.nope in query; tables in ")
     assert err[0].endswith("gold.incidents")
@@ -187,7 +187,7 @@ def test_query_refuses_every_statement_that_would_write_and_nothing_changes(spar
     version = DeltaTable.forPath(spark, path).history(1).collect()[0].version
     for sql in WRITES:
         sql = sql.replace("<table>", path)
-        assert cli.main(["query", "--lakehouse", str(incidents), sql]) == 2, sql
+        assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), sql]) == 2, sql
         captured = capsys.readouterr()
         [line] = captured.err.strip().splitlines()
         assert captured.out == "" and (line.startswith("fleethealth: query refused: ")
@@ -213,7 +213,7 @@ def test_query_refuses_every_statement_that_would_write_and_nothing_changes(spar
     ("SELECT count(*) AS n FROM range(3)", 3),
 ])
 def test_query_runs_what_only_reads(incidents, capsys, sql, first):
-    assert cli.main(["query", "--lakehouse", str(incidents), "--format", "json", sql]) == 0, capsys.readouterr().err
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--format", "json", sql]) == 0, capsys.readouterr().err
     rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     if first is not None:
         assert first in rows[0].values()
@@ -221,11 +221,11 @@ def test_query_runs_what_only_reads(incidents, capsys, sql, first):
 
 @pytest.mark.spark
 def test_query_errors_are_one_line_that_says_what_is_wrong(incidents, tmp_path, capsys):
-    assert cli.main(["query", "--lakehouse", str(incidents), "SELEC kind FROM gold.incidents"]) == 2
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "SELEC kind FROM gold.incidents"]) == 2
     assert capsys.readouterr().err == ("fleethealth: query error: [PARSE_SYNTAX_ERROR] Syntax error at or near "
                                        "'SELEC'. SQLSTATE: 42601 (line 1, pos 0)\n")
     missing = tmp_path / "no-such-lakehouse"
-    assert cli.main(["query", "--lakehouse", str(missing), "SELECT * FROM gold.incidents"]) == 2
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(missing), "SELECT * FROM gold.incidents"]) == 2
     assert capsys.readouterr().err == (f"fleethealth: no lakehouse at {missing} (give --lakehouse, or set "
                                        "$FLEETHEALTH_LAKEHOUSE)\n")
 
@@ -233,17 +233,17 @@ def test_query_errors_are_one_line_that_says_what_is_wrong(incidents, tmp_path, 
 @pytest.mark.spark
 def test_query_output_is_bounded_and_streamed(spark, incidents, tmp_path, capsys):
     sql = "SELECT kind FROM gold.incidents ORDER BY kind"
-    assert cli.main(["query", "--lakehouse", str(incidents), "--format", "csv", "--limit", "2", sql]) == 0
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--format", "csv", "--limit", "2", sql]) == 0
     captured = capsys.readouterr()
     assert captured.out == "kind\nbroker_deadlock\ndata_missing\n"            # \n, not \r\n
     assert captured.err == ("fleethealth: showing the first 2 rows (--limit N for more, --limit 0 for all, "
                             "--out FILE for a file)\n")
-    assert cli.main(["query", "--lakehouse", str(incidents), "--format", "csv", "--limit", "0", sql]) == 0
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--format", "csv", "--limit", "0", sql]) == 0
     captured = capsys.readouterr()
     assert captured.out.splitlines()[1:] == ["broker_deadlock", "data_missing", "log_cleaner_dead"] and not captured.err
     # the default limit applies to what is printed
     from fleethealth.cli.main import DEFAULT_QUERY_LIMIT
-    assert cli.main(["query", "--lakehouse", str(incidents), "--format", "json",
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--format", "json",
                      f"SELECT id FROM range({DEFAULT_QUERY_LIMIT + 5})"]) == 0
     captured = capsys.readouterr()
     assert len(captured.out.splitlines()) == DEFAULT_QUERY_LIMIT and "showing the first 1000 rows" in captured.err
@@ -252,7 +252,7 @@ def test_query_output_is_bounded_and_streamed(spark, incidents, tmp_path, capsys
 
     for name in ("kinds.parquet", "kinds.csv", "kinds.json"):
         out = tmp_path / name
-        assert cli.main(["query", "--lakehouse", str(incidents), "--out", str(out), sql]) == 0
+        assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--out", str(out), sql]) == 0
         assert capsys.readouterr().err == f"fleethealth: wrote {out}\n"
         kinds = (pq.read_table(out).column("kind").to_pylist() if name.endswith("parquet")
                  else out.read_text().splitlines()[1:] if name.endswith("csv")
@@ -260,13 +260,13 @@ def test_query_output_is_bounded_and_streamed(spark, incidents, tmp_path, capsys
         assert kinds == ["broker_deadlock", "data_missing", "log_cleaner_dead"]
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("kinds")) == [
         "kinds.csv", "kinds.json", "kinds.parquet"]                               # no temporary folder left
-    assert cli.main(["query", "--lakehouse", str(incidents), "--out", str(incidents / "x.csv"), sql]) == 2
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--out", str(incidents / "x.csv"), sql]) == 2
     assert "inside the lakehouse" in capsys.readouterr().err
     kinds = tmp_path / "kinds.csv"
-    assert cli.main(["query", "--lakehouse", str(incidents), "--out", str(kinds), "SELECT 1 AS one"]) == 2
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--out", str(kinds), "SELECT 1 AS one"]) == 2
     assert capsys.readouterr().err == f"fleethealth: --out {kinds}: exists (--overwrite to replace it)\n"
     assert kinds.read_text().splitlines()[0] == "kind"
-    assert cli.main(["query", "--lakehouse", str(incidents), "--out", str(kinds), "--overwrite", "SELECT 1 AS one"]) == 0
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--out", str(kinds), "--overwrite", "SELECT 1 AS one"]) == 0
     assert kinds.read_text() == "one\n1\n"
 
 
@@ -275,11 +275,11 @@ def test_query_stops_at_its_timeout_and_a_failure_of_the_jvm_is_one_line(inciden
     import time
 
     t0 = time.monotonic()
-    assert cli.main(["query", "--lakehouse", str(incidents), "--timeout", "3",
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--timeout", "3",
                      "SELECT count(*) FROM range(1000000000000) WHERE id % 7 = 3"]) == 1
     assert capsys.readouterr().err == "fleethealth: query stopped after 3 s (--timeout)\n"
     assert time.monotonic() - t0 < 90
-    assert cli.main(["query", "--lakehouse", str(incidents), "SELECT raise_error('boom') AS x"]) == 1
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "SELECT raise_error('boom') AS x"]) == 1
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith("fleethealth: query failed: ") and "boom" in line
 
@@ -294,7 +294,7 @@ def test_paths_with_quotes_and_spaces_reach_sql_and_the_jvm_whole(spark, tmp_pat
 
     odd = tmp_path / "it's a lake"
     lake.overwrite(spark.createDataFrame([("c1", "x")], "cluster string, kind string"), "gold.incidents", str(odd))
-    assert cli.main(["query", "--lakehouse", str(odd), "--format", "csv", "SELECT kind FROM gold.incidents"]) == 0
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(odd), "--format", "csv", "SELECT kind FROM gold.incidents"]) == 0
     assert capsys.readouterr().out == "kind\nx\n"
 
     monkeypatch.setattr(config, "PROJECT_ROOT", tmp_path / 'my "project" dir')
@@ -357,7 +357,7 @@ def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
 def test_a_command_prints_no_spark_banner(incidents):
     """A fresh `fleethealth` process: its stdout is the answer, its stderr has nothing of Spark's start."""
     before = sorted(incidents.rglob("*"))
-    proc = subprocess.run([FLEETHEALTH, "query", "--lakehouse", str(incidents), "--format", "csv",
+    proc = subprocess.run([FLEETHEALTH, "query", "--engine", "spark", "--lakehouse", str(incidents), "--format", "csv",
                            "SELECT count(*) AS n FROM gold.incidents"], capture_output=True, text=True, timeout=180)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "n\n3\n", "")
     assert sorted(incidents.rglob("*")) == before          # `query` wrote nothing into the lakehouse

@@ -149,3 +149,51 @@ def test_readme_shows_what_the_demo_prints_and_its_query_runs(spark, window, tmp
     assert proc.returncode == 0, proc.stderr
     kinds = {r.kind for r in lake.read(spark, "gold.incidents", window["lakehouse"]).select("kind").collect()}
     assert {line.split()[1] for line in proc.stdout.splitlines() if line.startswith("| ")} == kinds | {"kind"}
+
+
+def test_every_gold_table_reads_without_spark_as_spark_reads_it(spark, window):
+    """Each gold table of a real pipeline run, read by deltalake into pandas, by polars and by
+    `fleethealth query`'s DuckDB (over deltalake's Arrow dataset): Spark's row count, columns and
+    values (every row of gold.incidents; a key column's values for every table)."""
+    import deltalake
+    import duckdb
+    import polars as pl
+
+    lakehouse = window["lakehouse"]
+    read = [q for q in lake.layer_tables("gold") if lake.exists(spark, q, lakehouse)]
+    assert {"gold.incidents", "gold.incident_history", "gold.log_cleaner_status",
+            "gold.consumer_offsets_partitions", "gold.broker_health_hourly"} <= set(read)
+    for qualified in read:
+        path = lake.table(qualified).path(lakehouse)
+        df = lake.read(spark, qualified, lakehouse)
+        spark_rows, columns = df.count(), df.columns
+        frame = deltalake.DeltaTable(path).to_pandas()
+        polars = pl.read_delta(path)
+        con = duckdb.connect()
+        con.register("t", deltalake.DeltaTable(path).to_pyarrow_dataset())
+        duck_rows = con.execute("SELECT count(*) FROM t").fetchone()[0]
+        assert (len(frame), polars.height, duck_rows) == (spark_rows,) * 3, qualified
+        assert list(frame.columns) == list(polars.columns) == columns, qualified
+        key = columns[0]        # a string column: cluster, or incident_id
+        want = sorted(str(r[0]) for r in df.select(key).collect())
+        assert sorted(map(str, frame[key])) == sorted(map(str, polars[key].to_list())) == want, qualified
+        con.close()
+    # every value of every incident, Spark's timestamps (UTC wall clock) against delta-rs's (UTC)
+    spark_incidents = {r.incident_id: r.asDict() for r in lake.read(spark, "gold.incidents", lakehouse).collect()}
+    arrow = deltalake.DeltaTable(lake.table("gold.incidents").path(lakehouse)).to_pyarrow_table().to_pylist()
+    assert len(arrow) == len(spark_incidents) > 0
+    for row in arrow:
+        naive = {k: v.replace(tzinfo=None) if isinstance(v, datetime) and v.tzinfo else v for k, v in row.items()}
+        assert naive == spark_incidents[row["incident_id"]]
+
+
+def test_query_answers_as_spark_on_a_real_run(spark, window):
+    """`fleethealth query` (DuckDB, the default engine) on the real run's lakehouse: Spark's answer."""
+    sql = "SELECT kind, status, count(*) AS n FROM gold.incidents GROUP BY kind, status ORDER BY kind, status"
+    proc = subprocess.run([sys.executable, "-m", "fleethealth.cli.main", "query", "--lakehouse", window["lakehouse"],
+                           "--format", "csv", sql], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    counts = (lake.read(spark, "gold.incidents", window["lakehouse"]).groupBy("kind", "status").count()
+              .orderBy("kind", "status").collect())
+    want = [f"{r['kind']},{r['status']},{r['count']}" for r in counts]
+    assert proc.stdout.splitlines() == ["kind,status,n", *want]

@@ -204,12 +204,7 @@ def cmd_parse(args) -> int:
 
 
 def cmd_query(args) -> int:
-    import logging
-
-    from pyspark.errors import AnalysisException, ParseException
-
     from fleethealth.cli import query
-    from fleethealth.lake import tables as lake
 
     root = config.lakehouse_dir(args.lakehouse)
     if not root.is_dir():
@@ -227,6 +222,53 @@ def cmd_query(args) -> int:
     limit = args.limit if args.limit is not None else (0 if out else DEFAULT_QUERY_LIMIT)
     if limit < 0:
         raise UsageError(f"--limit {limit}: a number of rows (0 for all)")
+    if args.engine == "spark":
+        return _query_spark(args, root, out, limit)
+    return _query_duckdb(args, root, out, limit)
+
+
+def _query_duckdb(args, root: Path, out: Path | None, limit: int) -> int:
+    """The default engine: DuckDB over delta-rs, no JVM (fleethealth.cli.query_duckdb)."""
+    from fleethealth.cli import query_duckdb as q
+    from fleethealth.cli.query import Refused
+
+    duckdb = q.import_engine()
+
+    con = None
+    try:
+        con, statement = q.connect(root, args.sql)
+        shown, stopped = q.run(con, statement, args.format, limit, out, args.timeout)
+    except Refused as exc:
+        raise UsageError(f"query refused: {exc}; `query` only reads ({q.READS}). Writes and maintenance "
+                         "run in the DAGs (spark/maintenance.py)") from None
+    except q.UnknownTable as exc:
+        raise UsageError(f"unknown table {exc.name} in query; tables in {root}: "
+                         f"{', '.join(exc.present) or 'none'}") from None
+    except duckdb.PermissionException as exc:   # the sandbox: a file, an extension, a locked setting
+        raise UsageError(f"query refused: {_first_line(exc)}; `query` reads the lakehouse's tables only") from None
+    except (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException,
+            duckdb.InvalidInputException) as exc:
+        raise UsageError(f"query error: {_first_line(exc)}") from None
+    except duckdb.Error as exc:    # while running (a conversion, out of memory): one line, exit 1
+        print(f"fleethealth: query failed: {_first_line(exc)}", file=sys.stderr)
+        return 1
+    finally:
+        if con is not None:     # closed here, not at the interpreter's exit (DuckDB's threads may abort it)
+            con.close()
+    if stopped:
+        print(f"fleethealth: query stopped after {args.timeout:g} s (--timeout)", file=sys.stderr)
+        return 1
+    return _query_done(shown, limit, out)
+
+
+def _query_spark(args, root: Path, out: Path | None, limit: int) -> int:
+    """--engine spark: Spark SQL (Delta's own reader, Spark's dialect) in a local JVM."""
+    import logging
+
+    from pyspark.errors import AnalysisException, ParseException
+
+    from fleethealth.cli import query
+    from fleethealth.lake import tables as lake
 
     # PySpark logs every failed SQL statement on its own; we print the one line the user needs.
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
@@ -268,6 +310,10 @@ def cmd_query(args) -> int:
         return 1
     finally:
         timer.cancel()
+    return _query_done(shown, limit, out)
+
+
+def _query_done(shown: int, limit: int, out: Path | None) -> int:
     if shown < 0:
         print(f"fleethealth: showing the first {limit} rows (--limit N for more, --limit 0 for all, "
               "--out FILE for a file)", file=sys.stderr)
@@ -352,6 +398,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--overwrite", action="store_true", help="let --out replace an existing file")
     s.add_argument("--timeout", type=float, default=DEFAULT_QUERY_TIMEOUT_S,
                    help=f"seconds before the query is stopped (default {DEFAULT_QUERY_TIMEOUT_S:g})")
+    s.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
+                   help="duckdb (default): DuckDB's SQL dialect, answers in about a second; spark: Spark SQL "
+                        "in a local JVM (10-20 s), Delta's own reader, Spark's dialect")
     s.set_defaults(func=cmd_query)
     return p
 

@@ -68,6 +68,10 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
+        # every table Spark creates gets delta.enableDeletionVectors=false, written in its metadata: a
+        # DELETE/UPDATE/MERGE then rewrites files instead of leaving deletion vectors, which the readers
+        # without Spark (delta-rs, so `fleethealth query`'s DuckDB engine, polars) cannot apply
+        "spark.databricks.delta.properties.defaults.enableDeletionVectors": "false",
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.sql.sources.partitionOverwriteMode": "static",
         # Delta's VACUUM lists files with one task per unit of this, 10,000 by default: ~45 s for a

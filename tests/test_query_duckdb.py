@@ -1,0 +1,359 @@
+"""`fleethealth query` on DuckDB (the default engine): the lakehouse's tables by their usual names, read
+only, nothing outside them, the same output options as the Spark engine; and no table a reader
+without Spark cannot read (deletion vectors). The lakehouse here is written by delta-rs, no Spark,
+except the last test's (written by the jobs' own code, tables.py)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from fleethealth.cli import main as cli
+
+PROJECT = Path(__file__).resolve().parents[1]
+TAIL = ("; `query` only reads (SELECT/WITH/VALUES/FROM, SHOW, DESCRIBE, SUMMARIZE, EXPLAIN). Writes and "
+        "maintenance run in the DAGs (spark/maintenance.py)")
+SANDBOX = ("fleethealth: query refused: Permission Error: Cannot access file \"{}\" - file system operations "
+           "are disabled by configuration; `query` reads the lakehouse's tables only")
+
+
+def _hour(h: int) -> datetime:
+    return datetime(2026, 11, 20, h, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def lake(tmp_path) -> Path:
+    """gold.incidents (one file), silver.kafka_events (hourly: partitioned by hour), bronze.records."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    root = tmp_path / "lakehouse"
+    write_deltalake(str(root / "gold" / "incidents"), pa.table({
+        "cluster": ["c1", "c1", "c2"], "kind": ["broker_deadlock", "log_cleaner_dead", "data_missing"]}))
+    write_deltalake(str(root / "silver" / "kafka_events"), pa.table({
+        "host": ["k1", "k1", "k2", "k2"], "level": ["INFO", "WARN", "ERROR", "INFO"],
+        "hour": pa.array([_hour(10), _hour(10), _hour(11), _hour(11)], pa.timestamp("us", tz="UTC"))}),
+        partition_by=["hour"])
+    write_deltalake(str(root / "bronze" / "records"), pa.table({
+        "host": ["k1"], "record": ["[2026-11-20 10:00:00,000] INFO started"],
+        "hour": pa.array([_hour(10)], pa.timestamp("us", tz="UTC"))}), partition_by=["hour"])
+    return root
+
+
+def query(lake: Path, *args: str) -> int:
+    return cli.main(["query", "--lakehouse", str(lake), *args])
+
+
+def test_every_layer_is_read_by_its_usual_name(lake, capsys):
+    sql = "SELECT kind, count(*) AS n FROM gold.incidents GROUP BY kind ORDER BY kind"
+    assert query(lake, "--format", "csv", sql) == 0
+    assert capsys.readouterr().out == "kind,n\nbroker_deadlock,1\ndata_missing,1\nlog_cleaner_dead,1\n"
+    assert query(lake, sql) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split() == ["|", "kind", "|", "n", "|"]
+    assert [line.split()[1:4:2] for line in out[3:6]] == [["broker_deadlock", "1"], ["data_missing", "1"],
+                                                         ["log_cleaner_dead", "1"]]
+    # the hourly table's partition column, in UTC; one hour of it; a join across layers
+    assert query(lake, "--format", "json", "SELECT hour, count(*) AS n FROM silver.kafka_events "
+                 "GROUP BY hour ORDER BY hour") == 0
+    assert [json.loads(x) for x in capsys.readouterr().out.splitlines()] == [
+        {"hour": "2026-11-20 10:00:00+00:00", "n": 2}, {"hour": "2026-11-20 11:00:00+00:00", "n": 2}]
+    assert query(lake, "--format", "csv", "SELECT level FROM silver.kafka_events "
+                 "WHERE hour = TIMESTAMPTZ '2026-11-20 11:00:00+00' ORDER BY level") == 0
+    assert capsys.readouterr().out == "level\nERROR\nINFO\n"
+    assert query(lake, "--format", "csv", 'SELECT b.host, count(*) AS n FROM "bronze"."records" b '
+                 "JOIN SILVER.KAFKA_EVENTS s USING (host, hour) GROUP BY ALL") == 0
+    assert capsys.readouterr().out == "host,n\nk1,2\n"
+
+
+def test_a_statement_opens_only_the_tables_it_names(lake, monkeypatch, capsys):
+    import deltalake
+
+    opened = []
+    real = deltalake.DeltaTable
+
+    class Recording(real):
+        def __init__(self, path, *args, **kwargs):
+            opened.append(Path(path).relative_to(lake).as_posix())
+            super().__init__(path, *args, **kwargs)
+
+    monkeypatch.setattr(deltalake, "DeltaTable", Recording)
+    assert query(lake, "--format", "csv", "SELECT count(*) AS n FROM gold.incidents") == 0
+    assert capsys.readouterr().out == "n\n3\n" and opened == ["gold/incidents"]
+    opened.clear()
+    # naming none of them (the catalog's own views): every table
+    assert query(lake, "--format", "csv", "SELECT schema_name, view_name FROM duckdb_views() "
+                 "WHERE NOT internal AND schema_name <> 'main' ORDER BY ALL") == 0
+    assert capsys.readouterr().out == ("schema_name,view_name\nbronze,records\ngold,incidents\n"
+                                       "silver,kafka_events\n")
+    assert sorted(opened) == ["bronze/records", "gold/incidents", "silver/kafka_events"]
+
+
+@pytest.mark.parametrize("sql, first", [
+    ("WITH k AS (SELECT kind FROM gold.incidents) SELECT count(*) AS n FROM k", {"n": 3}),
+    ("VALUES (1), (2)", {"col0": 1}),
+    ("FROM gold.incidents SELECT kind ORDER BY kind LIMIT 1", {"kind": "broker_deadlock"}),
+    ("DESCRIBE gold.incidents", {"column_name": "cluster", "column_type": "VARCHAR", "null": "YES",
+                                 "key": None, "default": None, "extra": None}),
+    ("SHOW TABLES FROM gold", {"name": "incidents"}),
+    ("SUMMARIZE SELECT kind FROM gold.incidents", None),
+    ("EXPLAIN SELECT * FROM gold.incidents", None),
+    ("EXPLAIN ANALYZE SELECT count(*) FROM gold.incidents", None),
+    ("SELECT count(*) AS n FROM range(3)", {"n": 3}),
+    ("SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = 'silver'", {"n": 1}),
+])
+def test_what_only_reads_runs(lake, capsys, sql, first):
+    assert query(lake, "--format", "json", sql) == 0, capsys.readouterr().err
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert rows and (first is None or rows[0] == first)
+
+
+# (statement, what the refusal says); <T> is a path under the test's folder that must stay absent
+REFUSED = [
+    ("INSERT INTO gold.incidents VALUES ('c9', 'made_up')", "INSERT writes rows (INSERT)"),
+    ("INSERT OR REPLACE INTO gold.incidents VALUES ('c9', 'made_up')", "INSERT writes rows (INSERT)"),
+    ("WITH d AS (SELECT 'c9' AS cluster, 'made_up' AS kind) INSERT INTO gold.incidents SELECT * FROM d",
+     "INSERT writes rows (INSERT)"),
+    ("DELETE FROM gold.incidents WHERE kind = 'broker_deadlock'", "DELETE/TRUNCATE removes rows (DELETE)"),
+    ("TRUNCATE gold.incidents", "DELETE/TRUNCATE removes rows (DELETE)"),
+    ("UPDATE gold.incidents SET kind = 'x'", "UPDATE changes rows (UPDATE)"),
+    ("MERGE INTO gold.incidents t USING gold.incidents s ON t.kind = s.kind WHEN MATCHED THEN DELETE",
+     "MERGE changes rows (MERGE_INTO)"),
+    ("DROP VIEW gold.incidents", "DROP removes tables (DROP)"),
+    ("DROP SCHEMA gold CASCADE", "DROP removes tables (DROP)"),
+    ("CREATE TABLE gold.copy AS SELECT * FROM gold.incidents", "CREATE makes tables, views or secrets (CREATE)"),
+    ("CREATE OR REPLACE VIEW gold.incidents AS SELECT 'pwned' AS x", "CREATE makes tables, views or secrets (CREATE)"),
+    ("CREATE MACRO m(x) AS x + 1", "CREATE makes tables, views or secrets (CREATE)"),
+    ("CREATE SECRET s (TYPE s3, KEY_ID 'k', SECRET 's')", "CREATE makes tables, views or secrets (CREATE)"),
+    ("ALTER VIEW gold.incidents RENAME TO gone", "ALTER changes tables (ALTER)"),
+    ("SET enable_external_access = true", "SET, RESET and USE change the session (SET)"),
+    ("SET lock_configuration = false", "SET, RESET and USE change the session (SET)"),
+    ("RESET enable_external_access", "SET, RESET and USE change the session (SET)"),
+    ("SET VARIABLE x = 1", "SET, RESET and USE change the session (SET)"),
+    ("USE gold", "SET, RESET and USE change the session (SET)"),
+    ("PRAGMA enable_profiling", "PRAGMA changes or reads the database's settings (PRAGMA)"),
+    ("PRAGMA database_list", "PRAGMA changes or reads the database's settings (PRAGMA)"),
+    ("CALL pragma_version()", "CALL runs a procedure (CALL)"),
+    ("CHECKPOINT", "CALL runs a procedure (CALL)"),
+    ("COPY (SELECT 1 AS x) TO '<T>.csv'", "COPY writes or reads files (COPY)"),
+    ("COPY gold.incidents TO '<T>.parquet' (FORMAT parquet)", "COPY writes or reads files (COPY)"),
+    ("COPY gold.incidents FROM '/etc/hostname'", "COPY writes or reads files (COPY)"),
+    ("EXPORT DATABASE '<T>'", "EXPORT DATABASE writes files (EXPORT)"),
+    ("ATTACH '<T>.db' AS x", "ATTACH opens a database file (ATTACH)"),
+    ("DETACH memory", "DETACH closes a database (DETACH)"),
+    ("INSTALL httpfs", "INSTALL and LOAD add extensions (LOAD)"),
+    ("LOAD httpfs", "INSTALL and LOAD add extensions (LOAD)"),
+    ("FORCE INSTALL httpfs FROM core_nightly", "INSTALL and LOAD add extensions (LOAD)"),
+    ("VACUUM", "VACUUM rewrites storage (VACUUM)"),
+    ("BEGIN TRANSACTION", "transactions are for writes (TRANSACTION)"),
+    ("PREPARE p AS SELECT 1", "PREPARE keeps a statement to run later (PREPARE)"),
+    ("EXECUTE p", "EXECUTE runs another statement (EXECUTE)"),
+    ("PIVOT gold.incidents ON kind", "it runs several statements (a PIVOT without IN (...)) (MULTI)"),
+    ("SELECT 1; SELECT 2", "one statement at a time (2 given)"),
+    ("SELECT 1; COPY (SELECT 1) TO '<T>.csv'", "one statement at a time (2 given)"),
+    ("SELECT 1; DELETE FROM gold.incidents", "one statement at a time (2 given)"),
+    ("EXPLAIN COPY (SELECT 1) TO '<T>.csv'", "EXPLAIN of COPY writes or reads files (COPY)"),
+    ("EXPLAIN ANALYZE COPY (SELECT 1) TO '<T>.csv'", "EXPLAIN of COPY writes or reads files (COPY)"),
+    ("EXPLAIN ANALYZE INSERT INTO gold.incidents VALUES ('c9', 'made_up')", "EXPLAIN of INSERT writes rows (INSERT)"),
+    ("EXPLAIN (FORMAT json) DELETE FROM gold.incidents", "EXPLAIN of DELETE/TRUNCATE removes rows (DELETE)"),
+    ("SELECT * FROM '/etc/hostname'",
+     "/etc/hostname is not a table of the lakehouse (bronze, silver, gold.<table>): files are not read by path"),
+    ("SELECT * FROM '<T>.csv'",
+     "<T>.csv is not a table of the lakehouse (bronze, silver, gold.<table>): files are not read by path"),
+    ("SELECT * FROM _delta_gold_incidents",
+     "_delta_gold_incidents is not a table of the lakehouse (bronze, silver, gold.<table>): files are not read by path"),
+]
+
+# file reads by a table function: DuckDB's own sandbox refuses them (file, as its message names it)
+FILE_READS = [
+    ("SELECT * FROM read_csv('/etc/hostname')", "/etc/hostname"),
+    ("SELECT * FROM read_text('/etc/hostname')", "/etc/hostname"),
+    ("SELECT * FROM read_blob('/etc/hostname')", "/etc/hostname"),
+    ("SELECT * FROM read_json('/etc/hostname')", "/etc/hostname"),     # its bind opens the file: sandbox first
+    ("SELECT * FROM parquet_scan('/etc/hostname')", "/etc/hostname"),
+    ("SELECT * FROM sniff_csv('/etc/hostname')", "/etc/hostname"),
+    ("SELECT * FROM glob('/etc/*')", "/etc/*"),
+    ("SELECT * FROM read_parquet('<L>/gold/incidents/*.parquet')", "<L>/gold/incidents/*.parquet"),
+    ("WITH t AS (SELECT * FROM read_text('/etc/hostname')) SELECT * FROM t", "/etc/hostname"),
+    ("SELECT * FROM gold.incidents WHERE kind IN (SELECT content FROM read_text('/etc/hostname'))", "/etc/hostname"),
+]
+
+
+def _state(lake: Path):
+    from deltalake import DeltaTable
+
+    table = DeltaTable(str(lake / "gold" / "incidents"))
+    return table.version(), sorted(table.to_pyarrow_table().column("kind").to_pylist()), sorted(
+        p.relative_to(lake).as_posix() for p in lake.rglob("*"))
+
+
+def test_every_statement_that_is_not_a_read_is_refused_and_nothing_is_written(lake, tmp_path, capsys):
+    before = _state(lake)
+    target = tmp_path / "target"
+    for sql, what in REFUSED:
+        sql, what = (x.replace("<T>", str(target)) for x in (sql, what))
+        assert query(lake, sql) == 2, sql
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == ("", f"fleethealth: query refused: {what}{TAIL}\n"), sql
+    for sql, path in FILE_READS:
+        sql, path = (x.replace("<L>", str(lake)) for x in (sql, path))
+        assert query(lake, sql) == 2, sql
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == ("", SANDBOX.format(path) + "\n"), sql
+    # a setting changed by a table function (logging to a file, profiling): the locked configuration
+    for sql in (f"SELECT * FROM enable_logging(storage='file', storage_path='{target}')",
+                "SELECT * FROM enable_profiling()"):
+        assert query(lake, sql) == 2, sql
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.startswith(
+            "fleethealth: query error: Invalid Input Error: Cannot change configuration option "), sql
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lakehouse"]       # no <T>.csv, .db, .parquet, logs
+    assert _state(lake) == before                    # no commit, the same rows, no file added
+
+
+def test_the_spark_engines_write_forms_are_refused_too(lake, tmp_path, capsys):
+    """tests/test_cli.py's WRITES (Spark SQL's forms): each one line and exit 2, a refusal, or DuckDB's
+    syntax error or unknown function (RESTORE, OPTIMIZE, ADD JAR, TRANSFORM, reflect(), IDENTIFIER() are
+    not DuckDB SQL); nothing changes."""
+    from test_cli import WRITES
+
+    before = _state(lake)
+    for sql in WRITES:
+        sql = sql.replace("<table>", str(lake / "gold" / "incidents"))
+        assert query(lake, sql) == 2, sql
+        captured = capsys.readouterr()
+        [line] = captured.err.splitlines()
+        assert captured.out == "" and line.startswith((
+            "fleethealth: query refused: ", "fleethealth: query error: Parser Error: ",
+            "fleethealth: query error: Catalog Error: Scalar Function with name reflect does not exist!",
+            "fleethealth: query error: Catalog Error: Table Function with name identifier does not exist!")), (sql, line)
+    assert _state(lake) == before
+
+
+def test_errors_are_one_line(lake, tmp_path, capsys):
+    assert query(lake, "SELECT * FROM gold.nope") == 2
+    assert capsys.readouterr().err == (f"fleethealth: unknown table gold.nope in query; tables in {lake}: "
+                                       "bronze.records, gold.incidents, silver.kafka_events\n")
+    assert query(lake, "SELECT * FROM gold.incident_history") == 2       # in the catalog, not in this lakehouse
+    assert capsys.readouterr().err.startswith("fleethealth: unknown table gold.incident_history in query; ")
+    assert query(lake, "SELEC kind FROM gold.incidents") == 2
+    assert capsys.readouterr().err == 'fleethealth: query error: Parser Error: syntax error at or near "SELEC"\n'
+    assert query(lake, "SELECT nope FROM gold.incidents") == 2
+    assert capsys.readouterr().err.startswith('fleethealth: query error: Binder Error: Referenced column "nope" not found')
+    assert query(lake, "") == 2
+    assert capsys.readouterr().err == f"fleethealth: query refused: no statement given{TAIL}\n"
+    assert query(lake, "SELECT CAST('x' AS INTEGER) AS n") == 1
+    assert capsys.readouterr().err.startswith("fleethealth: query failed: Conversion Error: ")
+    missing = tmp_path / "no-such-lakehouse"
+    assert query(missing, "SELECT 1") == 2
+    assert capsys.readouterr().err == (f"fleethealth: no lakehouse at {missing} (give --lakehouse, or set "
+                                       "$FLEETHEALTH_LAKEHOUSE)\n")
+
+
+def test_output_is_bounded_and_files_are_written_whole(lake, tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    sql = "SELECT kind FROM gold.incidents ORDER BY kind"
+    assert query(lake, "--format", "csv", "--limit", "2", sql) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "kind\nbroker_deadlock\ndata_missing\n"
+    assert captured.err == ("fleethealth: showing the first 2 rows (--limit N for more, --limit 0 for all, "
+                            "--out FILE for a file)\n")
+    assert query(lake, "--format", "json", "SELECT i FROM range(1005) t(i)") == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 1000 and "showing the first 1000 rows" in captured.err
+    assert query(lake, "--format", "csv", "--limit", "0", "SELECT i FROM range(1005) t(i)") == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1006
+
+    for name in ("kinds.parquet", "kinds.csv", "kinds.json"):
+        out = tmp_path / name
+        assert query(lake, "--out", str(out), sql) == 0
+        assert capsys.readouterr().err == f"fleethealth: wrote {out}\n"
+        kinds = (pq.read_table(out).column("kind").to_pylist() if name.endswith("parquet")
+                 else out.read_text().splitlines()[1:] if name.endswith("csv")
+                 else [json.loads(x)["kind"] for x in out.read_text().splitlines()])
+        assert kinds == ["broker_deadlock", "data_missing", "log_cleaner_dead"]
+    assert query(lake, "--out", str(tmp_path / "two.parquet"), "--limit", "2", sql) == 0
+    assert pq.read_table(tmp_path / "two.parquet").column("kind").to_pylist() == ["broker_deadlock", "data_missing"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "kinds.csv", "kinds.json", "kinds.parquet", "lakehouse", "two.parquet"]      # no temporary file left
+    capsys.readouterr()
+    assert query(lake, "--out", str(lake / "x.csv"), sql) == 2
+    assert "inside the lakehouse" in capsys.readouterr().err
+    kinds = tmp_path / "kinds.csv"
+    assert query(lake, "--out", str(kinds), "SELECT 1 AS one") == 2
+    assert capsys.readouterr().err == f"fleethealth: --out {kinds}: exists (--overwrite to replace it)\n"
+    assert query(lake, "--out", str(kinds), "--overwrite", "SELECT 1 AS one") == 0
+    assert kinds.read_text() == "one\n1\n"
+
+
+def test_a_query_stops_at_its_timeout(lake, capsys):
+    import time
+
+    t0 = time.monotonic()
+    assert query(lake, "--timeout", "1", "SELECT count(*) FROM range(1000000000000) t(i) WHERE i % 7 = 3") == 1
+    assert capsys.readouterr().err == "fleethealth: query stopped after 1 s (--timeout)\n"
+    assert time.monotonic() - t0 < 30
+
+
+def test_the_command_answers_without_spark(lake):
+    """A fresh process, as a user runs it: the exact answer, nothing on stderr, nothing written into the
+    lakehouse, and neither pyspark nor airflow nor great_expectations imported."""
+    before = sorted(lake.rglob("*"))
+    env = {**os.environ, "PYTHONPATH": str(PROJECT / "include")}
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "fleethealth.cli.main", "query",
+                           "--lakehouse", str(lake), "--format", "csv",
+                           "SELECT host, level FROM silver.kafka_events ORDER BY hour, level"],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=PROJECT)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    rest = [line for line in proc.stderr.splitlines() if not line.startswith("import time:")]
+    assert (proc.returncode, proc.stdout, rest) == (0, "host,level\nk1,INFO\nk1,WARN\nk2,ERROR\nk2,INFO\n", [])
+    assert "_duckdb" in imported and "fleethealth.cli.query_duckdb" in imported
+    assert not {m.split(".")[0] for m in imported} & {"pyspark", "py4j", "airflow", "great_expectations"}
+    # pyarrow loaded without pandas and numpy (query_duckdb.import_engine): a Parquet file is still written
+    out = lake.parent / "levels.parquet"
+    proc = subprocess.run([sys.executable, "-m", "fleethealth.cli.main", "query", "--lakehouse", str(lake),
+                           "--out", str(out), "SELECT hour, level FROM silver.kafka_events ORDER BY hour, level"],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=PROJECT)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", f"fleethealth: wrote {out}\n")
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out).to_pylist() == [
+        {"hour": _hour(10), "level": "INFO"}, {"hour": _hour(10), "level": "WARN"},
+        {"hour": _hour(11), "level": "ERROR"}, {"hour": _hour(11), "level": "INFO"}]
+    assert sorted(lake.rglob("*")) == before
+
+
+@pytest.mark.spark
+def test_tables_spark_writes_have_no_deletion_vectors_and_duckdb_reads_them(spark, lakehouse, capsys):
+    """The jobs' own writes (tables.overwrite, tables.write_hour), then a DELETE as maintenance could run
+    one: every table says delta.enableDeletionVectors=false, its protocol has no deletionVectors
+    feature, no file carries a deletion vector, and the DuckDB engine (delta-rs) reads it."""
+    from delta.tables import DeltaTable as SparkDelta
+    from deltalake import DeltaTable
+
+    from fleethealth.lake import tables as lake
+
+    lake.overwrite(spark.createDataFrame([("c1", "broker_deadlock"), ("c1", "log_cleaner_dead"), ("c2", "x")],
+                                         "cluster string, kind string"), "gold.incidents", str(lakehouse))
+    hourly = spark.createDataFrame([("k1", "INFO", _hour(10)), ("k2", "WARN", _hour(10))],
+                                   "host string, level string, hour timestamp")
+    lake.write_hour(hourly, "silver.kafka_events", _hour(10).replace(tzinfo=None), str(lakehouse))
+    SparkDelta.forPath(spark, lake.table("gold.incidents").path(lakehouse)).delete("kind = 'x'")
+    for qualified in ("gold.incidents", "silver.kafka_events"):
+        path = lake.table(qualified).path(lakehouse)
+        table = DeltaTable(path)
+        assert table.metadata().configuration.get("delta.enableDeletionVectors") == "false", qualified
+        assert "deletionVectors" not in (table.protocol().reader_features or []), qualified
+        actions = [json.loads(line) for f in sorted(Path(path, "_delta_log").glob("*.json"))
+                   for line in f.read_text().splitlines()]
+        assert not [a for a in actions if (a.get("add") or a.get("remove") or {}).get("deletionVector")], qualified
+    assert query(lakehouse, "--format", "csv", "SELECT kind FROM gold.incidents ORDER BY kind") == 0
+    assert capsys.readouterr().out == "kind\nbroker_deadlock\nlog_cleaner_dead\n"
+    assert query(lakehouse, "--format", "csv", "SELECT host, hour FROM silver.kafka_events ORDER BY host") == 0
+    assert capsys.readouterr().out == "host,hour\nk1,2026-11-20 10:00:00+00:00\nk2,2026-11-20 10:00:00+00:00\n"
