@@ -1,6 +1,7 @@
 """`fleethealth report`: the offline HTML report, made by the real command from a hand-written lakehouse
 (tests/report_lakehouse.py: the dead log cleaner and a healthy cluster) and loaded from disk in headless
-Chromium (Debian's /usr/bin/chromium driven by playwright) with every network request refused."""
+Chromium (Debian's /usr/bin/chromium driven by playwright) with every network request refused, in New York's
+time zone (the report's times must stay UTC)."""
 from __future__ import annotations
 
 import os
@@ -20,6 +21,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+BROWSER_TZ = "America/New_York"   # UTC-5 in November: a local time would show 06:12 for 11:12Z
 WINDOW = ["--from", "2026-11-20T10:00Z", "--to", "2026-11-20T13:00Z"]
 
 
@@ -72,7 +74,7 @@ def load(browser, tmp_path):
 
     def open_page(path: Path) -> Loaded:
         context = browser.new_context(offline=True, viewport={"width": 1200, "height": 900},
-                                      timezone_id="UTC", service_workers="block")
+                                      timezone_id=BROWSER_TZ, service_workers="block")
         contexts.append(context)
         refused: list[str] = []
 
@@ -168,6 +170,72 @@ def test_the_overview_colours_each_cluster_hour_by_its_worst_open_incident(repor
     colours = page.evaluate("""() => Array.from(document.querySelectorAll('#chart-fleet svg .mark-rect path'))
                                .map(p => p.getAttribute('fill'))""")
     assert colours.count("#c0392b") == 3 and colours.count("#a9dfbf") == 3
+
+
+def test_the_overview_tells_post_mortem_3_at_a_glance_and_links_to_each_card_and_chart(report, load):
+    """Above the heatmaps: the open incidents, most severe first, each with its one line of evidence; its
+    links lead to the incident's card and the chart of its facts on its cluster's page."""
+    loaded = load(report / "index.html")
+    page = loaded.page
+    items = page.locator("ul.open li")
+    texts = [items.nth(i).inner_text() for i in range(items.count())]
+    assert len(texts) == 2, texts
+    heads, what = zip(*(t.split("\n") for t in texts))
+    assert heads == (f"critical {lh.DEAD}: log_cleaner_dead broker-2 first seen 2026-11-20 10:20Z · chart",
+                     f"major {lh.DEAD}: offsets_partition_bloat __consumer_offsets-38@broker-2 first seen "
+                     "2026-11-20 11:59:30Z · chart")
+    assert what[0].startswith("time-since-last-run-ms=2101588 > 900000 (last run 2026-11-20 10:20:00Z); cleaner "
+                              "'Error due to' at 10:20:00Z; now: time-since-last-run-ms=9301588 > 900000")
+    assert what[1] == "size 1.79 GiB > 1.00 GiB (jmx); now: size 4.20 GiB > 1.00 GiB (jmx)"
+    assert page.locator("h2#open-incidents").inner_text() == "Open incidents (2)"
+    assert page.locator("ul.open").bounding_box()["y"] < page.locator("#chart-fleet").bounding_box()["y"]
+
+    links = page.evaluate("""() => Array.from(document.querySelectorAll('ul.open li')).map(li =>
+        [li.querySelector('a.card').href, li.querySelector('a.chart-link').href])""")
+    assert [(card.rsplit("/", 1)[1], chart.rsplit("/", 1)[1]) for card, chart in links] == [
+        ("cluster-pm3-dead-cleaner.html#incident-a1b2c3d4e5f60001", "cluster-pm3-dead-cleaner.html#chart-cleaner"),
+        ("cluster-pm3-dead-cleaner.html#incident-a1b2c3d4e5f60002", "cluster-pm3-dead-cleaner.html#chart-offsets")]
+    for i, (card, chart) in enumerate(links):
+        with page.expect_navigation():
+            page.locator("ul.open li a.card").nth(i).click()
+        page.evaluate("window.fleethealthRendered")
+        # the card is the page's :target, and the chart it links to is drawn on the same page
+        target = page.evaluate("""() => { const t = document.querySelector(':target');
+            const a = t && t.querySelector("a[href^='#chart-']"), c = a && document.querySelector(a.getAttribute('href'));
+            return t && [t.id, t.className, location.hash, c && c.id, c ? c.querySelectorAll('svg .role-mark').length : 0]; }""")
+        assert target[:4] == [card.split("#")[1], "incident", "#" + card.split("#")[1], chart.split("#")[1]], target
+        assert target[4] > 0
+        page.go_back()
+        page.evaluate("window.fleethealthRendered")
+        with page.expect_navigation():
+            page.locator("ul.open li a.chart-link").nth(i).click()
+        page.evaluate("window.fleethealthRendered")
+        drawn = page.evaluate("""() => { const t = document.querySelector(':target');
+            return t && [t.id, t.classList.contains('chart'), t.querySelectorAll('svg .role-mark').length]; }""")
+        assert drawn[:2] == [chart.split("#")[1], True] and drawn[2] > 0, drawn
+        page.go_back()
+        page.evaluate("window.fleethealthRendered")
+    assert loaded.errors == [] and loaded.failed == [] and loaded.refused == []
+
+
+def test_times_are_utc_on_axes_and_in_tooltips_in_a_new_york_browser(report, load):
+    page = load(report / "cluster-pm3-dead-cleaner.html").page
+    # the browser is not in UTC: a time formatted in local time would read 06:12, not 11:12
+    assert page.evaluate("new Date('2026-11-20T11:12:00Z').getHours()") == 6
+    ticks = page.evaluate("""() => Array.from(document.querySelectorAll('#chart-leaders svg .role-axis-label text'))
+                             .map(t => t.textContent)""")
+    assert "11-20 11:00" in ticks and "11-20 10:00" in ticks and not any(" 05:" in t or " 06:" in t for t in ticks), ticks
+    # what the tooltip of each leader-change bar shows (Vega computes it into the scenegraph item)
+    tips = page.evaluate("""() => { const out = [];
+        const walk = node => (node.items || []).forEach(i => { if (i.tooltip) out.push(i.tooltip); (i.items || []).forEach(walk); });
+        walk(window.fleethealthViews['chart-leaders'].scenegraph().root);
+        return out; }""")
+    assert [t["minute (UTC)"] for t in tips] == ["2026-11-20 11:12Z"], tips
+    fd_tips = page.evaluate("""() => { const out = [];
+        const walk = node => (node.items || []).forEach(i => { if (i.tooltip) out.push(i.tooltip); (i.items || []).forEach(walk); });
+        walk(window.fleethealthViews['chart-fd'].scenegraph().root);
+        return out.map(t => t['minute (UTC)']); }""")
+    assert fd_tips and all(t.startswith("2026-11-20 1") and t.endswith("Z") for t in fd_tips), fd_tips[:5]
 
 
 def test_usage_errors_are_one_line(lakehouse, tmp_path, capsys):
