@@ -14,7 +14,8 @@ table) and the next layer starts. A red `bronze_silver_gold` task whose log says
 layer's and the higher layers' published tables are unchanged and the rejected tables are in
 `<lakehouse>/_staging/<hour>/<layer>/`. gold publishes health facts, `gold.incidents` (open /
 resolved) and `gold.incident_history`; then `notify` sends each new state change of an incident to
-the inventory's `notifications:` channels (webhook, e-mail, Slack, Alertmanager), once.
+the inventory's `notifications:` channels (webhook, e-mail, Slack, Alertmanager), once, and
+`report` refreshes the offline HTML report of the last 24 hours, `<lakehouse>/report/index.html`.
 
 The processed hour is explicit: the data interval of `CronDataIntervalTimetable` (Airflow 3
 cron schedules have zero-width intervals), or the `hour` param (ISO-8601 UTC) for a manual run.
@@ -122,4 +123,17 @@ with DAG(
         print(summary)
         return summary
 
-    hour >> pulled >> layers >> notify()
+    # after the gold gate too: the offline HTML report of the last 24 hours (a few seconds, no Spark);
+    # each page is replaced whole, so a browser never reads half of one
+    @task
+    def report(hour: str, params=None) -> str:
+        from fleethealth.lake import tables as lake
+        from fleethealth.lake.hours import parse_hour
+        from fleethealth.report import html
+
+        start, end = html.last_hours(parse_hour(hour))
+        index = html.write_report(params["lakehouse"], start, end, lake.report_dir(params["lakehouse"]))
+        print(f"HTML report: {index}")
+        return str(index)
+
+    hour >> pulled >> layers >> [notify(), report(hour)]

@@ -24,6 +24,8 @@
 #   g2) Prometheus Alertmanager        apt-get install prometheus-alertmanager if /usr/bin/prometheus-alertmanager
 #                                      is missing (the notify tests start their own on loopback; a daemon the
 #                                      package starts is stopped again)
+#   g3) Chromium                       apt-get install chromium if /usr/bin/chromium is missing (the HTML
+#                                      report's tests load its pages in it, headless, network blocked)
 #   f) Airflow metadata DB             airflow db migrate (SQLite in ./airflow) if missing or deps changed
 #
 # Environment knobs:
@@ -274,6 +276,17 @@ else
     if command -v service >/dev/null 2>&1; then
         $SUDO service prometheus-alertmanager stop >/dev/null 2>&1 || true
     fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+# g3) Chromium for the HTML report's tests (playwright drives it; `playwright install` is never run)
+CHROMIUM=/usr/bin/chromium
+if [ -x "$CHROMIUM" ]; then
+    step "chromium ok ($CHROMIUM)"
+else
+    log "Chromium not found ($CHROMIUM)"
+    apt_install chromium
+    [ -x "$CHROMIUM" ] || die "$CHROMIUM still missing after installing chromium"
 fi
 
 # ---------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ LIBRARY = PROJECT / "include" / "fleethealth"
 MAY_IMPORT_SIMULATE = ("fleethealth.cli.", "fleethealth.setup.", "fleethealth.simulate")
 # the packages in the order an hour flows through them (the tree lists them so)
 ORDER = ("fleet", "pull", "pull/transports", "bronze", "silver", "silver/parsers", "silver/rules", "gold",
-         "gold/facts", "gold/detectors", "quality", "lake", "runtime", "report", "notify", "cli", "setup", "simulate")
+         "gold/facts", "gold/detectors", "quality", "lake", "runtime", "report", "report/html", "notify", "cli", "setup", "simulate")
 # the line before the tree's block in README.md and docs/architecture.md (README's marker of a drawing)
 TREE_START = "<!-- readme-test: figure tree -->"
 

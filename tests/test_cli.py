@@ -43,11 +43,11 @@ def test_bad_time_is_one_line_exit_2(tmp_path, capsys):
     ("2026-11-20T10:00Z", "2026-11-20T10:00Z", "--from 2026-11-20T10:00Z is not before --to 2026-11-20T10:00Z: a window "
                                                "[--from, --to) holds at least one hour"),
 ])
-@pytest.mark.parametrize("command", ["simulate", "pull", "run", "backfill"])
+@pytest.mark.parametrize("command", ["simulate", "pull", "run", "backfill", "report"])
 def test_every_command_reads_a_window_by_one_rule(tmp_path, capsys, command, start, end, message):
     inv = tmp_path / "inventory.yaml"
     inv.write_text("clusters:\n  - name: c1\n    root: /tmp\n    hosts:\n      - {host: z1, role: zookeeper, zk_myid: 1}\n")
-    where = ["--out", str(tmp_path / "sim")] if command == "simulate" else ["--inventory", str(inv)]
+    where = ["--out", str(tmp_path / "sim")] if command in ("simulate", "report") else ["--inventory", str(inv)]
     assert cli.main([command, *where, "--from", start, "--to", end]) == 2
     assert capsys.readouterr().err == f"fleethealth: {message}\n"
     assert not (tmp_path / "sim").exists() and not (tmp_path / "lakehouse").exists()

@@ -54,7 +54,7 @@ def test_every_task_retries_at_least_twice(dag):
 
 
 def test_task_ids_and_dependency_order(dag):
-    assert sorted(dag.task_ids) == sorted(["resolve_hour", "list_hosts", "pull", LAYERS_TASK, "notify"])
+    assert sorted(dag.task_ids) == sorted(["resolve_hour", "list_hosts", "pull", LAYERS_TASK, "notify", "report"])
     up = {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks}
     assert up == {
         "resolve_hour": [],
@@ -62,8 +62,10 @@ def test_task_ids_and_dependency_order(dag):
         "pull": ["list_hosts", "resolve_hour"],
         LAYERS_TASK: ["pull"],
         "notify": [LAYERS_TASK],
+        "report": [LAYERS_TASK, "resolve_hour"],
     }
     assert dag.get_task("notify").trigger_rule == "all_success"   # after the gold gate passed
+    assert dag.get_task("report").trigger_rule == "all_success"
 
 
 def test_pull_is_mapped_per_host(dag):
@@ -156,6 +158,16 @@ def test_resolve_hour_task_callable(dag):
               logical_date=zero) == "2026-11-20T10:00:00+00:00"
     assert fn(params={"hour": "2026-11-19T23:00Z"}, data_interval_start=zero, data_interval_end=zero,
               logical_date=zero) == "2026-11-19T23:00:00+00:00"
+
+
+def test_report_task_refreshes_the_last_24_hours_into_the_lakehouse(dag, tmp_path):
+    import report_lakehouse
+
+    root = report_lakehouse.build(tmp_path / "lakehouse", with_jmx=False)
+    index = dag.get_task("report").python_callable(hour="2026-11-20T12:00:00+00:00", params={"lakehouse": str(root)})
+    assert index == str(root / "report" / "index.html")
+    assert "window 2026-11-19 13:00Z – 2026-11-20 13:00Z (24 h)" in Path(index).read_text()
+    assert (root / "report" / "cluster-pm3-dead-cleaner.html").is_file()
 
 
 def test_list_hosts_task_callable(dag, tmp_path):

@@ -300,6 +300,7 @@ def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet
     assert f"{H11.isoformat()}: " in out and f"validate_gold {H11.isoformat()}: " in out   # the window went on
     assert f"validate_gold {H10.isoformat()}" not in out
     assert f"Data Docs: {lake.quality_dir(lh) / 'index.html'}" in out
+    assert f"HTML report: {lake.report_dir(lh) / 'index.html'}" in out   # of the window, the hour that passed in it
     # 11:00 was published again, and no commit since touched a file of 10:00 (a write that changes
     # nothing, such as an empty hour of a table that had none, commits nothing)
     after = published_versions(spark, lh)

@@ -1,4 +1,4 @@
-"""`fleethealth` command line: simulate, pull, run (windows of hours: the backfill path), parse, query.
+"""`fleethealth` command line: simulate, pull, run (windows of hours: the backfill path), parse, query, report.
 
 User mistakes (bad inventory, bad time, unknown table) print one clear line and exit 2.
 """
@@ -121,11 +121,25 @@ def cmd_run(args) -> int:
     docs = gate.data_docs_dir(args.lakehouse)
     if docs:
         print(f"Data Docs: {docs / 'index.html'}")
+    if len(failed) < len(hours):
+        _refresh_report(args.lakehouse, hours[0], hours[-1] + HOUR)
     if failed:
         print(f"{len(failed)} of {len(hours)} hours failed: {', '.join(h.isoformat() for h in sorted(failed))}",
               file=sys.stderr)
         return 1
     return 0
+
+
+def _refresh_report(lakehouse, start, end) -> None:
+    """The HTML report of the run's window into <lakehouse>/report/; a failure of it is one line on
+    stderr, never the run's."""
+    from fleethealth.lake import tables as lake
+    from fleethealth.report import html
+
+    try:
+        print(f"HTML report: {html.write_report(config.lakehouse_dir(lakehouse), start, end, lake.report_dir(lakehouse))}")
+    except Exception as exc:  # noqa: BLE001 - the report is a view of gold: gold is published either way
+        print(f"fleethealth: HTML report not written: {exc}", file=sys.stderr)
 
 
 def _window_full(window: list) -> bool:
@@ -322,6 +336,29 @@ def _query_done(shown: int, limit: int, out: Path | None) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    """The offline HTML report of a window: OUT/index.html and one page per cluster (fleethealth.report.html)."""
+    from fleethealth.report import html
+
+    hours = parse_window(args.start, args.end)
+    root = config.lakehouse_dir(args.lakehouse)
+    if not root.is_dir():
+        raise UsageError(f"no lakehouse at {root} (give --lakehouse, or set ${config.ENV_LAKEHOUSE})")
+    out = Path(args.out).resolve()
+    if out.is_file():
+        raise UsageError(f"--out {args.out}: a file; give a folder")
+    if (out / "_delta_log").exists() or any((p / "_delta_log").is_dir() for p in out.parents):
+        raise UsageError(f"--out {args.out}: inside a Delta table; give a folder of its own")
+    t0 = time.monotonic()
+    try:
+        index = html.write_report(root, hours[0], hours[-1] + HOUR, out, cluster=args.cluster)
+    except html.ReportError as exc:
+        raise UsageError(str(exc)) from None
+    pages = len(list(out.glob("cluster-*.html")))
+    print(f"HTML report: {index} ({pages} cluster page(s), {time.monotonic() - t0:.1f} s)")
+    return 0
+
+
 def _java_error(exc: Exception) -> str:
     """The innermost Java exception's class and message, else the first line of `exc`."""
     java = getattr(exc, "java_exception", None)
@@ -402,6 +439,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="duckdb (default): DuckDB's SQL dialect, answers in about a second; spark: Spark SQL "
                         "in a local JVM (10-20 s), Delta's own reader, Spark's dialect")
     s.set_defaults(func=cmd_query)
+
+    s = sub.add_parser("report", help="an offline HTML report of a window: fleet overview and one page per cluster, "
+                                      "with charts (read from gold without Spark)")
+    s.add_argument("--lakehouse", **lakehouse)
+    s.add_argument("--from", dest="start", required=True, help="first hour, ISO-8601 UTC")
+    s.add_argument("--to", dest="end", required=True, help="end hour (exclusive), ISO-8601 UTC")
+    s.add_argument("--cluster", default=None, help="only this cluster")
+    s.add_argument("--out", required=True, help="folder for index.html and the cluster pages (created)")
+    s.set_defaults(func=cmd_report)
     return p
 
 

@@ -186,6 +186,11 @@ def quality_dir(lakehouse=None) -> Path:
     return config.lakehouse_dir(lakehouse) / "quality" / "data_docs"
 
 
+def report_dir(lakehouse=None) -> Path:
+    """Where the HTML report (fleethealth.report.html) is refreshed by the DAG, `run` and the demo."""
+    return config.lakehouse_dir(lakehouse) / "report"
+
+
 def register_all(spark, lakehouse=None) -> list[str]:
     """Make every existing table addressable as layer.name in SQL; returns the registered names."""
     registered = []

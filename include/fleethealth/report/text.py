@@ -43,10 +43,16 @@ def incidents_text(rows: list[dict]) -> str:
         state = f", resolved {r['resolved_at']:%Y-%m-%d %H:%M}Z" if r.get("resolved_at") else ", open"
         line = (f"{r['severity'].upper():<8} {r['cluster']} {r['kind']} {r['entity']} "
                 f"(since {seen}, {r['hours']} h{state}): ")
-        first, now = r.get("first_evidence") or r["evidence"], r["evidence"]
-        line += first if first == now else f"{first}; now: {now}"
+        line += evidence_text(r.get("first_evidence"), r["evidence"])
         lines.append(line + incident_notes(r["kind"], r.get("known_bug"), line))
     return "\n".join(lines) if lines else "(no incidents)"
+
+
+def evidence_text(first_evidence: str | None, evidence: str | None) -> str:
+    """What fired an incident, and what fires it now when that changed: "<first>; now: <now>" (the
+    on-call summary and the HTML report say it so)."""
+    first, now = first_evidence or evidence or "", evidence or ""
+    return first if not now or first == now else f"{first}; now: {now}"
 
 
 def hour_incidents_text(hour, rows: list[dict]) -> str:

@@ -1,0 +1,250 @@
+"""The HTML pages: `index.html` (the fleet overview, its open incidents first) and one page per cluster,
+each with the Vega bundle inlined once; `write_report` writes them whole."""
+from __future__ import annotations
+
+import html
+import json
+import os
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from fleethealth.gold import runbooks, thresholds as gold_thresholds
+from fleethealth.gold.thresholds import SEVERITY_RANK
+from fleethealth.lake.hours import HOUR, floor_hour
+from fleethealth.report.html.charts import (Chart, cleaner_chart, completeness_heatmap, fd_chart, fleet_heatmap,
+                                            incident_timeline, isr_chart, leaders_chart, offsets_chart, requests_chart,
+                                            zk_chart)
+from fleethealth.report.html.incidents import chart_of, entity_keys, fact_rows, most_severe_first
+from fleethealth.report.html.read import HOURLY, WHOLE, Gold, cell_text, clusters_of, page_name, read_gold
+from fleethealth.report.text import evidence_text, known_bugs_text
+
+CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
+       "img-src data:; font-src data:")
+
+
+class ReportError(ValueError):
+    """A lakehouse or an argument the report cannot be made from (the CLI prints it as one line)."""
+
+
+
+# ----------------------------------------------------------------------------------------- pages
+STYLE = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#1c2833;max-width:1100px}
+h1{font-size:22px} h2{font-size:18px;margin-top:32px;border-bottom:1px solid #d5d8dc}
+h3{font-size:15px;margin-bottom:4px} .meta,.note{color:#566573;font-size:13px}
+.note{background:#fdf2e9;padding:6px 10px;border-left:3px solid #e67e22}
+table{border-collapse:collapse;font-size:12px;margin:6px 0} td,th{border:1px solid #d5d8dc;padding:3px 6px;
+text-align:left;vertical-align:top} th{background:#f4f6f6}
+.sev{font-weight:600;padding:1px 6px;border-radius:3px;color:#fff}
+.sev-critical{background:#c0392b}.sev-major{background:#e67e22}.sev-minor{background:#b7950b}.sev-info{background:#2e86c1}
+.incident{border:1px solid #d5d8dc;border-radius:4px;padding:8px 12px;margin:10px 0}
+.incident:target{outline:2px solid #2e86c1} .chart{margin:8px 0 4px} .chart:target{outline:2px solid #2e86c1}
+nav a{margin-right:12px} ul.open{padding-left:18px} ul.open li{margin:8px 0} .what{margin:2px 0 0 4px}
+"""
+
+SCRIPT = """
+(function () {
+  const specs = JSON.parse(document.getElementById('fleethealth-specs').textContent);
+  window.fleethealthViews = {};
+  window.fleethealthRendered = Promise.all(Object.entries(specs).map(([id, spec]) =>
+    vegaEmbed('#' + id, spec, {actions: false, renderer: 'svg'}).then(r => { window.fleethealthViews[id] = r.view; })));
+})();
+"""
+
+
+def _esc(v) -> str:
+    return html.escape(cell_text(v))
+
+
+def _table(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{_esc(v)}</td>" for v in r.values()) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _page(title: str, subtitle: str, body: str, charts: list[Chart], bundle: str) -> str:
+    specs = {c.id: c.spec for c in charts if c.spec is not None}
+    # a JSON text inside <script> must not close it
+    data = json.dumps(specs, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
+            f"<title>{html.escape(title)}</title><style>{STYLE}</style>\n<script>{bundle}</script></head>\n"
+            f"<body><h1>{html.escape(title)}</h1><p class=\"meta\">{subtitle}</p>\n{body}\n"
+            f"<script type=\"application/json\" id=\"fleethealth-specs\">{data}</script>\n<script>{SCRIPT}</script>"
+            f"</body></html>\n")
+
+
+def _chart_html(c: Chart) -> str:
+    out = f"<h3>{html.escape(c.title)}</h3>"
+    if c.facts:
+        out += f"<p class=\"meta\">from {html.escape(c.facts)}</p>"
+    if c.note:
+        out += f"<p class=\"note\">{html.escape(c.note)}</p>"
+    if c.spec is not None:
+        out += f"<div class=\"chart\" id=\"{c.id}\"></div>"
+    else:
+        out += f"<div id=\"{c.id}\"></div>"
+    return out
+
+
+def _missing_note(gold: Gold) -> str:
+    if not gold.missing:
+        return ""
+    return (f"<p class=\"note\">Not in this lakehouse (an older one): {html.escape(', '.join(gold.missing))}; "
+            "what they show is left out.</p>")
+
+
+def _window_text(gold: Gold) -> str:
+    return (f"window {gold.start:%Y-%m-%d %H:%M}Z – {gold.end:%Y-%m-%d %H:%M}Z ({len(gold.hours)} h), "
+            f"generated {datetime.now(tz=gold.start.tzinfo):%Y-%m-%d %H:%M}Z; works offline")
+
+
+def _badge(severity: str) -> str:
+    return f"<span class=\"sev sev-{html.escape(severity)}\">{html.escape(severity)}</span>"
+
+
+def _name(r) -> str:
+    return f"<b>{html.escape(r.kind)}</b> {html.escape(r.entity)}"
+
+
+def _what(r) -> str:
+    """An incident's one line of facts, on its card and in the overview's list alike: what fired it (and
+    what fires it now, when that changed) and the known bugs its evidence does not name already."""
+    bugs = known_bugs_text(r.known_bug, r.evidence or "")
+    return (html.escape(evidence_text(r.first_evidence, r.evidence))
+            + (f" — known bug: {html.escape(bugs)}" if bugs else ""))
+
+
+def open_incidents_html(gold: Gold) -> str:
+    """The overview's first section: every open incident, most severe first, each linking to its card
+    and to the chart of its facts on its cluster's page."""
+    incidents = gold.get("incidents")
+    if incidents is None:
+        return "<h2 id=\"open-incidents\">Open incidents</h2><p class=\"note\">gold.incidents is not in this lakehouse.</p>"
+    opened = most_severe_first(incidents[incidents["status"] == "open"])
+    resolved = len(incidents) - len(opened)
+    items = []
+    for r in opened.itertuples(index=False):
+        page, chart = html.escape(page_name(r.cluster)), chart_of(r.kind)
+        items.append(
+            f"<li id=\"open-{html.escape(r.incident_id)}\">{_badge(r.severity)} "
+            f"<a class=\"card\" href=\"{page}#incident-{html.escape(r.incident_id)}\">{html.escape(r.cluster)}: {_name(r)}</a>"
+            f" <span class=\"meta\">first seen {_esc(r.first_seen)}"
+            + (f" · <a class=\"chart-link\" href=\"{page}#{chart}\">chart</a>" if chart else "")
+            + f"</span><div class=\"what\">{_what(r)}</div></li>")
+    return (f"<h2 id=\"open-incidents\">Open incidents ({len(opened)})</h2>"
+            + (f"<ul class=\"open\">{''.join(items)}</ul>" if items else "<p>No open incident in this window.</p>")
+            + (f"<p class=\"meta\">{resolved} more resolved in this window: on the cluster pages.</p>" if resolved else ""))
+
+
+def overview_page(gold: Gold, clusters: list[str], bundle: str) -> str:
+    charts = [fleet_heatmap(gold), completeness_heatmap(gold)]
+    incidents = gold.get("incidents")
+    links = []
+    for c in clusters:
+        open_ = 0 if incidents is None else int(((incidents["cluster"] == c) & (incidents["status"] == "open")).sum())
+        worst = "" if incidents is None or not open_ else max(
+            incidents[(incidents["cluster"] == c) & (incidents["status"] == "open")]["severity"],
+            key=lambda s: SEVERITY_RANK.get(s, 0))
+        badge = f" {_badge(worst)}" if worst else ""
+        links.append(f"<li><a href=\"{html.escape(page_name(c))}\">{html.escape(c)}</a>: {open_} open incident(s){badge}</li>")
+    body = (_missing_note(gold) + open_incidents_html(gold) + "<h2>Clusters</h2><ul>" + "".join(links) + "</ul>"
+            + "<h2>Fleet</h2>" + "".join(_chart_html(c) for c in charts))
+    return _page("fleethealth: fleet health report", _window_text(gold), body, charts, bundle)
+
+
+def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
+    incidents = gold.get("incidents", cluster)
+    if incidents is None:
+        incidents = pd.DataFrame(columns=["incident_id", "kind", "entity", "severity"])
+    incidents = most_severe_first(incidents)
+    focus = set()
+    for e in map(entity_keys, incidents["entity"]):
+        if "partition" in e and e.get("topic") == "__consumer_offsets":
+            focus.add((e["broker"], e["partition"]))
+    charts = [incident_timeline(gold, cluster), offsets_chart(gold, cluster, limits, focus),
+              cleaner_chart(gold, cluster), isr_chart(gold, cluster), leaders_chart(gold, cluster),
+              zk_chart(gold, cluster), requests_chart(gold, cluster, limits), fd_chart(gold, cluster, limits),
+              completeness_heatmap(gold, cluster)]
+    steps = runbooks.load()
+    items = []
+    for r in incidents.itertuples(index=False):
+        chart, table, rows = fact_rows(gold, r)
+        state = f"resolved {cell_text(r.resolved_at)}" if r.status == "resolved" else "open"
+        items.append(
+            f"<div class=\"incident\" id=\"incident-{html.escape(r.incident_id)}\">{_badge(r.severity)} "
+            f"{_name(r)} — {html.escape(state)}, "
+            f"first seen {_esc(r.first_seen)}, last seen {_esc(r.last_seen)}, {_esc(r.hours)} h with findings"
+            + (f" — <a href=\"#{chart}\">chart</a>" if chart else "")
+            + f"<br>evidence: {_what(r)}"
+            + (f"<br>check first: {html.escape(steps[r.kind].first_step)}" if r.kind in steps else "")
+            + (f"<br><span class=\"meta\">gold.{html.escape(table)} rows of {html.escape(r.entity)} in its hours:</span>"
+               f"{_table(rows)}" if rows else "")
+            + "</div>")
+    body = (_missing_note(gold) + "<nav><a href=\"index.html\">← fleet overview</a>"
+            + "".join(f"<a href=\"#{c.id}\">{html.escape(c.id.removeprefix('chart-'))}</a>" for c in charts) + "</nav>"
+            + f"<h2 id=\"incidents\">Incidents ({len(incidents)})</h2>" + _chart_html(charts[0])
+            + ("".join(items) or "<p>No incident in this window.</p>")
+            + "<h2>Facts</h2>" + "".join(_chart_html(c) for c in charts[1:]))
+    return _page(f"fleethealth: {cluster}", _window_text(gold), body, charts, bundle)
+
+
+def javascript_bundle(cache_dir: Path | None = None) -> str:
+    """Vega, Vega-Lite (the version Altair writes) and vega-embed as one script (vl-convert's bundle).
+    Building it takes ~3 s, so it is kept in `cache_dir` under a name holding both versions."""
+    from importlib.metadata import version
+
+    major_minor = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    cached = cache_dir / f".vega-bundle-{version('vl-convert-python')}-vl{major_minor}.js" if cache_dir else None
+    if cached is not None and cached.is_file():
+        return cached.read_text(encoding="utf-8")
+    import vl_convert
+
+    bundle = vl_convert.javascript_bundle(vl_version=major_minor).replace("</script", "<\\/script")
+    if cached is not None:
+        _write(cached, bundle)
+    return bundle
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace `path` whole: a reader (a browser, the DAG's next run) never sees half a page."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_report(lakehouse, start: datetime, end: datetime, out, cluster: str | None = None,
+                 limits: dict | None = None) -> Path:
+    """Write `out`/index.html and one page per cluster of the window [start, end); returns index.html."""
+    root = Path(lakehouse)
+    if not (root / "gold").is_dir() or not any((root / "gold" / t / "_delta_log").is_dir() for t in HOURLY + WHOLE):
+        raise ReportError(f"{root}: no gold tables (run `fleethealth run` or the DAG first)")
+    gold = read_gold(root, start, end, cluster)
+    clusters = clusters_of(gold)
+    if cluster and cluster not in clusters:
+        known = clusters_of(read_gold(root, start, end))
+        raise ReportError(f"--cluster {cluster}: no data of it in this window (clusters: {', '.join(known) or 'none'})")
+    limits = limits or gold_thresholds.load()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    bundle = javascript_bundle(out)
+    pages = {page_name(c) for c in clusters}
+    for c in clusters:
+        _write(out / page_name(c), cluster_page(gold, c, bundle, limits))
+    index = out / "index.html"
+    _write(index, overview_page(gold, clusters, bundle))
+    for stale in out.glob("cluster-*.html"):   # a cluster of an earlier window, no longer linked
+        if stale.name not in pages:
+            stale.unlink()
+    return index
+
+
+def last_hours(end_hour: datetime, hours: int = 24) -> tuple[datetime, datetime]:
+    """[end_hour + 1 h - hours, end_hour + 1 h): the window the DAG's report task refreshes."""
+    end = floor_hour(end_hour) + HOUR
+    return end - timedelta(hours=hours), end

@@ -1,0 +1,220 @@
+"""Gold of a window, read without Spark: deltalake -> Arrow -> pandas, only the window's `hour` partitions;
+its rows as JSON-safe values for the charts and the pages; the worst open incident of each cluster hour."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import pandas as pd
+
+from fleethealth.fleet import mbeans
+from fleethealth.gold.thresholds import SEVERITY_RANK
+from fleethealth.lake import tables as lake
+from fleethealth.lake.hours import HOUR, floor_hour, hours_between
+
+HOURLY = ("incident_findings", "consumer_offsets_partitions", "log_cleaner_status", "broker_health_hourly",
+          "isr_churn", "leader_elections", "zk_sessions", "zk_quorum", "request_saturation", "metadata_divergence",
+          "deadlocks")
+WHOLE = ("incidents", "incident_history")
+FD_TABLE = "silver.jmx_samples"
+
+
+@dataclass
+class Gold:
+    """The window's rows of each table read (pandas), and the tables the lakehouse does not have."""
+    start: datetime
+    end: datetime
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+    def get(self, name: str, cluster: str | None = None) -> pd.DataFrame | None:
+        df = self.frames.get(name)
+        if df is None or cluster is None or "cluster" not in df:
+            return df
+        return df[df["cluster"] == cluster]
+
+    @property
+    def hours(self) -> list[datetime]:
+        return hours_between(self.start, self.end)
+
+
+
+# ------------------------------------------------------------------------------------------ reading
+def _dataset(path: str):
+    from deltalake import DeltaTable
+
+    return DeltaTable(path).to_pyarrow_dataset() if DeltaTable.is_deltatable(path) else None
+
+
+def _window_filter(start: datetime, end: datetime, cluster: str | None):
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    ts = pa.timestamp("us", tz="UTC")
+    cond = (ds.field("hour") >= pa.scalar(start, ts)) & (ds.field("hour") < pa.scalar(end, ts))
+    return cond & (ds.field("cluster") == cluster) if cluster else cond
+
+
+def read_gold(lakehouse, start: datetime, end: datetime, cluster: str | None = None) -> Gold:
+    import pyarrow.dataset as ds
+
+    gold = Gold(start, end)
+    for name in HOURLY + WHOLE:
+        data = _dataset(lake.table(f"gold.{name}").path(lakehouse))
+        if data is None:
+            gold.missing.append(f"gold.{name}")
+            continue
+        if name in HOURLY:
+            rows = data.to_table(filter=_window_filter(start, end, cluster))
+        else:
+            rows = data.to_table(filter=(ds.field("cluster") == cluster) if cluster else None)
+        gold.frames[name] = rows.to_pandas()
+    incidents = gold.frames.get("incidents")
+    if incidents is not None:
+        gold.frames["incidents"] = incidents = _with_lifecycle(incidents)
+    if incidents is not None and len(incidents):
+        # every incident alive at some time of the window
+        until = incidents["resolved_at"].fillna(pd.Timestamp(end))
+        gold.frames["incidents"] = incidents[(incidents["first_seen"] < pd.Timestamp(end))
+                                             & (until >= pd.Timestamp(start))]
+    gold.frames["fd"] = _fd_samples(lakehouse, start, end, cluster, gold)
+    return gold
+
+
+def _with_lifecycle(incidents: pd.DataFrame) -> pd.DataFrame:
+    """gold.incidents as written before incidents were resolved (no status, resolved_at, first_hour, ...):
+    every incident open, its hours those of first_seen and last_seen."""
+    defaults = {"status": lambda df: "open", "resolved_at": lambda df: pd.NaT,
+                "first_evidence": lambda df: df["evidence"], "known_bug": lambda df: None,
+                "first_hour": lambda df: df["first_seen"].dt.floor("h"),
+                "last_hour": lambda df: df["last_seen"].dt.floor("h"),
+                "hours": lambda df: None, "incident_id": lambda df: [f"{i}" for i in range(len(df))]}
+    missing = {k: f(incidents) for k, f in defaults.items() if k not in incidents}
+    if "resolved_at" in missing:
+        missing["resolved_at"] = pd.Series(pd.NaT, index=incidents.index, dtype="datetime64[us, UTC]")
+    return incidents.assign(**missing) if missing else incidents
+
+
+def _fd_samples(lakehouse, start, end, cluster, gold: Gold) -> pd.DataFrame | None:
+    """Brokers' OpenFileDescriptorCount and MaxFileDescriptorCount per minute (the largest of the minute):
+    gold keeps no fd table (fd_exhaustion reads silver.jmx_samples), so neither does this."""
+    import pyarrow.dataset as ds
+
+    data = _dataset(lake.table(FD_TABLE).path(lakehouse))
+    if data is None:
+        gold.missing.append(FD_TABLE)
+        return None
+    wanted = {mbeans.OPEN_FDS.attribute: "open_fds", mbeans.MAX_FDS.attribute: "max_fds"}
+    cond = (_window_filter(start, end, cluster) & (ds.field("domain") == mbeans.OPEN_FDS.domain)
+            & ds.field("attribute").isin(list(wanted)) & ds.field("broker_id").is_valid())
+    df = data.to_table(columns=["cluster", "broker_id", "ts", "props", "attribute", "value"], filter=cond).to_pandas()
+    if df.empty:
+        return pd.DataFrame(columns=["cluster", "broker_id", "minute", "open_fds", "max_fds"])
+    keys = dict(mbeans.OPEN_FDS.keys)
+    df = df[df["props"].map(lambda p: all(dict(p or ()).get(k) == v for k, v in keys.items()))]
+    df = df.assign(minute=df["ts"].dt.floor("min"), what=df["attribute"].map(wanted))
+    return (df.pivot_table(index=["cluster", "broker_id", "minute"], columns="what", values="value", aggfunc="max")
+            .reset_index().rename_axis(columns=None))
+
+
+# --------------------------------------------------------------------------------------- shaping
+def records(df: pd.DataFrame, columns: list[str] | None = None) -> list[dict]:
+    """JSON-safe rows: times as ISO-8601 UTC text, arrays as lists, NaN/NaT as null."""
+    df = df if columns is None else df[[c for c in columns if c in df]]
+    out = []
+    for row in df.to_dict("records"):
+        out.append({k: json_value(v) for k, v in row.items()})
+    return out
+
+
+def json_value(v):
+    if isinstance(v, (pd.Timestamp, datetime)):
+        return None if pd.isna(v) else pd.Timestamp(v).tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [json_value(x) for x in v]
+    if isinstance(v, float) and v != v:
+        return None
+    if v is pd.NaT or v is None:
+        return None
+    try:
+        if pd.isna(v):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return v
+
+
+def as_list(v) -> list:
+    """An array column's value (numpy array, list or null) as a list."""
+    return [] if v is None or (isinstance(v, float) and v != v) else list(v)
+
+
+def hour_label(h) -> str:
+    return pd.Timestamp(h).tz_convert("UTC").strftime("%m-%d %H:00")
+
+
+def cell_text(v) -> str:
+    v = json_value(v)
+    if v is None:
+        return ""
+    if isinstance(v, list):
+        return ", ".join(map(str, v))
+    return str(v).replace("T", " ").replace(":00Z", "Z") if isinstance(v, str) and re.fullmatch(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", v) else str(v)
+
+
+def open_severity_by_hour(gold: Gold, cluster: str | None = None) -> dict[tuple[str, datetime], str]:
+    """The worst severity of the incidents open in each (cluster, hour) of the window. An incident is open
+    from the hour of first_seen until resolved_at (the first healthy hour), or to the window's end; its
+    severity at an hour is that of its last opened/escalated transition by then (gold.incident_history),
+    else the incident's. Without gold.incidents: the findings of each hour."""
+    worst: dict[tuple[str, datetime], str] = {}
+
+    def mark(c, h, sev):
+        if SEVERITY_RANK.get(sev, 0) > SEVERITY_RANK.get(worst.get((c, h)), 0):
+            worst[(c, h)] = sev
+
+    incidents = gold.get("incidents", cluster)
+    if incidents is not None:
+        history = _history_by_id(gold.get("incident_history", cluster))
+        for r in incidents.itertuples(index=False):
+            until = r.resolved_at if not pd.isna(r.resolved_at) else pd.Timestamp(gold.end)
+            steps = history.get(r.incident_id, [])
+            for h in gold.hours:
+                ts = pd.Timestamp(h)
+                if floor_hour(r.first_seen.to_pydatetime()) <= h and ts < until:
+                    done = [sev for at, sev in steps if at < ts + pd.Timedelta(HOUR)]
+                    mark(r.cluster, h, done[-1] if done else r.severity)
+        return worst
+    findings = gold.get("incident_findings", cluster)
+    for r in (findings.itertuples(index=False) if findings is not None else ()):
+        mark(r.cluster, r.hour.to_pydatetime(), r.severity)
+    return worst
+
+
+def _history_by_id(history: pd.DataFrame | None) -> dict[str, list]:
+    out: dict[str, list] = {}
+    if history is None:
+        return out
+    for r in history.sort_values("at").itertuples(index=False):
+        if r.transition in ("opened", "escalated"):
+            out.setdefault(r.incident_id, []).append((r.at, r.severity))
+    return out
+
+
+def page_name(cluster: str) -> str:
+    """The file of a cluster's page (index.html and the fleet heatmap link to it)."""
+    return "cluster-" + re.sub(r"[^A-Za-z0-9._-]", "_", cluster) + ".html"
+
+
+def clusters_of(gold: Gold) -> list[str]:
+    names = set()
+    for name in ("broker_health_hourly", "incidents", "incident_findings"):
+        df = gold.get(name)
+        if df is not None:
+            names |= set(df["cluster"].dropna())
+    return sorted(names)
+

@@ -1,0 +1,279 @@
+"""`fleethealth report`: the offline HTML report, made by the real command from a hand-written lakehouse
+(tests/report_lakehouse.py: the dead log cleaner and a healthy cluster) and loaded from disk in headless
+Chromium (Debian's /usr/bin/chromium driven by playwright) with every network request refused, in New York's
+time zone (the report's times must stay UTC)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import report_lakehouse as lh
+
+from fleethealth.cli import main as cli
+from fleethealth.gold import thresholds
+
+PROJECT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+BROWSER_TZ = "America/New_York"   # UTC-5 in November: a local time would show 06:12 for 11:12Z
+WINDOW = ["--from", "2026-11-20T10:00Z", "--to", "2026-11-20T13:00Z"]
+
+
+def fleethealth(*args: str) -> subprocess.CompletedProcess:
+    """The command line as a user runs it, importing this checkout's library."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PROJECT / "include"), os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, "-m", "fleethealth.cli.main", *args], capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+@pytest.fixture(scope="module")
+def lakehouse(tmp_path_factory):
+    return lh.build(tmp_path_factory.mktemp("report") / "lakehouse")
+
+
+@pytest.fixture(scope="module")
+def report(lakehouse, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report-out") / "html"
+    t0 = time.monotonic()
+    proc = fleethealth("report", "--lakehouse", str(lakehouse), *WINDOW, "--out", str(out))
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"HTML report: {out / 'index.html'} (2 cluster page(s), "), proc.stdout
+    print(f"fleethealth report: {took:.1f} s")
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(f"{CHROMIUM} missing (scripts/setup.sh installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Loaded:
+    def __init__(self, page, errors, failed, refused):
+        self.page, self.errors, self.failed, self.refused = page, errors, failed, refused
+
+
+@pytest.fixture
+def load(browser, tmp_path):
+    """Open a report page from disk in a fresh context (its own profile, offline, every request that is not
+    file:// refused) and wait until vega-embed has rendered each chart."""
+    contexts = []
+
+    def open_page(path: Path) -> Loaded:
+        context = browser.new_context(offline=True, viewport={"width": 1200, "height": 900},
+                                      timezone_id=BROWSER_TZ, service_workers="block")
+        contexts.append(context)
+        refused: list[str] = []
+
+        def route(r):
+            if r.request.url.startswith("file://"):
+                r.continue_()
+            else:
+                refused.append(r.request.url)
+                r.abort()
+        context.route("**/*", route)
+        page = context.new_page()
+        errors, failed = [], []
+        page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("requestfailed", lambda r: failed.append(r.url))
+        page.goto(path.as_uri())
+        page.evaluate("window.fleethealthRendered")
+        return Loaded(page, errors, failed, refused)
+
+    yield open_page
+    for c in contexts:
+        c.close()
+
+
+def test_every_page_renders_every_chart_offline(report, load, tmp_path_factory):
+    pages = sorted(report.glob("*.html"))
+    assert [p.name for p in pages] == ["cluster-healthy.html", "cluster-pm3-dead-cleaner.html", "index.html"]
+    shots = tmp_path_factory.mktemp("screenshots")
+    for path in pages:
+        text = path.read_text()
+        assert text.count("window.vegaEmbed=") == 1            # the bundle, inlined once
+        assert "https://" not in text.split("<script>", 1)[0] and "<link" not in text
+        loaded = load(path)
+        assert loaded.errors == [] and loaded.failed == [] and loaded.refused == [], path.name
+        charts = loaded.page.evaluate("""() => Array.from(document.querySelectorAll('div.chart')).map(d =>
+            [d.id, d.querySelectorAll('svg .role-mark').length, (window.fleethealthViews[d.id] || {}).width
+             ? 1 : 0])""")
+        assert charts, path.name
+        assert [c for c in charts if c[1] == 0] == [], f"{path.name}: charts drawn without marks: {charts}"
+        shot = shots / f"{path.stem}.png"
+        loaded.page.screenshot(path=str(shot), full_page=True)
+        print(f"screenshot: {shot}")
+    dead = (report / "cluster-pm3-dead-cleaner.html").read_text()
+    assert {"chart-timeline", "chart-offsets", "chart-cleaner", "chart-isr", "chart-leaders", "chart-zk",
+            "chart-requests", "chart-fd", "chart-completeness"} <= set(load(report / "cluster-pm3-dead-cleaner.html")
+                                                                       .page.evaluate("Object.keys(window.fleethealthViews)"))
+    # an older lakehouse: the tables it lacks are a note, not a crash
+    assert "Not in this lakehouse (an older one): gold.metadata_divergence, gold.deadlocks" in dead
+
+
+def test_the_dead_cleaner_chart_draws_the_bloated_partition_above_its_threshold(report, load):
+    page = load(report / "cluster-pm3-dead-cleaner.html").page
+    limit = thresholds.load()["offsets_partition_bloat.max_size_bytes"]
+    drawn = page.evaluate("""gib => {
+        const view = window.fleethealthViews['chart-offsets'], marks = {};
+        const walk = node => {
+            if (node.marktype && node.name) (marks[node.name] = marks[node.name] || []).push(
+                ...node.items.map(i => i.datum || {}).map((d, k) => ({y: node.items[k].y, series: d.series, gib: d.size_gib, hour: d.hour,
+                                         threshold: d.bytes})));
+            (node.items || []).forEach(i => (i.items || []).forEach(walk));
+        };
+        walk(view.scenegraph().root);
+        const svg = document.querySelector('#chart-offsets svg');
+        return {marks, yOfThreshold: view.scale('y')(gib),
+                ruleInSvg: svg.querySelectorAll('.mark-rule.threshold_marks line, .mark-rule.threshold_marks path').length};
+    }""", limit / 2**30)
+    [rule] = drawn["marks"]["threshold_marks"]
+    assert rule["threshold"] == limit and drawn["ruleInSvg"] == 1
+    assert rule["y"] == pytest.approx(drawn["yOfThreshold"])
+    p38 = [m for m in drawn["marks"]["sizes_marks"] if m["series"] == "p38@broker-2"]
+    assert [m["hour"] for m in p38] == ["11-20 10:00", "11-20 11:00", "11-20 12:00"]
+    # pixels grow downwards: above the rule is a smaller y
+    assert [m["y"] < rule["y"] for m in p38] == [False, True, True]
+    assert [m["gib"] * 2**30 > limit for m in p38] == [False, True, True]
+    assert p38[2]["y"] < p38[1]["y"]                                   # still growing
+    others = [m for m in drawn["marks"]["sizes_marks"] if m["series"] != "p38@broker-2"]
+    assert others and all(m["y"] > rule["y"] for m in others)
+    # each incident links to the chart of its facts and lists the rows that fired it
+    bloat = page.locator("#incident-a1b2c3d4e5f60002")
+    assert bloat.locator("a[href='#chart-offsets']").count() == 1
+    assert "4509715660" in bloat.inner_text() and "size 4.20 GiB > 1.00 GiB (jmx)" in bloat.inner_text()
+    cleaner = page.locator("#incident-a1b2c3d4e5f60001")
+    assert cleaner.locator("a[href='#chart-cleaner']").count() == 1
+    assert "check first:" in cleaner.inner_text() and cleaner.inner_text().count("dead") >= 3
+
+
+def test_the_overview_colours_each_cluster_hour_by_its_worst_open_incident(report, load):
+    page = load(report / "index.html").page
+    cells = page.evaluate("() => window.fleethealthViews['chart-fleet'].data('cells')")
+    worst = {(c["cluster"], c["hour"]): c["severity"] for c in cells}
+    assert worst == {**{(lh.HEALTHY, h): "none" for h in ("11-20 10:00", "11-20 11:00", "11-20 12:00")},
+                     **{(lh.DEAD, h): "critical" for h in ("11-20 10:00", "11-20 11:00", "11-20 12:00")}}
+    colours = page.evaluate("""() => Array.from(document.querySelectorAll('#chart-fleet svg .mark-rect path'))
+                               .map(p => p.getAttribute('fill'))""")
+    assert colours.count("#c0392b") == 3 and colours.count("#a9dfbf") == 3
+
+
+def test_the_overview_tells_post_mortem_3_at_a_glance_and_links_to_each_card_and_chart(report, load):
+    """Above the heatmaps: the open incidents, most severe first, each with its one line of evidence; its
+    links lead to the incident's card and the chart of its facts on its cluster's page."""
+    loaded = load(report / "index.html")
+    page = loaded.page
+    items = page.locator("ul.open li")
+    texts = [items.nth(i).inner_text() for i in range(items.count())]
+    assert len(texts) == 2, texts
+    heads, what = zip(*(t.split("\n") for t in texts))
+    assert heads == (f"critical {lh.DEAD}: log_cleaner_dead broker-2 first seen 2026-11-20 10:20Z · chart",
+                     f"major {lh.DEAD}: offsets_partition_bloat __consumer_offsets-38@broker-2 first seen "
+                     "2026-11-20 11:59:30Z · chart")
+    assert what[0].startswith("time-since-last-run-ms=2101588 > 900000 (last run 2026-11-20 10:20:00Z); cleaner "
+                              "'Error due to' at 10:20:00Z; now: time-since-last-run-ms=9301588 > 900000")
+    assert what[1] == "size 1.79 GiB > 1.00 GiB (jmx); now: size 4.20 GiB > 1.00 GiB (jmx)"
+    assert page.locator("h2#open-incidents").inner_text() == "Open incidents (2)"
+    assert page.locator("ul.open").bounding_box()["y"] < page.locator("#chart-fleet").bounding_box()["y"]
+
+    links = page.evaluate("""() => Array.from(document.querySelectorAll('ul.open li')).map(li =>
+        [li.querySelector('a.card').href, li.querySelector('a.chart-link').href])""")
+    assert [(card.rsplit("/", 1)[1], chart.rsplit("/", 1)[1]) for card, chart in links] == [
+        ("cluster-pm3-dead-cleaner.html#incident-a1b2c3d4e5f60001", "cluster-pm3-dead-cleaner.html#chart-cleaner"),
+        ("cluster-pm3-dead-cleaner.html#incident-a1b2c3d4e5f60002", "cluster-pm3-dead-cleaner.html#chart-offsets")]
+    for i, (card, chart) in enumerate(links):
+        with page.expect_navigation():
+            page.locator("ul.open li a.card").nth(i).click()
+        page.evaluate("window.fleethealthRendered")
+        # the card is the page's :target, and the chart it links to is drawn on the same page
+        target = page.evaluate("""() => { const t = document.querySelector(':target');
+            const a = t && t.querySelector("a[href^='#chart-']"), c = a && document.querySelector(a.getAttribute('href'));
+            return t && [t.id, t.className, location.hash, c && c.id, c ? c.querySelectorAll('svg .role-mark').length : 0]; }""")
+        assert target[:4] == [card.split("#")[1], "incident", "#" + card.split("#")[1], chart.split("#")[1]], target
+        assert target[4] > 0
+        page.go_back()
+        page.evaluate("window.fleethealthRendered")
+        with page.expect_navigation():
+            page.locator("ul.open li a.chart-link").nth(i).click()
+        page.evaluate("window.fleethealthRendered")
+        drawn = page.evaluate("""() => { const t = document.querySelector(':target');
+            return t && [t.id, t.classList.contains('chart'), t.querySelectorAll('svg .role-mark').length]; }""")
+        assert drawn[:2] == [chart.split("#")[1], True] and drawn[2] > 0, drawn
+        page.go_back()
+        page.evaluate("window.fleethealthRendered")
+    assert loaded.errors == [] and loaded.failed == [] and loaded.refused == []
+
+
+def test_times_are_utc_on_axes_and_in_tooltips_in_a_new_york_browser(report, load):
+    page = load(report / "cluster-pm3-dead-cleaner.html").page
+    # the browser is not in UTC: a time formatted in local time would read 06:12, not 11:12
+    assert page.evaluate("new Date('2026-11-20T11:12:00Z').getHours()") == 6
+    ticks = page.evaluate("""() => Array.from(document.querySelectorAll('#chart-leaders svg .role-axis-label text'))
+                             .map(t => t.textContent)""")
+    assert "11-20 11:00" in ticks and "11-20 10:00" in ticks and not any(" 05:" in t or " 06:" in t for t in ticks), ticks
+    # what the tooltip of each leader-change bar shows (Vega computes it into the scenegraph item)
+    tips = page.evaluate("""() => { const out = [];
+        const walk = node => (node.items || []).forEach(i => { if (i.tooltip) out.push(i.tooltip); (i.items || []).forEach(walk); });
+        walk(window.fleethealthViews['chart-leaders'].scenegraph().root);
+        return out; }""")
+    assert [t["minute (UTC)"] for t in tips] == ["2026-11-20 11:12Z"], tips
+    fd_tips = page.evaluate("""() => { const out = [];
+        const walk = node => (node.items || []).forEach(i => { if (i.tooltip) out.push(i.tooltip); (i.items || []).forEach(walk); });
+        walk(window.fleethealthViews['chart-fd'].scenegraph().root);
+        return out.map(t => t['minute (UTC)']); }""")
+    assert fd_tips and all(t.startswith("2026-11-20 1") and t.endswith("Z") for t in fd_tips), fd_tips[:5]
+
+
+def test_usage_errors_are_one_line(lakehouse, tmp_path, capsys):
+    out = str(tmp_path / "out")
+    assert cli.main(["report", "--lakehouse", str(lakehouse), "--from", "2026-11-20T13:00Z", "--to",
+                     "2026-11-20T10:00Z", "--out", out]) == 2
+    assert "is not before --to" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert cli.main(["report", "--lakehouse", str(tmp_path / "empty"), *WINDOW, "--out", out]) == 2
+    assert capsys.readouterr().err == (f"fleethealth: {tmp_path / 'empty'}: no gold tables (run `fleethealth run` "
+                                       "or the DAG first)\n")
+    assert cli.main(["report", "--lakehouse", str(lakehouse), *WINDOW, "--cluster", "nope", "--out", out]) == 2
+    assert capsys.readouterr().err == ("fleethealth: --cluster nope: no data of it in this window (clusters: "
+                                       f"{lh.HEALTHY}, {lh.DEAD})\n")
+    assert cli.main(["report", "--lakehouse", str(lakehouse), *WINDOW,
+                     "--out", str(lakehouse / "gold" / "incidents" / "x")]) == 2
+    assert "inside a Delta table" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_refresh_of_one_cluster_from_an_older_lakehouse(tmp_path, capsys):
+    """No silver.jmx_samples nor gold.incident_history, gold.incidents without its lifecycle columns
+    (status, resolved_at, first_hour, ...): notes, every incident open; the page of a cluster the new
+    window does not show is removed."""
+    from deltalake import DeltaTable, write_deltalake
+
+    root, out = lh.build(tmp_path / "lakehouse", with_jmx=False), tmp_path / "o"
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--out", str(out)]) == 0
+    assert len(list(out.glob("*.html"))) == 3
+    shutil.rmtree(root / "gold" / "incident_history")
+    incidents = root / "gold" / "incidents"
+    old = DeltaTable(str(incidents)).to_pyarrow_table().select(
+        ["cluster", "kind", "severity", "entity", "first_seen", "last_seen", "evidence", "known_bug"])
+    shutil.rmtree(incidents)
+    write_deltalake(str(incidents), old)
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--cluster", lh.DEAD, "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.glob("*.html")) == ["cluster-pm3-dead-cleaner.html", "index.html"]
+    page = (out / "cluster-pm3-dead-cleaner.html").read_text()
+    assert "silver.jmx_samples is not in this lakehouse (an older lakehouse): no chart." in page
+    assert "Not in this lakehouse (an older one): gold.metadata_divergence, gold.deadlocks, gold.incident_history" in page
+    assert page.count("class=\"incident\"") == 2 and "log_cleaner_dead</b> broker-2 — open" in page
