@@ -29,7 +29,7 @@ demo:
 	. scripts/env.sh && $(PYTHON) -m fleethealth.cli.demo $(ARGS)
 
 test: setup
-	. scripts/env.sh && $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not faults and not big" tests $(PYTEST_ARGS)
+	. scripts/env.sh && $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=20 -m "not faults and not big" tests $(PYTEST_ARGS)
 
 test-faults: setup
 	. scripts/env.sh && $(PYTHON) -m pytest -q -m faults tests/test_faults.py $(PYTEST_ARGS)

@@ -197,3 +197,25 @@ def test_query_answers_as_spark_on_a_real_run(spark, window):
               .orderBy("kind", "status").collect())
     want = [f"{r['kind']},{r['status']},{r['count']}" for r in counts]
     assert proc.stdout.splitlines() == ["kind,status,n", *want]
+
+
+def test_the_report_of_the_real_run_in_under_20_seconds(window, tmp_path):
+    """`fleethealth report` over the 3 hours of every scenario, the whole command with its JavaScript
+    bundle (issue 32: a 3-hour window of a few dozen hosts in <= 20 s): every incident on its cluster's page."""
+    import time
+
+    from fleethealth.report.html.read import page_name
+
+    hosts = len(window["inventory"].hosts)
+    start, end = window["hours"][0], window["hours"][-1] + timedelta(hours=1)
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "fleethealth.cli.main", "report", "--lakehouse", window["lakehouse"],
+                           "--from", start.isoformat(), "--to", end.isoformat(), "--out", str(tmp_path / "report")],
+                          capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr
+    print(f"fleethealth report: {hosts} hosts x {len(window['hours'])} hours in {took:.1f} s")
+    assert hosts >= 20 and took <= 20, (hosts, took)
+    for incident in window["found"]:
+        page = (tmp_path / "report" / page_name(incident["cluster"])).read_text()
+        assert incident["incident_id"] in page, incident
