@@ -60,8 +60,9 @@ def _outcome(ok: bool):
 
 def _validated(docs_dir: Path, hour: datetime, ok: bool = True):
     """What validate_tables does with data_docs_dir for one table, with a result made here."""
-    stored = [quality._store(quality._gx(docs_dir), {"name": TABLE}, TABLE, hour, _outcome(ok))]
-    quality._build_docs(docs_dir, stored)
+    with quality.docs_lock(docs_dir):
+        stored = [quality._store(quality._gx(docs_dir), {"name": TABLE}, TABLE, hour, _outcome(ok))]
+        quality._build_docs(docs_dir, stored)
     return stored[0]
 
 
@@ -203,6 +204,24 @@ def test_the_maintenance_prunes_the_lakehouse_data_docs_with_the_tables_retentio
     assert _run_pages(site, HOUR) == [] and _run_results(site, HOUR) == []
     assert index_links(site) == []
     assert maintenance.prune_data_docs(tmp_path / "no-lakehouse") == 0   # no Data Docs yet: nothing to do
+
+
+def test_prune_waits_for_a_job_writing_the_site(tmp_path):
+    """GX's index build deletes pages whose result it did not list: the maintenance job and an
+    hourly job never build the site at the same time."""
+    import threading
+
+    site = tmp_path / "data_docs"
+    _validated(site, HOUR)
+    _new_process(site)
+    pruned = []
+    with quality.docs_lock(site):          # an hourly job storing results and building pages
+        thread = threading.Thread(target=lambda: pruned.append(docs.prune(site, retain_hours=0)))
+        thread.start()
+        thread.join(1.0)
+        assert thread.is_alive() and pruned == []
+    thread.join(60)
+    assert [[key.run_id.run_name for key in keys] for keys in pruned] == [[f"{TABLE}-20240305T1000Z"]]
 
 
 def test_negative_retention_is_refused(tmp_path):

@@ -202,7 +202,7 @@ def prune(data_docs_dir: Path, retain_hours: float, now: datetime | None = None)
         return []
     cutoff = _utc(now or datetime.now(timezone.utc)) - timedelta(hours=retain_hours)
     gx = suites._gx(data_docs_dir)
-    with suites._lock:
+    with suites.docs_lock(data_docs_dir), suites._lock:
         store = gx.context.validation_results_store
         old = [key for key in store.list_keys() if _utc(key.run_id.run_time) < cutoff]
         for key in old:

@@ -40,10 +40,12 @@ older than the tables' retention are pruned with their pages by the maintenance 
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -346,14 +348,11 @@ def validate_tables(frames: dict, *, hour: datetime | None = None, data_docs_dir
     and rebuild the Data Docs pages and index once for all of them. ``persist=False``: the frames
     are already materialized (e.g. checkpointed), do not cache another copy while validating."""
     results: list[ExpectationResult] = []
-    stored = []
     keep = data_docs_dir is not None
     # tables concurrently: each expectation is a small Spark job, and the driver overlaps them well
     with ThreadPoolExecutor(max_workers=VALIDATION_THREADS) as pool:
         outcomes = list(pool.map(lambda item: _validate_one(item[1], item[0], hour, keep, persist), frames.items()))
     for table, (found, suite_dict, outcome) in zip(frames, outcomes):
-        if data_docs_dir is not None:
-            stored.append(_store(_gx(data_docs_dir), suite_dict, table, hour, outcome))
         for i, exp in enumerate(suite_dict["expectations"]):
             res = found.get(i)
             results.append(ExpectationResult(
@@ -364,9 +363,28 @@ def validate_tables(frames: dict, *, hour: datetime | None = None, data_docs_dir
                 observed=_observed(res) if res is not None else "no result returned by GX",
                 critical=_severity(exp) == "critical",
             ))
-    if stored:
-        _build_docs(data_docs_dir, stored)
+    if data_docs_dir is not None and outcomes:
+        with docs_lock(data_docs_dir):
+            stored = [_store(_gx(data_docs_dir), suite_dict, table, hour, outcome)
+                      for table, (_, suite_dict, outcome) in zip(frames, outcomes)]
+            _build_docs(data_docs_dir, stored)
     return results
+
+
+@contextmanager
+def docs_lock(data_docs_dir: Path):
+    """Hold the Data Docs site (an exclusive flock on <data_docs_dir>/_gx/site.lock) while results
+    are stored and pages built, or pruned: GX's index build deletes the pages whose result it did
+    not list a moment before, so a page written by another process (another hour's job, the
+    maintenance job) between the two would be lost."""
+    path = Path(data_docs_dir) / DOCS_STORES / "site.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _build_docs(data_docs_dir: Path, stored: list) -> None:
