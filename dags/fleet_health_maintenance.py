@@ -2,7 +2,8 @@
 ### fleet_health_maintenance
 
 Daily: compact the small files the hourly runs leave (Delta `OPTIMIZE`) and remove files no
-version of the last 7 days needs (`VACUUM`), on every lakehouse table.
+version of the last 7 days needs (`VACUUM`), on every lakehouse table; prune the GX Data Docs
+(validation results and their pages) older than the same retention.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, Param
 
+from fleethealth.lake.maintenance import DEFAULT_RETAIN_HOURS
 from fleethealth.runtime import config
 from fleethealth.runtime.spark_conf import spark_conf
 
@@ -27,7 +29,8 @@ with DAG(
     default_args={"retries": 2, "retry_delay": timedelta(minutes=10)},
     params={"lakehouse": Param(LAKEHOUSE, type="string", const=LAKEHOUSE,   # not a run's choice
                                description="lakehouse root (FLEETHEALTH_LAKEHOUSE; fixed per deployment)"),
-            "retain_hours": Param(168, type="number", minimum=0, description="VACUUM retention")},
+            "retain_hours": Param(DEFAULT_RETAIN_HOURS, type="number", minimum=0,
+                                  description="VACUUM retention, and the Data Docs'")},
 ) as dag:
     SparkSubmitOperator(
         task_id="optimize_vacuum",

@@ -1,4 +1,4 @@
-"""spark-submit entry point: OPTIMIZE and VACUUM every lakehouse table."""
+"""spark-submit entry point: OPTIMIZE and VACUUM every lakehouse table, prune the Data Docs alike."""
 import argparse
 import sys
 
@@ -10,11 +10,14 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--lakehouse", default=None, help="lakehouse root (default $FLEETHEALTH_LAKEHOUSE or ./lakehouse)")
     p.add_argument("--retain-hours", type=float, default=maintenance.DEFAULT_RETAIN_HOURS,
-                   help="VACUUM keeps files needed by versions newer than this (default: 7 days)")
+                   help="VACUUM keeps files needed by versions newer than this, the Data Docs the "
+                        "results validated since (default: 7 days)")
     args = p.parse_args(argv)
     spark = build_session("fleethealth-maintenance", args.lakehouse)
     for m in maintenance.maintain(spark, args.lakehouse, args.retain_hours):
         print(f"{m.table}: {m.files_before} -> {m.files_after} files ({m.files_compacted} compacted)")
+    print(f"Data Docs: {maintenance.prune_data_docs(args.lakehouse, args.retain_hours)} validation results "
+          f"older than {args.retain_hours:g} h removed with their pages")
     spark.stop()
     return 0
 

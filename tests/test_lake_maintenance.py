@@ -44,3 +44,5 @@ def test_maintenance_dag_submits_the_maintenance_job():
     assert Path(task.application) == PROJECT / "spark" / "maintenance.py"
     assert task.retries >= 2
     assert "--retain-hours" in task.application_args
+    # one retention, lake.maintenance's: VACUUM's and the Data Docs' (spark/maintenance.py prunes them)
+    assert dag.params["retain_hours"] == maintenance.DEFAULT_RETAIN_HOURS

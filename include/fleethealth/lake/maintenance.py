@@ -1,7 +1,8 @@
 """Table maintenance: compact small files (OPTIMIZE) and remove unreferenced ones (VACUUM).
 
 Hourly replaceWhere writes leave a few small files per hour and table, and every rewrite leaves
-the replaced files behind for time travel; run this daily (DAG `fleet_health_maintenance`).
+the replaced files behind for time travel; run this daily (DAG `fleet_health_maintenance`). The
+Data Docs (24-odd pages an hour) are pruned with the same retention (`prune_data_docs`).
 """
 from __future__ import annotations
 
@@ -47,3 +48,12 @@ def maintain(spark, lakehouse=None, retain_hours: float = DEFAULT_RETAIN_HOURS,
             DeltaTable.forPath(spark, path).vacuum(retain_hours)
             done.append(Maintained(name, before, _num_files(spark, path), int(metrics["numFilesRemoved"])))
     return done
+
+
+def prune_data_docs(lakehouse=None, retain_hours: float = DEFAULT_RETAIN_HOURS) -> int:
+    """Remove the Data Docs' validation results validated more than `retain_hours` ago (the tables'
+    retention) and their pages, and rebuild the index; returns how many results were removed. Every
+    result stays in gold.quality_results. No Spark."""
+    from fleethealth.quality import docs
+
+    return len(docs.prune(lake.quality_dir(lakehouse), retain_hours))

@@ -33,15 +33,19 @@ Passing expectations have an empty ``observed`` (the first pass is BOOLEAN_ONLY,
 failed ones carry the observed value, or the count and a few offending values/rows, or the error.
 With ``data_docs_dir`` the (two-pass) results are also stored and the GX Data Docs site
 ``<data_docs_dir>/index.html`` is updated once per call of :func:`validate_tables` (GX's stores
-behind it live in ``<data_docs_dir>/_gx``).
+behind it live in ``<data_docs_dir>/_gx``). Its pages load nothing from the network, and results
+older than the tables' retention are pruned with their pages by the maintenance job
+(fleethealth.quality.docs).
 """
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -230,6 +234,9 @@ DOCS_STORES = "_gx"  # under data_docs_dir: GX's suite / validation-result store
 # index of all of them grew with history (~2 ms a result, 25 results an hour: a month's index ~35 s
 # an hour). Every result keeps its page, and gold.quality_results has them all.
 DOCS_INDEX_RESULTS = 100
+# the site's views (fleethealth.quality.docs, imported by GX when it builds: it needs GX)
+DOCS_PAGE_VIEW = {"module_name": "fleethealth.quality.docs", "class_name": "OfflinePageView"}
+DOCS_INDEX_VIEW = {"module_name": "fleethealth.quality.docs", "class_name": "OfflineIndexPageView"}
 _lock = threading.RLock()
 _contexts: dict[str | None, "_Gx"] = {}
 
@@ -254,10 +261,12 @@ class _Gx:
 def _gx(data_docs_dir: Path | None = None) -> _Gx:
     """The process-wide GX context (created once; one more per Data Docs folder).
 
-    Without Data Docs everything is in memory. With Data Docs the suites and validation results
-    are kept in files under <data_docs_dir>/_gx: GX's site builder drops pages whose result is not
-    in the context's stores, so in-memory stores would erase earlier runs' pages (each hourly job is
-    its own process)."""
+    Without Data Docs everything is in memory, and the context has the Spark datasource validation
+    runs on. With Data Docs the suites and validation results are kept in files under
+    <data_docs_dir>/_gx: GX's site builder drops pages whose result is not in the context's stores,
+    so in-memory stores would erase earlier runs' pages (each hourly job is its own process). That
+    context only stores results and builds the site: it has no datasource (adding one would start a
+    Spark session, which pruning the Data Docs does not need)."""
     key = str(Path(data_docs_dir).resolve()) if data_docs_dir is not None else None
     with _lock:
         if key not in _contexts:
@@ -274,8 +283,13 @@ def _gx(data_docs_dir: Path | None = None) -> _Gx:
                         root_directory=str(Path(key) / DOCS_STORES)),
                     data_docs_sites={DOCS_SITE: {
                         "class_name": "SiteBuilder",
+                        "show_how_to_buttons": False,   # GX's tutorial links and walkthrough
+                        # views that render pages loading nothing from the network (quality.docs)
                         "site_index_builder": {"class_name": "DefaultSiteIndexBuilder",
-                                               "validation_results_limit": DOCS_INDEX_RESULTS},
+                                               "validation_results_limit": DOCS_INDEX_RESULTS,
+                                               "view": DOCS_INDEX_VIEW},
+                        "site_section_builders": {section: {"view": DOCS_PAGE_VIEW} for section in
+                                                  ("expectations", "validations", "profiling")},
                         "store_backend": {"class_name": "TupleFilesystemStoreBackend",
                                           "base_directory": key},
                     }},
@@ -284,7 +298,8 @@ def _gx(data_docs_dir: Path | None = None) -> _Gx:
             # no spark_config: GX would apply it to the running session and may restart it
             # persist=False: GX would cache every frame it validates (a second copy of a
             # materialized table, in memory); _validate_one persists what is not materialized already
-            datasource = context.data_sources.add_spark(name="fleethealth_spark", persist=False)
+            datasource = (context.data_sources.add_spark(name="fleethealth_spark", persist=False)
+                          if key is None else None)
             _contexts[key] = _Gx(context, datasource, {})
         return _contexts[key]
 
@@ -333,14 +348,11 @@ def validate_tables(frames: dict, *, hour: datetime | None = None, data_docs_dir
     and rebuild the Data Docs pages and index once for all of them. ``persist=False``: the frames
     are already materialized (e.g. checkpointed), do not cache another copy while validating."""
     results: list[ExpectationResult] = []
-    stored = []
     keep = data_docs_dir is not None
     # tables concurrently: each expectation is a small Spark job, and the driver overlaps them well
     with ThreadPoolExecutor(max_workers=VALIDATION_THREADS) as pool:
         outcomes = list(pool.map(lambda item: _validate_one(item[1], item[0], hour, keep, persist), frames.items()))
     for table, (found, suite_dict, outcome) in zip(frames, outcomes):
-        if data_docs_dir is not None:
-            stored.append(_store(_gx(data_docs_dir), suite_dict, table, hour, outcome))
         for i, exp in enumerate(suite_dict["expectations"]):
             res = found.get(i)
             results.append(ExpectationResult(
@@ -351,11 +363,34 @@ def validate_tables(frames: dict, *, hour: datetime | None = None, data_docs_dir
                 observed=_observed(res) if res is not None else "no result returned by GX",
                 critical=_severity(exp) == "critical",
             ))
-    if stored:
-        with _lock:
-            _gx(data_docs_dir).context.build_data_docs(site_names=[DOCS_SITE],
-                                                       resource_identifiers=stored)
+    if data_docs_dir is not None and outcomes:
+        with docs_lock(data_docs_dir):
+            stored = [_store(_gx(data_docs_dir), suite_dict, table, hour, outcome)
+                      for table, (_, suite_dict, outcome) in zip(frames, outcomes)]
+            _build_docs(data_docs_dir, stored)
     return results
+
+
+@contextmanager
+def docs_lock(data_docs_dir: Path):
+    """Hold the Data Docs site (an exclusive flock on <data_docs_dir>/_gx/site.lock) while results
+    are stored and pages built, or pruned: GX's index build deletes the pages whose result it did
+    not list a moment before, so a page written by another process (another hour's job, the
+    maintenance job) between the two would be lost."""
+    path = Path(data_docs_dir) / DOCS_STORES / "site.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _build_docs(data_docs_dir: Path, stored: list) -> None:
+    """Render the pages of the `stored` results (no other) and rebuild the site's index."""
+    with _lock:
+        _gx(data_docs_dir).context.build_data_docs(site_names=[DOCS_SITE], resource_identifiers=stored)
 
 
 def _validate_one(df, table: str, hour: datetime | None, keep_outcome: bool, persist: bool = True):
