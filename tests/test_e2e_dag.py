@@ -35,7 +35,7 @@ from fleethealth.pull import landing
 from fleethealth.runtime import config
 from fleethealth.simulate import simulate
 
-pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+pytestmark = [pytest.mark.e2e, pytest.mark.spark, pytest.mark.slow]
 UTC = timezone.utc
 SIMULATED = ["healthy", "pm3-dead-cleaner"]
 SECRET = "pw-of-fleet-ssh-never-written-7f3a9c"     # the SSH connection's password (the key authenticates)

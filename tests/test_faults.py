@@ -25,7 +25,7 @@ from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
 from fleethealth.simulate import simulate
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 HOUR = datetime(2026, 11, 21, 3, tzinfo=timezone.utc)
 VOLATILE = {"gold.quality_results"}   # when each expectation ran

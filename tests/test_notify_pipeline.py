@@ -22,7 +22,7 @@ from fleethealth.notify.config import Channel
 from fleethealth.pull import hour as pull
 from fleethealth.simulate import simulate
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 H10 = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 H11, H12 = H10 + timedelta(hours=1), H10 + timedelta(hours=2)

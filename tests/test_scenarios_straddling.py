@@ -21,7 +21,7 @@ from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
 from fleethealth.simulate import simulate
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 START = demo.START
 TOLERANCE = timedelta(minutes=5)
