@@ -30,6 +30,7 @@ SETTINGS = {s.env: s for s in (
     Setting("FLEETHEALTH_JARS", str(PROJECT_ROOT / "jars"), "JVM jars resolved by Maven at set-up (pom.xml)"),
     Setting("FLEETHEALTH_THRESHOLDS", "", "a YAML of threshold overrides (values only); none: the defaults"),
     Setting("FLEETHEALTH_SPARK_MASTER", "local[*]", "Spark master of sessions not started by spark-submit"),
+    Setting("FLEETHEALTH_SPARK_CONF", "", "a file of Spark settings for this deployment (spark-defaults.conf format: `key value` lines); they add to and override fleethealth's own (runtime/spark_conf.py)"),
     Setting("FLEETHEALTH_LOCK_WAIT_S", "600", "seconds a run waits for an hour another run holds, then refuses"),
     Setting("FLEETHEALTH_DATA_DOCS", "1", "0: no GX Data Docs are written (validation still runs)"),
     Setting("FLEETHEALTH_RUN_WINDOW_HOURS", "24", "`fleethealth run`: at most this many hours in one Spark plan"),
@@ -53,6 +54,11 @@ def setting(env: str) -> str:
 
 def spark_master() -> str:
     return setting("FLEETHEALTH_SPARK_MASTER")
+
+
+def spark_conf_file() -> Path | None:
+    value = setting("FLEETHEALTH_SPARK_CONF")
+    return Path(value).expanduser() if value else None
 
 
 def lock_wait_s() -> float:

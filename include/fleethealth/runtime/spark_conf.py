@@ -4,6 +4,8 @@ No pyspark import here: the DAG file reads it at parse time.
 """
 from __future__ import annotations
 
+import re
+
 from fleethealth.runtime import cds, config
 
 
@@ -13,6 +15,8 @@ from fleethealth.runtime import cds, config
 # its silver, whose parse is heavier per row, is faster compiled: jobs.small_input).
 SMALL_INPUT_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.shuffle.partitions": "1",
                     "spark.sql.adaptive.enabled": "false"}
+# a line of spark-defaults.conf (Java properties: `key value`, `key=value` or `key: value`)
+_SETTING = re.compile(r"(?P<key>spark\.[^\s=:]+)\s*[\s=:]\s*(?P<value>\S.*)")
 # an hour (or window) whose landed files are smaller than this is a small input
 SMALL_HOUR_BYTES = 64 * 2**20
 
@@ -84,4 +88,24 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
         conf["spark.sql.codegen.wholeStage"] = "false"
     if warehouse or lakehouse:
         conf["spark.sql.warehouse.dir"] = warehouse or f"{lakehouse}/_warehouse"
+    return {**conf, **deployment_conf()}
+
+
+def deployment_conf() -> dict[str, str]:
+    """The deployment's own Spark settings (FLEETHEALTH_SPARK_CONF: executors' memory and cores, a
+    storage connector's settings, ...), in the format of Spark's spark-defaults.conf: one `key value`
+    (or `key=value`) a line, `#` comments. Spark's own spark-defaults.conf cannot override the settings
+    above (explicit settings win over it); this file can."""
+    path = config.spark_conf_file()
+    if path is None:
+        return {}
+    conf = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        setting = _SETTING.fullmatch(line)
+        if not setting:
+            raise ValueError(f"{path}:{n}: not a Spark setting (`spark.<name> <value>`): {line!r}")
+        conf[setting["key"]] = setting["value"]
     return conf
