@@ -342,6 +342,7 @@ def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
 
     from fleethealth import jobs
     from fleethealth.lake import tables as lake
+    from fleethealth.report import text as report
 
     rows = [("pm4", "zk_session_expired", "major", datetime(2026, 11, 20, 10, 5)),
             ("pm4", "leader_election_storm", "critical", datetime(2026, 11, 20, 10, 6)),
@@ -350,6 +351,9 @@ def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
     lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string, severity string, first_seen timestamp")
                    .selectExpr("*", "'x' AS entity"), "gold.incidents", str(lakehouse))
     assert [r.kind for r in jobs.incident_summary(spark, str(lakehouse))] == [
+        "log_cleaner_dead", "leader_election_storm", "zk_session_expired", "known_bug_exposure"]
+    # the same order read without Spark (the demo's print-out)
+    assert [r["kind"] for r in report.incident_rows(lakehouse)] == [
         "log_cleaner_dead", "leader_election_storm", "zk_session_expired", "known_bug_exposure"]
 
 

@@ -31,14 +31,9 @@ def run_dag_hour(hour: datetime, env: dict, log: Path) -> bool:
 
 
 def print_incidents(lakehouse: Path) -> int:
-    from fleethealth import jobs
     from fleethealth.report import text as report
-    from fleethealth.runtime.session import build_session, jvm_stderr_filtered
 
-    with jvm_stderr_filtered():
-        spark = build_session("fleethealth-demo", str(lakehouse), master="local[2]")
-    rows = [r.asDict() for r in jobs.incident_summary(spark, str(lakehouse))]
-    spark.stop()
+    rows = report.incident_rows(lakehouse)
     print("\n" + report.incidents_report(rows))
     return len(rows)
 

@@ -24,6 +24,26 @@ def table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple
     return tabulate([[printable(r.get(c)) for c in columns] for r in rows], headers=columns, tablefmt=fmt)
 
 
+def incident_rows(lakehouse) -> list[dict]:
+    """gold.incidents as the on-call engineer reads them: the most severe first, then by first seen.
+    Read with delta-rs, not Spark (a fraction of a second, not a JVM); [] before the first gold hour."""
+    from deltalake import DeltaTable
+
+    from fleethealth.gold.thresholds import SEVERITY_RANK
+    from fleethealth.lake import tables as lake
+
+    path = lake.table("gold.incidents").path(lakehouse)
+    if not DeltaTable.is_deltatable(str(path)):
+        return []
+
+    def order(r: dict):
+        seen = r.get("first_seen")
+        return (-SEVERITY_RANK.get(r.get("severity"), 0), seen is not None, seen.timestamp() if seen else 0,
+                r.get("cluster") or "", r.get("kind") or "", r.get("entity") or "")
+
+    return sorted(DeltaTable(str(path)).to_pyarrow_table().to_pylist(), key=order)
+
+
 def incidents_report(rows: list[dict]) -> str:
     """What `fleethealth run` and the demo print at the end (README shows it; test_scenarios.py keeps
     README true)."""
