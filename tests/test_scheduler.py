@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ import psutil
 import pytest
 from deltalake import DeltaTable
 from readme_blocks import block
+from realservers import free_port
 
 from fleethealth.runtime import config
 from fleethealth.simulate import simulate
@@ -38,12 +38,6 @@ H0 = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)     # README's --from-date;
 HOURS = [H0, H0 + timedelta(hours=1)]
 # gold tables a run writes with the time it ran: not compared
 VOLATILE = {"quality_results"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def readme_script(home: Path, inventory: Path, lakehouse: Path, port: int) -> str:
@@ -138,8 +132,6 @@ def scheduled(tmp_path_factory):
     env = {**os.environ, "FLEETHEALTH_START_DATE": "2100-01-01T00:00:00+00:00", "FLEETHEALTH_CATCHUP": "false",
            "FLEETHEALTH_DATA_DOCS": "0", "AIRFLOW_HOME": str(home),
            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port())}   # the scheduler's log server: 8793 may be taken
-    for name in ("AIRFLOW__API__PORT", config.ENV_INVENTORY, config.ENV_LAKEHOUSE):
-        env.pop(name, None)
     t0 = time.monotonic()
     try:
         # the same hours without Airflow, meanwhile (its own process group; it is in ours(home) too)
@@ -164,7 +156,7 @@ def scheduled(tmp_path_factory):
                 return runs
             return None
 
-        runs = wait_for("both backfill runs to finish", finished, 900, root)
+        runs = wait_for("both backfill runs to finish", finished, 1500, root)
         t_runs = time.monotonic() - t0
         tasks = {r["dag_run_id"]: api.get(f"{dag}/dagRuns/{r['dag_run_id']}/taskInstances")["task_instances"]
                  for r in runs}
