@@ -130,8 +130,7 @@ def scheduled(tmp_path_factory):
                          jmx_samples_per_broker_hour=0)
     port = free_port()
     env = {**os.environ, "FLEETHEALTH_START_DATE": "2100-01-01T00:00:00+00:00", "FLEETHEALTH_CATCHUP": "false",
-           "FLEETHEALTH_DATA_DOCS": "0", "AIRFLOW_HOME": str(home),
-           "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port())}   # the scheduler's log server: 8793 may be taken
+           "FLEETHEALTH_DATA_DOCS": "0", "AIRFLOW_HOME": str(home)}
     t0 = time.monotonic()
     try:
         # the same hours without Airflow, meanwhile (its own process group; it is in ours(home) too)
@@ -162,6 +161,7 @@ def scheduled(tmp_path_factory):
                  for r in runs}
         hours = {r["dag_run_id"]: api.get(f"{dag}/dagRuns/{r['dag_run_id']}/taskInstances/resolve_hour"
                                           "/xcomEntries/return_value")["value"] for r in runs}
+        log = api.get(f"{dag}/dagRuns/{runs[-1]['dag_run_id']}/taskInstances/report/logs/1")
         assert ref.wait(timeout=600) == 0, (root / "reference.log").read_text()[-4000:]
         print(f"\nscheduler: set-up {t_setup:.0f} s, both runs done at {t_runs:.0f} s")
         for r in runs:     # where a run's time goes, for whoever reads the test's output
@@ -170,7 +170,7 @@ def scheduled(tmp_path_factory):
                 spent[t["task_id"]] = spent.get(t["task_id"], 0) + (t["duration"] or 0)
             print(f"  {r['logical_date']}: {(when(r['end_date']) - when(r['start_date'])).total_seconds():.0f} s; "
                   + ", ".join(f"{k} {v:.0f} s" for k, v in spent.items()))
-        yield {"runs": runs, "tasks": tasks, "hours": hours, "lakehouse": lakehouse, "reference": reference,
+        yield {"runs": runs, "tasks": tasks, "hours": hours, "log": json.dumps(log), "lakehouse": lakehouse, "reference": reference,
                "home": home, "root": root}
     finally:
         stop_all(home)
@@ -209,6 +209,8 @@ def test_every_task_instance_succeeded_and_the_api_lists_them(scheduled):
         assert states == {(t, "success") for t in ("resolve_hour", "list_hosts", "pull", "bronze_silver_gold",
                                                     "notify", "report")}, run_id
         assert len([t for t in tasks if t["task_id"] == "pull"]) > 1, run_id     # mapped: one per host
+    # the api-server reads a task's log from the home's logs (the scheduler serves none)
+    assert "HTML report: " in scheduled["log"], scheduled["log"][:2000]
 
 
 def test_gold_is_what_fleethealth_run_gives(scheduled):
