@@ -26,7 +26,8 @@
 #                                      package starts is stopped again)
 #   g3) Chromium                       apt-get install chromium if /usr/bin/chromium is missing (the HTML
 #                                      report's tests load its pages in it, headless, network blocked)
-#   f) Airflow metadata DB             airflow db migrate (SQLite in ./airflow) if missing or deps changed
+#   f) Airflow metadata DB             airflow db migrate (SQLite in $AIRFLOW_HOME, default ./airflow; scripts/env.sh)
+#                                      if missing or deps changed
 #
 # Environment knobs:
 #   FLEETHEALTH_FORCE_SETUP=1   ignore the stamps and redo every step
@@ -41,10 +42,8 @@ cd "$PROJECT"
 VENV="$PROJECT/.venv"
 JARS="$PROJECT/jars"
 AGENTS="$PROJECT/jars-agents"
-AIRFLOW_DIR="$PROJECT/airflow"
 VENV_STAMP="$VENV/.setup-stamp-venv"
 JARS_STAMP="$JARS/.setup-stamp-pom"
-DB_STAMP="$AIRFLOW_DIR/.setup-stamp-db"
 FORCE="${FLEETHEALTH_FORCE_SETUP:-0}"
 
 T0=$SECONDS
@@ -313,11 +312,12 @@ else
 fi
 
 # ---------------------------------------------------------------------------------------------
-# f) Airflow metadata database (SQLite, ./airflow)
+# f) Airflow metadata database (SQLite in $AIRFLOW_HOME: a caller's, else ./airflow)
 # shellcheck source=scripts/env.sh
 . "$PROJECT/scripts/env.sh"
 mkdir -p "$AIRFLOW_HOME"
 AIRFLOW_DB="$AIRFLOW_HOME/airflow.db"
+DB_STAMP="$AIRFLOW_HOME/.setup-stamp-db"
 if [ -f "$AIRFLOW_DB" ] && stamp_ok "$DB_STAMP" "$DEPS_HASH"; then
     step "airflow db up to date ($AIRFLOW_DB)"
 else

@@ -6,7 +6,9 @@ Pure text/YAML/XML checks: nothing heavy is imported (no Spark, no Airflow, no D
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -234,6 +236,34 @@ def test_env_sh_exports_the_same_names(services):
     assert conn == {"conn_type": "spark", "host": "local[*]"}
     # The lakehouse default must not override a value the caller set.
     assert re.search(r"\$\{%s:-" % config.ENV_LAKEHOUSE, exports[config.ENV_LAKEHOUSE])
+
+
+def sourced_env_sh(names: tuple[str, ...], **env: str) -> dict[str, str]:
+    """The values of `names` after `. scripts/env.sh` in a shell given only `env` (and PATH)."""
+    script = f'. "{ENV_SH}"; for n in {" ".join(names)}; do printf "%s=%s\\n" "$n" "${{!n}}"; done'
+    proc = subprocess.run(["bash", "-c", script], env={"PATH": os.environ["PATH"], **env},
+                          capture_output=True, text=True, timeout=30, check=True)
+    return dict(line.split("=", 1) for line in proc.stdout.splitlines())
+
+
+AIRFLOW_PATHS = ("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", "AIRFLOW__LOGGING__BASE_LOG_FOLDER",
+                 "AIRFLOW__LOGGING__DAG_PROCESSOR_CHILD_PROCESS_LOG_DIRECTORY", "AIRFLOW__CORE__PLUGINS_FOLDER")
+
+
+def test_env_sh_keeps_the_callers_airflow_home_and_derives_every_airflow_path_from_it(tmp_path):
+    names = ("AIRFLOW_HOME", *AIRFLOW_PATHS, "AIRFLOW__CORE__PARALLELISM", "AIRFLOW__CORE__EXECUTION_API_SERVER_URL")
+    home = tmp_path / "second home"
+    got = sourced_env_sh(names, AIRFLOW_HOME=str(home), AIRFLOW__API__PORT="8123")
+    assert got["AIRFLOW_HOME"] == str(home)
+    assert got["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] == f"sqlite:///{home}/airflow.db?timeout=30"
+    assert all(str(home) in got[n] for n in AIRFLOW_PATHS), got
+    assert got["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://127.0.0.1:8123/execution/"
+    assert got["AIRFLOW__CORE__PARALLELISM"] == str(2 * len(os.sched_getaffinity(0)))
+    default = sourced_env_sh(names, AIRFLOW__CORE__PARALLELISM="3")
+    assert default["AIRFLOW_HOME"] == str(ROOT.resolve() / "airflow")
+    assert default["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] == f"sqlite:///{ROOT.resolve()}/airflow/airflow.db?timeout=30"
+    assert default["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://127.0.0.1:8080/execution/"
+    assert default["AIRFLOW__CORE__PARALLELISM"] == "3"
 
 
 def test_env_sh_has_no_side_effects():
