@@ -336,6 +336,14 @@ def test_the_incident_summary_leads_with_the_worst_and_says_why():
     assert report.incidents_report(rows).splitlines()[0] == "gold.incidents: 2 incident(s), 1 open, most severe first"
 
 
+def test_a_failed_runs_summary_never_reads_as_a_healthy_fleet():
+    from fleethealth.report import text as report
+
+    assert report.incidents_report([], failed="1 of 2 hours failed").splitlines()[0] == (
+        "gold.incidents as of the last published hour, without the failed ones (1 of 2 hours failed): "
+        "0 incident(s), 0 open, most severe first")
+
+
 @pytest.mark.spark
 def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
     from datetime import datetime
