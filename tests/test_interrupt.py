@@ -37,14 +37,15 @@ def inventory(tmp_path_factory) -> str:
     return str(simulate(out, ["pm3-dead-cleaner"], H0, H1 + timedelta(hours=1), jmx_samples_per_broker_hour=0))
 
 
-def start(inventory: str, root: Path, end: datetime) -> subprocess.Popen:
+def start(inventory: str, root: Path, end: datetime, **env: str) -> subprocess.Popen:
     """`fleethealth run` of H0 to `end`, in a process group of its own (a terminal's Ctrl-C signals the
     whole group: Python, and the driver JVM that PySpark starts ignoring SIGINT); output to files."""
     root.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(
         [FLEETHEALTH, "run", "--inventory", inventory, "--from", H0.isoformat(), "--to", end.isoformat(),
          "--lakehouse", str(root / "lake")],
-        stdout=(root / "stdout").open("w"), stderr=(root / "stderr").open("w"), start_new_session=True, env=ENV)
+        stdout=(root / "stdout").open("w"), stderr=(root / "stderr").open("w"), start_new_session=True,
+        env=dict(ENV, **env))
 
 
 def wait_for(proc: subprocess.Popen, root: Path, what: str, reached, timeout_s: float = 600) -> None:
@@ -61,6 +62,11 @@ def wait_for(proc: subprocess.Popen, root: Path, what: str, reached, timeout_s: 
 def stopped(proc: subprocess.Popen, root: Path) -> tuple[int, str, str]:
     code = proc.wait(timeout=300)
     return code, (root / "stdout").read_text(), (root / "stderr").read_text()
+
+
+def summary(out: str) -> list[str]:
+    """The heading of the gold.incidents summary a run ends with, if printed."""
+    return [line for line in out.splitlines() if line.startswith("gold.incidents")]
 
 
 def hours_of(lake: Path, qualified: str) -> set:
@@ -94,7 +100,7 @@ def test_ctrl_c_in_bronze_publishes_nothing_more_and_exits_130(inventory, tmp_pa
     assert code == 130, err
     assert err.strip().splitlines() == [
         f"interrupted: 2 hours from {H0.isoformat()} to {H1.isoformat()} not published; re-run the window"]
-    assert "gold.incidents" not in out and "incident(s)" not in out
+    assert "incident(s)" not in out and not summary(out)
     # the signal came as the first hour's bronze was being published: that publish was finished
     # (every table of the layer and its gate's results), nothing was started after it
     for name in ("bronze.records", "bronze.files", "gold.quality_results"):
@@ -114,7 +120,7 @@ def test_sigterm_in_silver_exits_143_and_the_window_then_runs_as_if_never_interr
     code, out, err = stopped(proc, tmp_path / "first")
     assert code == 143, err
     assert err.strip().splitlines() == [f"interrupted: hour {H0.isoformat()} not published; re-run the window"]
-    assert "incident(s)" not in out
+    assert "incident(s)" not in out and not summary(out)
     assert hours_of(lake, "bronze.records") == {H0}
     for name in tables(lake, "silver") + [t for t in tables(lake, "gold") if t != "gold.quality_results"]:
         assert not hours_of(lake, name), name
@@ -128,3 +134,20 @@ def test_sigterm_in_silver_exits_143_and_the_window_then_runs_as_if_never_interr
     incidents = DeltaTable(str(lake / "gold" / "incidents")).to_pyarrow_table().to_pylist()
     assert {(r["kind"], r["entity"], r["severity"]) for r in incidents} == EXPECTED
     assert hours_of(lake, "gold.broker_health_hourly") == {H0}
+
+
+def test_hours_published_before_the_signal_stay_published_and_the_line_says_so(inventory, tmp_path):
+    proc = start(inventory, tmp_path, H1 + timedelta(hours=1), FLEETHEALTH_RUN_WINDOW_HOURS="1", PYTHONUNBUFFERED="1")
+    lake = tmp_path / "lake"
+    # a window of one hour: the first hour's gold gate summary is printed once that hour is published
+    wait_for(proc, tmp_path, "the first hour published",
+             lambda: f"validate_gold {H0.isoformat()}" in (tmp_path / "stdout").read_text())
+    os.killpg(proc.pid, signal.SIGINT)
+    code, out, err = stopped(proc, tmp_path)
+
+    assert code == 130, err
+    assert err.strip().splitlines() == [
+        f"interrupted: hour {H1.isoformat()} not published (1 hour(s) published before); re-run the window"]
+    assert not summary(out)
+    for name in ("silver.kafka_events", "gold.incident_findings", "gold.broker_health_hourly"):
+        assert hours_of(lake, name) == {H0}, name
