@@ -307,7 +307,7 @@ def test_paths_with_quotes_and_spaces_reach_sql_and_the_jvm_whole(spark, tmp_pat
 
 def test_the_incident_summary_leads_with_the_worst_and_says_why():
     """One line per incident, as `run` and the demo print them (rows come most severe first from
-    jobs.incident_summary): the evidence that first fired it, what fires it now when that changed,
+    report.incident_rows): the evidence that first fired it, what fires it now when that changed,
     a known bug with the releases that fix it, and the first step of the kind's runbook."""
     from datetime import datetime
 
@@ -336,11 +336,18 @@ def test_the_incident_summary_leads_with_the_worst_and_says_why():
     assert report.incidents_report(rows).splitlines()[0] == "gold.incidents: 2 incident(s), 1 open, most severe first"
 
 
+def test_a_failed_runs_summary_never_reads_as_a_healthy_fleet():
+    from fleethealth.report import text as report
+
+    assert report.incidents_report([], failed="1 of 2 hours failed").splitlines()[0] == (
+        "gold.incidents as of the last published hour, without the failed ones (1 of 2 hours failed): "
+        "0 incident(s), 0 open, most severe first")
+
+
 @pytest.mark.spark
 def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
     from datetime import datetime
 
-    from fleethealth import jobs
     from fleethealth.lake import tables as lake
     from fleethealth.report import text as report
 
@@ -350,9 +357,6 @@ def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
             ("pm3", "log_cleaner_dead", "critical", datetime(2026, 11, 20, 10, 1))]
     lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string, severity string, first_seen timestamp")
                    .selectExpr("*", "'x' AS entity"), "gold.incidents", str(lakehouse))
-    assert [r.kind for r in jobs.incident_summary(spark, str(lakehouse))] == [
-        "log_cleaner_dead", "leader_election_storm", "zk_session_expired", "known_bug_exposure"]
-    # the same order read without Spark (the demo's print-out)
     assert [r["kind"] for r in report.incident_rows(lakehouse)] == [
         "log_cleaner_dead", "leader_election_storm", "zk_session_expired", "known_bug_exposure"]
 

@@ -37,6 +37,7 @@ from fleethealth.lake import tables as lake
 from fleethealth.pull import landing
 from fleethealth.quality.gate import GateReport, audit, gate, publish
 from fleethealth.quality.suites import QualityGateError
+from fleethealth.runtime import interrupt
 from fleethealth.runtime.frames import materialize, materialize_all
 from fleethealth.runtime.session import settings
 from fleethealth.runtime.spark_conf import SMALL_HOUR_BYTES, SMALL_INPUT_CONF
@@ -327,9 +328,11 @@ def run_window(spark: SparkSession, hours: list[datetime], inventory_path: str, 
         hours_left = going()
         if not hours_left:
             break
+        interrupt.check()
         try:
             outcomes = window_fn(spark, hours_left, *args)
         except Exception as exc:
+            interrupt.check()     # a job the signal cancelled: not a failed window
             if len(hours_left) == 1:
                 outcomes = {hours_left[0]: exc}
             else:
@@ -341,16 +344,10 @@ def run_window(spark: SparkSession, hours: list[datetime], inventory_path: str, 
 
 def _outcome(fn, *args, of: datetime | None = None):
     """fn(*args), or the exception it raised; `of`: take that hour's outcome of a window function."""
+    interrupt.check()
     try:
         result = fn(*args)
     except Exception as exc:
+        interrupt.check()         # a job the signal cancelled: not a failed hour
         return exc
     return result[of] if of is not None else result
-
-
-def incident_summary(spark: SparkSession, lakehouse=None):
-    """gold.incidents as the on-call engineer reads them: the most severe first, then by first seen."""
-    return (lake.read(spark, "gold.incidents", lakehouse)
-            .orderBy(F.coalesce(gold_incidents.severity_rank(), F.lit(0)).desc(), "first_seen", "cluster", "kind",
-                     "entity")
-            .collect())

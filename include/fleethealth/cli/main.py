@@ -18,7 +18,7 @@ from pathlib import Path
 from fleethealth.fleet.inventory import InventoryError, load_inventory
 from fleethealth.lake import locks
 from fleethealth.lake.hours import HOUR, parse_window
-from fleethealth.runtime import config
+from fleethealth.runtime import config, interrupt
 
 EXIT_USAGE = 2
 DEFAULT_QUERY_LIMIT = 1000
@@ -77,30 +77,58 @@ def cmd_run(args) -> int:
     published (the DAG's steps in one Spark session). Consecutive hours are processed as windows
     (silver and gold computed once per window and the hours that passed published together,
     jobs.run_window), each window holding its hours' locks from pull to publish. A failed critical expectation fails that hour (its layer and everything above
-    it unpublished) and the command exits 1 naming the expectation."""
-    from fleethealth import jobs
-    from fleethealth.lake import tables as lake
+    it unpublished) and the command exits 1 naming the expectation. Ctrl-C or SIGTERM cancels the
+    Spark jobs, publishes nothing more (a layer being published is finished: runtime.interrupt),
+    prints one line naming the hours not published and exits 130 or 143."""
+    inventory = load_inventory(args.inventory)
+    hours = parse_window(args.start, args.end)
+    published: list = []
+    try:
+        with interrupt.signals_stop_the_run():
+            return _run(args, inventory, hours, published)
+    # KeyboardInterrupt: PySpark's own SIGINT handler, in place while the session starts
+    except (interrupt.Interrupted, KeyboardInterrupt) as exc:
+        print(_interrupted(hours, published), file=sys.stderr)
+        return exc.exit_code if isinstance(exc, interrupt.Interrupted) else 130
+
+
+def _interrupted(hours: list, published: list) -> str:
+    """The one line an interrupted run ends with."""
+    left = [hour for hour in hours if hour not in published]
+    if not left:
+        return (f"interrupted: all {len(hours)} hour(s) published, the summary and notifications not done; "
+                "re-run the window")
+    what = (f"hour {left[0].isoformat()}" if len(left) == 1 else
+            f"{len(left)} hours from {left[0].isoformat()} to {left[-1].isoformat()}")
+    before = f" ({len(published)} hour(s) published before)" if published else ""
+    return f"interrupted: {what} not published{before}; re-run the window"
+
+
+def _run(args, inventory, hours: list, published: list) -> int:
+    """cmd_run's work; `published` receives the hours published."""
     from fleethealth.pull import hour as pull
     from fleethealth.quality import gate
     from fleethealth.report import text as report
 
-    inventory = load_inventory(args.inventory)
-    hours = parse_window(args.start, args.end)
     spark = _session("fleethealth-run", args.lakehouse)
+    interrupt.handle_signals(spark.sparkContext.cancelAllJobs)    # in place of PySpark's SIGINT handler
     failed: list = []
     window: list = []
     with ExitStack() as locked:
         for i, hour in enumerate(hours):
+            interrupt.check()
             try:
                 # one run of an hour at a time: the DAG's jobs of this hour wait, or this run waits
                 locked.enter_context(locks.hour_lock(hour, args.lakehouse, "fleethealth run"))
                 landed = pull.pull_hour(inventory, hour, args.lakehouse)
             except pull.HostsFailed as exc:   # the others landed: gold marks these host-hours data_missing
+                interrupt.check()
                 print(f"{hour.isoformat()}: pull failed for {len(exc.errors)} host(s):\n  "
                       + "\n  ".join(map(report.printable, exc.errors)), file=sys.stderr)
                 landed = exc.landed
                 failed.append(hour)
             except Exception as exc:  # one hour failing must not hide the others
+                interrupt.check()
                 print(f"{hour.isoformat()}: FAILED: {report.printable(str(exc))}", file=sys.stderr)
                 failed.append(hour)
                 landed = None
@@ -108,12 +136,14 @@ def cmd_run(args) -> int:
                 window.append((hour, landed))
             last = i == len(hours) - 1
             if window and (last or _window_full(window)):
-                _run_window(spark, window, args, failed)
+                _run_window(spark, window, args, failed, published)
                 window = []
                 locked.close()
-    rows = [r.asDict() for r in jobs.incident_summary(spark, args.lakehouse)] \
-        if lake.exists(spark, "gold.incidents", args.lakehouse) else []
-    print("\n" + report.incidents_report(rows))
+    interrupt.check()
+    rows = report.incident_rows(config.lakehouse_dir(args.lakehouse))
+    # a failed run's summary is of the hours published before: never a healthy fleet's "no incidents"
+    print("\n" + report.incidents_report(rows, failed=f"{len(failed)} of {len(hours)} hours failed" if failed else ""))
+    interrupt.check()
     if inventory.notifications and len(failed) < len(hours):
         from fleethealth.notify import notify
 
@@ -150,8 +180,9 @@ def _window_full(window: list) -> bool:
     return len(window) >= hours or landed >= megabytes * 1e6
 
 
-def _run_window(spark, window: list, args, failed: list) -> None:
-    """jobs.run_window over the pulled hours of `window` ([(hour, landed files)]), reported hour by hour."""
+def _run_window(spark, window: list, args, failed: list, published: list) -> None:
+    """jobs.run_window over the pulled hours of `window` ([(hour, landed files)]), reported hour by hour;
+    `failed` and `published` receive its hours."""
     from fleethealth import jobs
     from fleethealth.quality.suites import QualityGateError
     from fleethealth.report import text as report
@@ -171,6 +202,7 @@ def _run_window(spark, window: list, args, failed: list) -> None:
             else:
                 print(f"{hour.isoformat()}: FAILED: {out}", file=sys.stderr)
             continue
+        published.append(hour)
         print(f"{hour.isoformat()}: {len(landed)} files, {out['bronze_records']} bronze records, "
               f"{len(out['incidents'])} incident(s) in the hour ({took})")
         print(report.reconciliation_text(out["reconciliation"]))

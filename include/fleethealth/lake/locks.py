@@ -22,7 +22,7 @@ from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from fleethealth.runtime import config
+from fleethealth.runtime import config, interrupt
 
 POLL_S = 0.5
 _held = threading.local()
@@ -85,6 +85,7 @@ def _flock(path: Path, busy: str, what: str, wait_s: float | None):
                     raise HourBusy(f"{busy} by another run "
                                    f"({_holder(path)}); not starting {what or 'this run'} -- "
                                    f"try again when it has finished") from None
+                interrupt.check()
                 time.sleep(POLL_S)
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "what": what,

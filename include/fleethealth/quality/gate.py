@@ -20,7 +20,7 @@ from fleethealth.gold.detectors.base import process_entity
 from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
 from fleethealth.quality import suites as quality
-from fleethealth.runtime import config
+from fleethealth.runtime import config, interrupt
 from fleethealth.runtime.frames import local_frame, materialize_all, run_all
 from fleethealth.silver import tables as silver
 
@@ -123,6 +123,7 @@ def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehou
     try:
         quality.enforce(report.results)
     except quality.QualityGateError:
+        interrupt.check()       # the failures of jobs a signal cancelled: nothing to record
         run_all([lambda: record([report], lakehouse)] + [
             lambda item=item: lake.stage(item[1], item[0], hour, lakehouse) for item in tables.items()])
         raise
@@ -146,7 +147,9 @@ def publish(tables: dict, hours: list[datetime], lakehouse=None, reports: list[G
     one commit per table replacing those hours (a table that is not hourly, whole); `reports` (the
     gates that passed those hours) are recorded in gold.quality_results in the same batch of writes
     (a tiny Delta write costs about as much as a big one: together they overlap). A table `staged`
-    (name -> lake.staged.Staged) for exactly these hours is published by committing its files."""
+    (name -> lake.staged.Staged) for exactly these hours is published by committing its files.
+    Not started after a signal, finished whatever signal comes while it runs (runtime.interrupt): a
+    layer's hours are published whole or not at all."""
     def write(item):
         name, df = item
         done = (staged or {}).get(name)
@@ -159,4 +162,5 @@ def publish(tables: dict, hours: list[datetime], lakehouse=None, reports: list[G
     writes = [lambda item=item: write(item) for item in tables.items()]
     if reports:
         writes.insert(0, lambda: record(list(reports), lakehouse))
-    run_all(writes)
+    with interrupt.publishing():
+        run_all(writes)

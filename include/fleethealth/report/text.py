@@ -44,12 +44,15 @@ def incident_rows(lakehouse) -> list[dict]:
     return sorted(DeltaTable(str(path)).to_pyarrow_table().to_pylist(), key=order)
 
 
-def incidents_report(rows: list[dict]) -> str:
+def incidents_report(rows: list[dict], failed: str = "") -> str:
     """What `fleethealth run` and the demo print at the end (README shows it; test_scenarios.py keeps
-    README true)."""
+    README true). `failed` (what of the run failed): the summary is then said to be of the hours
+    published before, never a clean bill of health."""
     still = sum(1 for r in rows if r.get("status", "open") == "open")
-    return (f"gold.incidents: {len(rows)} incident(s), {still} open, most severe first\n\n"
-            f"{incidents_text(rows)}")
+    counts = f"{len(rows)} incident(s), {still} open, most severe first"
+    head = (f"gold.incidents as of the last published hour, without the failed ones ({failed}): {counts}"
+            if failed else f"gold.incidents: {counts}")
+    return f"{head}\n\n{incidents_text(rows)}"
 
 
 def incidents_text(rows: list[dict]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 
-from fleethealth.runtime import config
+from fleethealth.runtime import config, interrupt
 from fleethealth.runtime.spark_conf import spark_conf
 
 
@@ -67,6 +67,8 @@ def jvm_stderr_filtered():
     def forward() -> None:
         with os.fdopen(read_end, "rb") as lines, os.fdopen(real, "wb", buffering=0) as out:
             for line in lines:
+                if interrupt.requested():   # after Ctrl-C the JVM only reports the jobs cancelled
+                    continue
                 if not line.rstrip(b"\r\n").decode(errors="replace").startswith(JVM_NOISE):
                     out.write(line)
 
