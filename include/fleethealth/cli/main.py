@@ -86,7 +86,7 @@ def cmd_run(args) -> int:
 
     inventory = load_inventory(args.inventory)
     hours = parse_window(args.start, args.end)
-    spark = _session("fleethealth-run", args.lakehouse)
+    spark = _session("fleethealth-run", args.lakehouse, args.master or config.spark_master())
     failed: list = []
     window: list = []
     with ExitStack() as locked:
@@ -411,6 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--to", dest="end", required=True)
         s.add_argument("--lakehouse", **lakehouse)
         s.add_argument("--thresholds", default=None, help="threshold overrides YAML")
+        s.add_argument("--master", default=None,
+                       help="Spark master URL, e.g. spark://HOST:7077 (default $FLEETHEALTH_SPARK_MASTER or local[*])")
         s.add_argument("--no-notify", dest="notify", action="store_false",
                        help="record the incidents' state changes as not to be sent (a quiet backfill) instead of "
                             "sending them to the inventory's notifications: channels")
