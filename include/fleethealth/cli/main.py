@@ -110,7 +110,7 @@ def _run(args, inventory, hours: list, published: list) -> int:
     from fleethealth.quality import gate
     from fleethealth.report import text as report
 
-    spark = _session("fleethealth-run", args.lakehouse)
+    spark = _session("fleethealth-run", args.lakehouse, args.master or config.spark_master())
     interrupt.handle_signals(spark.sparkContext.cancelAllJobs)    # in place of PySpark's SIGINT handler
     failed: list = []
     window: list = []
@@ -443,6 +443,8 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--to", dest="end", required=True)
         s.add_argument("--lakehouse", **lakehouse)
         s.add_argument("--thresholds", default=None, help="threshold overrides YAML")
+        s.add_argument("--master", default=None,
+                       help="Spark master URL, e.g. spark://HOST:7077 (default $FLEETHEALTH_SPARK_MASTER or local[*])")
         s.add_argument("--no-notify", dest="notify", action="store_false",
                        help="record the incidents' state changes as not to be sent (a quiet backfill) instead of "
                             "sending them to the inventory's notifications: channels")

@@ -123,6 +123,12 @@ def jar_files() -> list[Path]:
     return jars
 
 
+def cache_dir() -> Path:
+    """This user's cache of built artefacts (the library's zip for Spark executors): $XDG_CACHE_HOME or
+    ~/.cache, never a shared /tmp where another user could plant a file under the expected name."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fleethealth"
+
+
 def spark_dir() -> Path:
     """Folder of the spark-submit entry points."""
     return PROJECT_ROOT / "spark"

@@ -5,25 +5,37 @@ import os
 from contextlib import contextmanager
 
 from fleethealth.runtime import config, interrupt
-from fleethealth.runtime.spark_conf import spark_conf
+from fleethealth.runtime.spark_conf import is_local, library_zip, spark_conf
 
 
 def build_session(app_name: str, lakehouse: str | None = None, master: str | None = None,
                   short_lived: bool = False, warehouse: str | None = None):
-    """A Delta-enabled session. Under spark-submit the master comes from the submit arguments.
+    """A Delta-enabled session. Under spark-submit the master comes from the submit arguments; on a
+    cluster master the executors get the jars (spark_conf) and the fleethealth package (library_zip).
     `short_lived`: see spark_conf; `warehouse`: where the catalog's databases go (default
     <lakehouse>/_warehouse)."""
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     config.jar_files()  # fail early with a clear message when set-up did not run
     builder = SparkSession.builder.appName(app_name)
     launched_by_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     if master or not launched_by_spark_submit:
-        builder = builder.master(master or config.spark_master())
+        master = master or config.spark_master()
+        builder = builder.master(master)
+    else:
+        # spark-submit's --master, from its JVM's conf (before a context exists SparkConf() only loads
+        # the JVM's defaults once connected to it)
+        SparkContext._ensure_initialized()
+        master = SparkConf().get("spark.master", "local[*]")
     for key, value in spark_conf(str(config.lakehouse_dir(lakehouse)), short_lived=short_lived,
-                                 warehouse=warehouse).items():
+                                 warehouse=warehouse, master=master).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if not is_local(master):
+        # executors import fleethealth from this zip (ahead of anything installed on the nodes);
+        # addPyFile works whether the JVM was started by spark-submit or by this builder
+        spark.sparkContext.addPyFile(str(library_zip()))
     return spark
 
 

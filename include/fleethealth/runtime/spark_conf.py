@@ -4,7 +4,12 @@ No pyspark import here: the DAG file reads it at parse time.
 """
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import tempfile
+import zipfile
+from pathlib import Path
 
 from fleethealth.runtime import cds, config
 
@@ -27,11 +32,19 @@ def java_options_string(options: list[str]) -> str:
     return " ".join('"' + o.replace("\\", "\\\\").replace('"', '\\"') + '"' for o in options if o)
 
 
+def is_local(master: str) -> bool:
+    """A master whose executors run in the driver's JVM (local, local[N], local[*])."""
+    return master.startswith("local")
+
+
 def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
-               class_sharing: bool = True, warehouse: str | None = None) -> dict[str, str]:
+               class_sharing: bool = True, warehouse: str | None = None,
+               master: str = "local[*]") -> dict[str, str]:
     """Settings every fleethealth Spark application gets.
 
-    The Delta jars come from the Maven-resolved folder on the class path (never Ivy at run time).
+    The Delta jars and the engine jar come from the Maven-resolved folder (never Ivy at run time): on
+    the driver's class path, and, for a cluster `master`, shipped to the executors by `spark.jars`
+    (the library goes with them: build_session adds library_zip()).
     The driver maps the class-data-sharing archive of set-up when there is one (fleethealth.runtime.cds).
     `short_lived` (the spark-submit jobs of the DAG: one hour each, a minute or two) keeps the JIT
     at its quick first tier and Spark SQL off whole-stage code generation: such a JVM ends before
@@ -47,6 +60,8 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
         # C1 alone gets a 48 MB code cache: a gold job's plans fill it, and a full code cache kills
         # the JVM ("Out of space in CodeCache for adapters")
         java_options += ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=256m"]
+    # the driver's JVM is started with them (the Delta extension, class-data sharing); local
+    # executors share that JVM, a cluster's fetch spark.jars from the driver
     classpath = f"{config.jars_dir()}/*"
     conf = {
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -54,7 +69,6 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
         # the project's own Spark SQL functions (engine/, built at set-up): fleethealth.engine.*
         "spark.sql.catalog.fleethealth": "io.fleethealth.engine.Functions",
         "spark.driver.extraClassPath": classpath,
-        "spark.executor.extraClassPath": classpath,
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.shuffle.partitions": "8",
         "spark.sql.adaptive.enabled": "true",
@@ -86,6 +100,8 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
     }
     if short_lived:
         conf["spark.sql.codegen.wholeStage"] = "false"
+    if not is_local(master):
+        conf["spark.jars"] = ",".join(str(j) for j in config.jar_files())
     if warehouse or lakehouse:
         conf["spark.sql.warehouse.dir"] = warehouse or f"{lakehouse}/_warehouse"
     return {**conf, **deployment_conf()}
@@ -109,3 +125,26 @@ def deployment_conf() -> dict[str, str]:
             raise ValueError(f"{path}:{n}: not a Spark setting (`spark.<name> <value>`): {line!r}")
         conf[setting["key"]] = setting["value"]
     return conf
+
+
+def library_zip() -> Path:
+    """The fleethealth package this process imported, zipped for the executors of a cluster
+    (SparkContext.addPyFile, Spark's "Python Package Management"): built once per content into the
+    user's cache, so executors always run the driver's code."""
+    import fleethealth
+
+    package = Path(fleethealth.__file__).parent
+    files = sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f"{f.relative_to(package)}\0{f.stat().st_size}\0".encode())
+        digest.update(f.read_bytes())
+    target = config.cache_dir() / f"fleethealth-{digest.hexdigest()[:16]}.zip"
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".zip", dir=target.parent)
+        with os.fdopen(fd, "wb") as out, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+            for f in files:
+                z.write(f, Path("fleethealth") / f.relative_to(package))
+        os.replace(tmp, target)   # whole or not at all: concurrent applications may build it too
+    return target
