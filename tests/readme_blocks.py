@@ -15,6 +15,7 @@ KINDS = {
     "run": "a command block a test runs as written (exit 0; its NAME says which test checks more)",
     "output": "what a command prints (NAME: the command); a test compares it, `…` standing for any text",
     "inventory": "an inventory (or part of one) that must load",
+    "spark-conf": "a FLEETHEALTH_SPARK_CONF file that must load (runtime.spark_conf.deployment_conf)",
     "synopsis": "the command line's synopsis, checked against the parser",
     "figure": "a drawing, not text to run",
     "not-run": "a command no test runs as written (NAME says why and what tests it instead)",

@@ -47,6 +47,17 @@ def test_the_inventory_example_loads_as_shown():
     assert inventory.notifications == ()
 
 
+def test_the_spark_settings_example_loads(tmp_path, monkeypatch):
+    from fleethealth.runtime.spark_conf import spark_conf
+
+    [b] = [b for b in blocks() if b.kind == "spark-conf"]
+    (tmp_path / "spark.conf").write_text(b.text)
+    monkeypatch.setenv("FLEETHEALTH_SPARK_CONF", str(tmp_path / "spark.conf"))
+    conf = spark_conf("/lake")
+    assert (conf["spark.executor.instances"], conf["spark.executor.memory"], conf["spark.driver.memory"]) == (
+        "5", "16g", "8g")
+
+
 def test_the_notifications_example_loads_beside_the_inventory():
     inventory = yaml.safe_load(next(b for b in blocks() if b.kind == "inventory" and not b.name).text)
     inventory.update(yaml.safe_load(block("inventory", "notifications").text))
