@@ -22,7 +22,7 @@ from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake.hours import hours_between
 from fleethealth.simulate import simulate
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 START = datetime(2026, 11, 23, 6, tzinfo=timezone.utc)
 END = START + timedelta(hours=3)
