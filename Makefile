@@ -2,9 +2,9 @@
 #   make setup   Java 17, Maven, .venv, Delta jars (pom.xml), Airflow DB (idempotent, fast 2nd run)
 #   make demo    set-up (without the class-data-sharing archive: it pays over many Spark JVMs, not 4), then the end-to-end demo
 #   make test    set-up, then pytest in 2 worker processes (PYTEST_ARGS="-k foo" to narrow, PYTEST_WORKERS=0 for one process)
-#   make test-slow   set-up, then the end-to-end acceptance runs: the DAG, many-hour scenarios, notifications, faults' crash point, a run stopped by Ctrl-C and SIGTERM, a real scheduler and Spark cluster (CI runs it after make test)
-#   make test-faults  set-up, then the kill -9 and concurrent-run tests at every point (slow; CI runs it after make test)
-#   make test-big    set-up, then the tests on files of gigabytes (a 2 GiB live server.log; CI runs it after make test)
+#   make test-slow   set-up, then the end-to-end acceptance runs (the DAG, many-hour scenarios, notifications, faults' crash point, a run stopped by Ctrl-C and SIGTERM, a real scheduler and Spark cluster) and make test-big's, in 2 workers (CI runs it after make test)
+#   make test-faults  set-up, then the kill -9 and concurrent-run tests at every point (slow; not in .ci/run: make test-slow runs one crash point)
+#   make test-big    set-up, then the tests on files of gigabytes (a 2 GiB live server.log; make test-slow runs them too)
 #   make bench   set-up, then the benchmarks in bench/
 #   make clean   remove generated data (lakehouse/, demo/, airflow/logs, spark-warehouse/)
 SHELL := /bin/bash
@@ -33,7 +33,7 @@ test: setup
 	. scripts/env.sh && $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=20 -m "not faults and not big and not slow" tests $(PYTEST_ARGS)
 
 test-slow: setup
-	. scripts/env.sh && $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=20 -m "slow and not faults and not big" tests $(PYTEST_ARGS)
+	. scripts/env.sh && $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=20 -m "(slow or big) and not faults" tests $(PYTEST_ARGS)
 
 test-faults: setup
 	. scripts/env.sh && $(PYTHON) -m pytest -q -m faults tests/test_faults.py $(PYTEST_ARGS)

@@ -79,9 +79,19 @@ class Staged:
 
 
 def stage_all(spark: SparkSession, frames: dict, hours: Sequence[datetime], lakehouse=None) -> dict:
-    """Stage each of `frames` (qualified name -> rows of `hours`) at once: name -> Staged."""
-    return dict(zip(frames, concurrently(lambda item: Staged(spark, item[1], item[0], hours, lakehouse),
-                                         frames.items())))
+    """Stage each of `frames` (qualified name -> rows of `hours`) at once: name -> Staged. If one
+    fails (or a signal cancels its jobs), the files of those already written are deleted."""
+    staged = {}
+
+    def stage(item):
+        staged[item[0]] = Staged(spark, item[1], item[0], hours, lakehouse)
+
+    try:
+        concurrently(stage, frames.items())      # returns or raises once every table's write ended
+    except BaseException:
+        discard_all(staged)
+        raise
+    return {name: staged[name] for name in frames}
 
 
 def discard_all(staged: dict) -> None:
