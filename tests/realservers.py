@@ -7,9 +7,11 @@
   own layout into a file: real MBeans over HTTP and a real ZooKeeper log.
 - `Alertmanager`: Debian's Prometheus Alertmanager (`/usr/bin/prometheus-alertmanager`) on a free
   127.0.0.1 port, gossip off, routing every alert to a receiver that notifies nobody.
+- `S3Proxy`: S3Proxy (./jars-agents/s3proxy.jar, from Maven Central via scripts/setup.sh), an S3 server
+  storing its buckets in a folder, on a free 127.0.0.1 port, with its own access key.
 - `Receiver`: an HTTP server recording the JSON bodies POSTed to it (a webhook, a Slack incoming
   webhook); `Smtpd`: aiosmtpd recording each message.
-scripts/setup.sh installs them (openssh-server, the agent, prometheus-alertmanager), so these tests never skip.
+scripts/setup.sh installs them (openssh-server, the agent, S3Proxy, prometheus-alertmanager), so these tests never skip.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 from email import message_from_bytes
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,6 +33,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 SSHD = Path("/usr/sbin/sshd")
 ALERTMANAGER = Path("/usr/bin/prometheus-alertmanager")
 JOLOKIA_AGENT = PROJECT / "jars-agents" / "jolokia-agent-jvm-javaagent.jar"
+S3PROXY = PROJECT / "jars-agents" / "s3proxy.jar"
 ZK_LAYOUT = "%d{yyyy-MM-dd HH:mm:ss,SSS} [myid:%X{myid}] - %-5p [%t:%C{1}@%L] - %m%n"
 
 
@@ -189,6 +193,59 @@ class Alertmanager:
         stop(self.proc)
 
     def __enter__(self) -> Alertmanager:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class S3Proxy:
+    """Started on construction with one bucket, stopped by `stop()` or at the end of a `with` block.
+    `env` is what a client needs: the standard AWS variables (Spark's S3A and delta-rs read them)."""
+
+    def __init__(self, folder: Path, bucket: str):
+        assert S3PROXY.is_file(), f"no {S3PROXY}: run `make setup` (Maven copies S3Proxy there)"
+        self.data = folder / "data"
+        self.data.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.key, self.secret = "fleethealth", os.urandom(12).hex()
+        config = folder / "s3proxy.conf"
+        config.write_text(f"s3proxy.endpoint={self.url}\ns3proxy.authorization=aws-v2-or-v4\n"
+                          f"s3proxy.identity={self.key}\ns3proxy.credential={self.secret}\n"
+                          f"jclouds.provider=filesystem\njclouds.filesystem.basedir={self.data}\n")
+        self.log = folder / "s3proxy.log"
+        self.proc = subprocess.Popen(["java", "-jar", str(S3PROXY), "--properties", str(config)],
+                                     stdout=self.log.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.env = {"AWS_ACCESS_KEY_ID": self.key, "AWS_SECRET_ACCESS_KEY": self.secret,
+                    "AWS_ENDPOINT_URL": self.url, "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true"}
+        try:
+            wait_for("S3Proxy", self._ready, self.proc, self.log, timeout=60)
+            self.filesystem(allow_bucket_creation=True).create_dir(bucket)
+        except BaseException:
+            self.stop()
+            raise
+
+    def filesystem(self, **options):
+        """A client of the server: pyarrow's S3 file system (the AWS SDK for C++)."""
+        from pyarrow import fs
+
+        return fs.S3FileSystem(access_key=self.key, secret_key=self.secret, endpoint_override=self.url,
+                               scheme="http", region="us-east-1", **options)
+
+    def _ready(self) -> bool:
+        try:
+            urllib.request.urlopen(self.url + "/", timeout=1)
+        except urllib.error.HTTPError:   # 403 to an unsigned request: it listens
+            return True
+        except OSError:
+            return False
+        return True
+
+    def stop(self) -> None:
+        stop(self.proc)
+
+    def __enter__(self) -> S3Proxy:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -205,6 +205,11 @@ def test_pom_matches_pins():
     text = POM.read_text()
     assert "delta-spark_${spark.binary.version}_${scala.binary.version}" in text
     assert "spark.jars.packages" not in text
+    # hadoop-aws must be the Hadoop that pyspark ships (S3A calls into hadoop-client-api's classes)
+    import pyspark
+
+    shipped = [j.name for j in (Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar")]
+    assert shipped == [f"hadoop-client-api-{props['hadoop.version']}.jar"]
 
 
 def test_engine_pom_compiles_against_the_pinned_spark():

@@ -151,7 +151,7 @@ def test_clean_hour_published_with_results_and_data_docs(spark, fleet):
                       gate.COMPLETENESS}
     failed = results.where("NOT success AND critical").collect()
     assert failed == []
-    assert not lake.staging_dir(H10, lh).exists()   # published, staging dropped
+    assert not Path(lake.staging_dir(H10, lh)).exists()   # published, staging dropped
     docs = lake.quality_dir(lh)
     index = (docs / "index.html").read_text()
     assert "silver.reconciliation-20261120T1000Z" in index and "gold.completeness-20261120T1000Z" in index

@@ -45,3 +45,39 @@ def test_a_line_that_is_not_a_spark_setting_is_refused_with_its_place(tmp_path, 
 def test_an_empty_setting_is_no_file(monkeypatch):
     monkeypatch.setenv("FLEETHEALTH_SPARK_CONF", "")
     assert spark_conf("/lake")["spark.driver.memory"] == "4g"
+
+
+S3_ENV = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_REGION": "eu-west-1",
+          "AWS_ACCESS_KEY_ID": "fleet", "AWS_SECRET_ACCESS_KEY": "s3cr3t"}
+
+
+def test_tables_on_s3_get_s3a_settings_from_the_aws_variables(monkeypatch):
+    from datetime import datetime
+
+    from fleethealth.lake import tables as lake
+
+    for key, value in S3_ENV.items():
+        monkeypatch.setenv(key, value)
+    assert not any(k.startswith("spark.hadoop.fs.s3a.") for k in spark_conf("/lake"))   # tables in the folder
+    monkeypatch.setenv("FLEETHEALTH_TABLES", "s3a://fleet/prod/tables/")
+    assert lake.table("gold.incidents").path("/lake") == "s3a://fleet/prod/tables/gold/incidents"
+    assert lake.staging_path("silver.kafka_events", datetime(2026, 11, 20, 10), "/lake") == \
+        "s3a://fleet/prod/tables/_staging/20261120T10/silver/kafka_events"
+    local = spark_conf("/lake")
+    assert {k: v for k, v in local.items() if k.startswith("spark.hadoop.fs.s3a.")} == {
+        "spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9000", "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.endpoint.region": "eu-west-1"}
+    assert not any(k.startswith("spark.executorEnv.") for k in local)    # S3A's chain reads the driver's own
+    cluster = spark_conf("/lake", master="spark://127.0.0.1:7077")
+    assert {k: v for k, v in cluster.items() if k.startswith("spark.executorEnv.")} == {
+        "spark.executorEnv.AWS_ACCESS_KEY_ID": "fleet", "spark.executorEnv.AWS_SECRET_ACCESS_KEY": "s3cr3t"}
+    monkeypatch.setenv("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "true")
+    assert spark_conf("/lake")["spark.hadoop.fs.s3a.path.style.access"] == "false"
+
+
+def test_a_tables_folder_is_a_path_and_a_lakehouse_without_it_holds_the_tables(monkeypatch, tmp_path):
+    from fleethealth.lake import tables as lake
+
+    assert lake.table("bronze.records").path(tmp_path) == f"{tmp_path}/bronze/records"
+    monkeypatch.setenv("FLEETHEALTH_TABLES", str(tmp_path / "tables"))
+    assert lake.table("bronze.records").path("/elsewhere") == f"{tmp_path}/tables/bronze/records"

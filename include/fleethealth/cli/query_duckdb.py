@@ -30,7 +30,7 @@ import uuid
 from pathlib import Path
 
 from fleethealth.cli.query import OUT_FORMATS, Refused, _emitter
-from fleethealth.lake.tables import LAYERS, TABLES
+from fleethealth.lake.tables import LAYERS, TABLES, present
 
 READS = "SELECT/WITH/VALUES/FROM, SHOW, DESCRIBE, SUMMARIZE, EXPLAIN"
 BATCH = 1000               # rows fetched at a time
@@ -110,14 +110,10 @@ def _explained(duckdb, con, sql: str):
     return inner[0] if len(inner) == 1 else None
 
 
-def present_tables(root: Path) -> dict[str, Path]:
-    """The catalog's tables found in the lakehouse (a Delta log there), qualified name -> folder."""
-    found = {}
-    for t in TABLES.values():
-        path = root / t.layer / t.name
-        if (path / "_delta_log").is_dir():
-            found[t.qualified] = path
-    return found
+def present_tables(root: Path) -> dict[str, str]:
+    """The catalog's tables found in the lakehouse (or where $FLEETHEALTH_TABLES puts them),
+    qualified name -> location."""
+    return {t.qualified: t.path(root) for t in TABLES.values() if present(t.qualified, root)}
 
 
 def named_tables(con, select: str) -> list[tuple[str, ...]] | None:
@@ -222,7 +218,7 @@ def _prepare(con, root: Path, sql: str):
     return statement
 
 
-def _register(con, tables: dict[str, Path]) -> None:
+def _register(con, tables: dict[str, str]) -> None:
     from deltalake import DeltaTable
 
     for layer in sorted({q.split(".")[0] for q in tables}):
@@ -231,7 +227,7 @@ def _register(con, tables: dict[str, Path]) -> None:
         layer, name = qualified.split(".")
         hidden = f"_delta_{layer}_{name}"
         # the path goes to delta-rs as an argument, never into SQL text
-        con.register(hidden, DeltaTable(str(path)).to_pyarrow_dataset())
+        con.register(hidden, DeltaTable(path).to_pyarrow_dataset())
         con.execute(f"CREATE VIEW {layer}.{name} AS SELECT * FROM {hidden}")
 
 

@@ -1,17 +1,17 @@
 """The lakehouse catalog and its I/O: every Delta table's name, layer and location in one place.
 
-Tables live at <lakehouse>/<layer>/<table>; hourly tables are partitioned by `hour` (UTC) and an
+Tables live at <tables root>/<layer>/<table>, the root being the lakehouse folder or
+$FLEETHEALTH_TABLES (an object store URI such as s3a://bucket/prefix: config.tables_root); hourly tables are partitioned by `hour` (UTC) and an
 hour is rewritten with `replaceWhere`, so re-running an hour replaces exactly that hour.
 
 Write-audit-publish: a layer job computes its hour's tables, its quality gate validates them, and
 only then are they published into the real tables (`write_hour`: replaceWhere of its hours, or the
 commit of files written uncommitted, fleethealth.lake.staged). A
-rejected hour is written to a staging Delta table <lakehouse>/_staging/<hour>/<layer>/<table>
+rejected hour is written to a staging Delta table <tables root>/_staging/<hour>/<layer>/<table>
 (`stage`) for inspection instead; the published tables are untouched.
 """
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,7 +35,7 @@ class Table:
         return f"{self.layer}.{self.name}"
 
     def path(self, lakehouse: str | Path | None = None) -> str:
-        return str(config.lakehouse_dir(lakehouse) / self.layer / self.name)
+        return f"{config.tables_root(lakehouse)}/{self.layer}/{self.name}"
 
 
 TABLES = {t.qualified: t for t in (
@@ -84,6 +84,14 @@ def exists(spark, qualified: str, lakehouse=None) -> bool:
     from delta.tables import DeltaTable
 
     return DeltaTable.isDeltaTable(spark, table(qualified).path(lakehouse))
+
+
+def present(qualified: str, lakehouse=None) -> bool:
+    """Whether the table exists, asked of delta-rs (no Spark; an object store's credentials and
+    endpoint come from the standard AWS_* variables, as for every AWS tool)."""
+    from deltalake import DeltaTable
+
+    return DeltaTable.is_deltatable(table(qualified).path(lakehouse))
 
 
 def read(spark, qualified: str, lakehouse=None, hour: datetime | Sequence[datetime] | None = None):
@@ -146,14 +154,14 @@ def layer_tables(layer: str) -> list[str]:
     return [q for q, t in TABLES.items() if t.layer == layer and t.gated]
 
 
-def staging_dir(hour: datetime, lakehouse=None, layer: str | None = None) -> Path:
-    folder = config.lakehouse_dir(lakehouse) / STAGING / hour.strftime("%Y%m%dT%H")
-    return folder / layer if layer else folder
+def staging_dir(hour: datetime, lakehouse=None, layer: str | None = None) -> str:
+    folder = f"{config.tables_root(lakehouse)}/{STAGING}/{hour.strftime('%Y%m%dT%H')}"
+    return f"{folder}/{layer}" if layer else folder
 
 
 def staging_path(qualified: str, hour: datetime, lakehouse=None) -> str:
     t = table(qualified)
-    return str(staging_dir(hour, lakehouse, t.layer) / t.name)
+    return f"{staging_dir(hour, lakehouse, t.layer)}/{t.name}"
 
 
 def stage(df, qualified: str, hour: datetime, lakehouse=None) -> None:
@@ -172,13 +180,16 @@ def read_staged(spark, qualified: str, hour: datetime, lakehouse=None):
     return spark.read.format("delta").load(path)
 
 
-def drop_staging(hour: datetime, layer: str, lakehouse=None) -> None:
-    folder = staging_dir(hour, lakehouse, layer)
-    shutil.rmtree(folder, ignore_errors=True)
-    try:  # the hour's folder once its last layer is gone
-        folder.parent.rmdir()
-    except OSError:
-        pass
+def drop_staging(spark, hour: datetime, layer: str, lakehouse=None) -> None:
+    """Delete the layer's staged tables of the hour, and the hour's folder once its last layer is gone
+    (through Hadoop's file system of the tables' root: a folder or an object store alike)."""
+    jvm = spark._jvm
+    folder = jvm.org.apache.hadoop.fs.Path(staging_dir(hour, lakehouse, layer))
+    fs = folder.getFileSystem(spark._jsparkSession.sessionState().newHadoopConf())
+    fs.delete(folder, True)
+    parent = folder.getParent()
+    if fs.exists(parent) and not fs.listStatus(parent):
+        fs.delete(parent, False)
 
 
 def quality_dir(lakehouse=None) -> Path:

@@ -119,7 +119,7 @@ def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehou
     report.validated = list(frames)
     report.rows = local_frame(spark, quality.results_rows(report.results, hour), quality.RESULTS_SCHEMA_DDL)
     log.info(report.summary())
-    lake.drop_staging(hour, layer, lakehouse)   # a rejected earlier attempt of this hour
+    lake.drop_staging(spark, hour, layer, lakehouse)   # a rejected earlier attempt of this hour
     try:
         quality.enforce(report.results)
     except quality.QualityGateError:

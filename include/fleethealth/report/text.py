@@ -32,8 +32,7 @@ def incident_rows(lakehouse) -> list[dict]:
     from fleethealth.gold.thresholds import SEVERITY_RANK
     from fleethealth.lake import tables as lake
 
-    path = lake.table("gold.incidents").path(lakehouse)
-    if not DeltaTable.is_deltatable(str(path)):
+    if not lake.present("gold.incidents", lakehouse):
         return []
 
     def order(r: dict):
@@ -41,7 +40,7 @@ def incident_rows(lakehouse) -> list[dict]:
         return (-SEVERITY_RANK.get(r.get("severity"), 0), seen is not None, seen.timestamp() if seen else 0,
                 r.get("cluster") or "", r.get("kind") or "", r.get("entity") or "")
 
-    return sorted(DeltaTable(str(path)).to_pyarrow_table().to_pylist(), key=order)
+    return sorted(DeltaTable(lake.table("gold.incidents").path(lakehouse)).to_pyarrow_table().to_pylist(), key=order)
 
 
 def incidents_report(rows: list[dict], failed: str = "") -> str:

@@ -6,6 +6,7 @@ docker-compose.yaml agrees, and that no other module reads a FLEETHEALTH_* varia
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +27,7 @@ class Setting:
 
 SETTINGS = {s.env: s for s in (
     Setting("FLEETHEALTH_LAKEHOUSE", "lakehouse", "lakehouse root; relative to the working folder"),
+    Setting("FLEETHEALTH_TABLES", "", "where the Delta tables live, if not in the lakehouse folder: a folder, or a URI that Spark (Hadoop's file systems) and delta-rs both read, e.g. s3a://bucket/prefix; landing, locks, the report and Data Docs stay in the lakehouse folder"),
     Setting("FLEETHEALTH_INVENTORY", str(PROJECT_ROOT / "inventory.yaml"), "the fleet inventory YAML the DAG reads"),
     Setting("FLEETHEALTH_JARS", str(PROJECT_ROOT / "jars"), "JVM jars resolved by Maven at set-up (pom.xml)"),
     Setting("FLEETHEALTH_THRESHOLDS", "", "a YAML of threshold overrides (values only); none: the defaults"),
@@ -106,6 +108,20 @@ def lakehouse_dir(explicit: str | os.PathLike | None = None) -> Path:
     """The lakehouse root: explicit argument, else $FLEETHEALTH_LAKEHOUSE, else ./lakehouse."""
     value = explicit or setting(ENV_LAKEHOUSE)
     return Path(value).expanduser().resolve()
+
+
+def tables_root(lakehouse: str | os.PathLike | None = None) -> str:
+    """Where the Delta tables live: $FLEETHEALTH_TABLES (a folder or a URI such as s3a://bucket/prefix),
+    else the lakehouse folder."""
+    value = setting("FLEETHEALTH_TABLES")
+    if not value:
+        return str(lakehouse_dir(lakehouse))
+    return value.rstrip("/") if is_uri(value) else str(Path(value).expanduser().resolve())
+
+
+def is_uri(location: str) -> bool:
+    """A location with a scheme (s3a://, hdfs://, file:/...), not a plain path."""
+    return re.match(r"[A-Za-z][A-Za-z0-9+.-]+:/", location) is not None
 
 
 def jars_dir() -> Path:

@@ -104,7 +104,34 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
         conf["spark.jars"] = ",".join(str(j) for j in config.jar_files())
     if warehouse or lakehouse:
         conf["spark.sql.warehouse.dir"] = warehouse or f"{lakehouse}/_warehouse"
-    return {**conf, **deployment_conf()}
+    return {**conf, **s3a_conf(config.tables_root(lakehouse), master), **deployment_conf()}
+
+
+# the AWS SDKs' and delta-rs's variables, so one set of settings serves Spark and the readers without it
+AWS_CREDENTIALS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+
+def s3a_conf(tables_root: str, master: str = "local[*]", env=os.environ) -> dict[str, str]:
+    """Hadoop S3A's settings for tables on s3a://, from the standard AWS variables that delta-rs (the
+    report, `fleethealth query`, the outbox) reads too: the endpoint of an S3-compatible store
+    (AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL; addressed path-style, as delta-rs does, unless
+    AWS_VIRTUAL_HOSTED_STYLE_REQUEST=true) and the region. Credentials: S3A's own chain reads the same
+    AWS_* keys (or an instance or pod role); a cluster's executors get the driver's keys in their
+    environment. FLEETHEALTH_SPARK_CONF overrides any of these."""
+    if not tables_root.startswith("s3a://"):
+        return {}
+    conf = {}
+    endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        conf["spark.hadoop.fs.s3a.endpoint"] = endpoint
+        hosted = env.get("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "").lower() == "true"
+        conf["spark.hadoop.fs.s3a.path.style.access"] = "false" if hosted else "true"
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+    if region:
+        conf["spark.hadoop.fs.s3a.endpoint.region"] = region
+    if not is_local(master):
+        conf.update({f"spark.executorEnv.{k}": env[k] for k in AWS_CREDENTIALS if env.get(k)})
+    return conf
 
 
 def deployment_conf() -> dict[str, str]:

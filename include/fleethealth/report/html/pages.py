@@ -13,6 +13,7 @@ import pandas as pd
 
 from fleethealth.gold import runbooks, thresholds as gold_thresholds
 from fleethealth.gold.thresholds import SEVERITY_RANK
+from fleethealth.lake import tables as lake
 from fleethealth.lake.hours import HOUR, floor_hour
 from fleethealth.report.html.charts import (Chart, cleaner_chart, completeness_heatmap, fd_chart, fleet_heatmap,
                                             incident_timeline, isr_chart, leaders_chart, offsets_chart, requests_chart,
@@ -222,7 +223,7 @@ def write_report(lakehouse, start: datetime, end: datetime, out, cluster: str | 
                  limits: dict | None = None) -> Path:
     """Write `out`/index.html and one page per cluster of the window [start, end); returns index.html."""
     root = Path(lakehouse)
-    if not (root / "gold").is_dir() or not any((root / "gold" / t / "_delta_log").is_dir() for t in HOURLY + WHOLE):
+    if not any(lake.present(f"gold.{t}", root) for t in HOURLY + WHOLE):
         raise ReportError(f"{root}: no gold tables (run `fleethealth run` or the DAG first)")
     gold = read_gold(root, start, end, cluster)
     clusters = clusters_of(gold)
