@@ -50,19 +50,26 @@ def lakehouse(tmp_path, monkeypatch):
     return path
 
 
-# Seconds each file took in a full `make test` (2026-11-26, fresh clone, 2 workers on a 2-core machine, the
-# scenarios and test_jobs' hours as windows). Under `--dist loadfile` xdist hands files out by how many
-# tests they hold, which can put a long file last and make it the run's tail; the longest go first.
-SLOW_FILES = {
-    "test_jobs.py": 460, "test_e2e_dag.py": 370, "test_faults.py": 240, "test_scenarios.py": 170,
-    "test_healthy_day.py": 120, "test_archive_equivalence.py": 75, "test_broken_inputs.py": 65,
-    "test_cli.py": 50, "test_gold_detector_metadata_divergence.py": 40, "test_silver.py": 40,
-    "test_gold_fact_metadata_divergence.py": 35, "test_silver_golden.py": 25, "test_lake_maintenance.py": 15,
-    "test_bronze_big_files.py": 240,     # with make test-big's files, in make test-slow
-    # make test-slow's (2026-11-27, each alone on a machine loaded by others)
-    "test_scheduler.py": 750, "test_cluster.py": 530, "test_interrupt.py": 300, "test_notify_pipeline.py": 170,
-    "test_scenarios_straddling.py": 150,
+# Seconds each file's tests take in `make test` and in `make test-slow` (fresh clone, 2 workers on a
+# 2-core machine). Under `--dist loadfile` xdist hands files out by how many tests they hold, which can
+# put a long file last and make it the run's tail; the longest of the run's own go first (a file such as
+# test_bronze_big_files has a short test in make test and its big files in make test-slow).
+TEST_FILES = {      # make test (2026-11-27)
+    "test_jobs.py": 520, "test_scenarios.py": 270, "test_bronze_big_files.py": 95, "test_broken_inputs.py": 90,
+    "test_cli.py": 60, "test_gold_detector_metadata_divergence.py": 40, "test_silver.py": 40,
+    "test_gold_fact_metadata_divergence.py": 35, "test_silver_golden.py": 25, "test_silver_samples.py": 25,
+    "test_gold_incidents.py": 25, "test_lake_maintenance.py": 15,
 }
+SLOW_FILES = {      # make test-slow (2026-11-27)
+    "test_scheduler.py": 800, "test_bronze_big_files.py": 475, "test_interrupt.py": 470, "test_e2e_dag.py": 370,
+    "test_notify_pipeline.py": 260, "test_faults.py": 200, "test_scenarios_straddling.py": 160,
+    "test_archive_equivalence.py": 75, "test_healthy_day.py": 60,
+}
+
+
+def weights(config) -> dict[str, int]:
+    """make test's weights when the run leaves the slow tests out (-m "... not slow"), else make test-slow's."""
+    return TEST_FILES if "not slow" in (config.option.markexpr or "") else SLOW_FILES
 
 
 def _loadfile(config) -> bool:
@@ -76,4 +83,5 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     if hasattr(config, "workerinput"):    # an xdist worker (its option.dist is "no"): the order it sends
-        items.sort(key=lambda item: -SLOW_FILES.get(item.path.name, 0))   # stable: tests keep their order
+        files = weights(config)
+        items.sort(key=lambda item: -files.get(item.path.name, 0))   # stable: tests keep their order
