@@ -2,7 +2,7 @@
 #   make setup   Java 17, Maven, .venv, Delta jars (pom.xml), Airflow DB (idempotent, fast 2nd run)
 #   make demo    set-up (without the class-data-sharing archive: it pays over many Spark JVMs, not 4), then the end-to-end demo
 #   make test    set-up, then pytest in 2 worker processes (PYTEST_ARGS="-k foo" to narrow, PYTEST_WORKERS=0 for one process)
-#   make test-slow   set-up, then the end-to-end acceptance runs (the DAG, many-hour scenarios, notifications, faults' crash point, a run stopped by Ctrl-C and SIGTERM, a real scheduler and Spark cluster) and make test-big's, in 2 workers (CI runs it after make test)
+#   make test-slow   set-up, then the end-to-end acceptance runs (the DAG, many-hour scenarios, notifications, faults' crash point, a run stopped by Ctrl-C and SIGTERM, a real scheduler on a Spark cluster, tables on a real S3 server) and make test-big's, in 2 workers (CI runs it after make test)
 #   make test-faults  set-up, then the kill -9 and concurrent-run tests at every point (slow; not in .ci/run: make test-slow runs one crash point)
 #   make test-big    set-up, then the tests on files of gigabytes (a 2 GiB live server.log; make test-slow runs them too)
 #   make bench   set-up, then the benchmarks in bench/
