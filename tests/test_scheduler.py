@@ -81,14 +81,22 @@ def cluster_block() -> str:
     return found.text
 
 
+# the sessions of the README script's shells: the daemons it starts with `&` stay in them (the api-server
+# retitles itself with setproctitle, which overwrites the environment /proc shows, so AIRFLOW_HOME alone
+# missed it and left it running)
+SESSIONS: set[int] = set()
+
+
 def ours(home: Path) -> list[psutil.Process]:
-    """The processes whose environment has AIRFLOW_HOME=home: everything this test started, and their children."""
+    """The processes whose environment has AIRFLOW_HOME=home or that run in a session the test started:
+    everything this test started, and their children."""
     found = []
     for proc in psutil.process_iter():
         try:
-            if proc.pid != os.getpid() and proc.environ().get("AIRFLOW_HOME") == str(home):
+            if proc.pid != os.getpid() and (os.getsid(proc.pid) in SESSIONS
+                                            or proc.environ().get("AIRFLOW_HOME") == str(home)):
                 found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, ProcessLookupError):
             pass
     return found
 
@@ -281,8 +289,10 @@ def scheduled(tmp_path_factory, cluster):
         script = root / "readme-scheduler.sh"
         script.write_text(readme_script(home, inventory, lakehouse, port, cluster.url))
         with (root / "readme-scheduler.log").open("w") as out:
-            setup = subprocess.run(["bash", "-euo", "pipefail", str(script)], cwd=PROJECT, env=env,
-                                   stdout=out, stderr=subprocess.STDOUT, timeout=300, start_new_session=True)
+            setup = subprocess.Popen(["bash", "-euo", "pipefail", str(script)], cwd=PROJECT, env=env,
+                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            SESSIONS.add(setup.pid)
+            setup.wait(300)
         assert setup.returncode == 0, (root / "readme-scheduler.log").read_text()[-4000:]
         t_setup = time.monotonic() - t0
 
