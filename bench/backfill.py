@@ -14,6 +14,7 @@ import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from fleethealth.lake.catalog import Lakehouse
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 
@@ -45,20 +46,20 @@ def main() -> None:
     def landed(name: str) -> str:
         lakehouse = str(work / name)
         for hour in hours:
-            pull.pull_hour(inventory, hour, lakehouse)
+            pull.pull_hour(inventory, hour, Lakehouse.at(lakehouse))
         return lakehouse
 
-    jobs.run_hour(spark, hours[0], str(inventory_path), landed("warm-up"))
+    jobs.run_hour(spark, hours[0], str(inventory_path), Lakehouse.at(landed("warm-up")))
     try:
         for round_ in range(args.rounds):
             lakehouse = landed(f"hourly-{round_}")
             t = time.perf_counter()
             for hour in hours:
-                jobs.run_hour(spark, hour, str(inventory_path), lakehouse)
+                jobs.run_hour(spark, hour, str(inventory_path), Lakehouse.at(lakehouse))
             hourly = time.perf_counter() - t
             lakehouse = landed(f"window-{round_}")
             t = time.perf_counter()
-            outcomes = jobs.run_window(spark, hours, str(inventory_path), lakehouse)
+            outcomes = jobs.run_window(spark, hours, str(inventory_path), Lakehouse.at(lakehouse))
             window = time.perf_counter() - t
             failed = [h.isoformat() for h, out in outcomes.items() if isinstance(out, Exception)]
             assert not failed, f"hours failed in the window: {failed}"

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth import jobs
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
@@ -120,14 +121,14 @@ def broken(spark, tmp_path_factory):
 
     mp = pytest.MonkeyPatch()
     mp.setattr(LocalTransport, "list_files", list_then_change)
-    lakehouse = tmp / "lakehouse"
+    lakehouse = Lakehouse.at(tmp / "lakehouse")
     inventory = load_inventory(tmp / "inventory.yaml")
     try:
-        landed = pull.pull_hour(inventory, HOUR, lakehouse)
+        landed = pull.pull_hour(inventory, HOUR, Lakehouse.at(lakehouse))
     finally:
         mp.undo()
-    out = jobs.run_hour(spark, HOUR, str(tmp / "inventory.yaml"), lakehouse)
-    read = lambda name: lake.read(spark, name, lakehouse, HOUR)  # noqa: E731
+    out = jobs.run_hour(spark, HOUR, str(tmp / "inventory.yaml"), Lakehouse.at(lakehouse))
+    read = lambda name: lake.read(spark, name, Lakehouse.at(lakehouse), HOUR)  # noqa: E731
     return {"landed": landed, "out": out, "read": read, "lakehouse": lakehouse,
             "controller_lines": recoverable_lines(truncated)}
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth import jobs
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
@@ -60,15 +61,15 @@ def test_a_big_live_server_log_goes_through_bronze_and_silver_beside_its_neighbo
     (tmp_path / "fleet" / "c" / "k2" / "kafka").mkdir(parents=True)
     (tmp_path / "fleet" / "c" / "k2" / "kafka" / "server.log").write_bytes(b"[2026-11-20 10:30:00,000" + BODY)
     (tmp_path / "inventory.yaml").write_text(INVENTORY)
-    lakehouse = str(tmp_path / "lake")
+    lakehouse = Lakehouse.at(tmp_path / "lake")
 
-    pull_hour(load_inventory(tmp_path / "inventory.yaml"), HOUR, lakehouse)
-    count, report = jobs.run_bronze(spark, HOUR, lakehouse)
+    pull_hour(load_inventory(tmp_path / "inventory.yaml"), HOUR, Lakehouse.at(lakehouse))
+    count, report = jobs.run_bronze(spark, HOUR, Lakehouse.at(lakehouse))
     assert passed(report) and count == lines + 1
-    files = {r.host: (r.status, r.records, r.reason) for r in lake.read(spark, "bronze.files", lakehouse).collect()}
+    files = {r.host: (r.status, r.records, r.reason) for r in lake.read(spark, "bronze.files", Lakehouse.at(lakehouse)).collect()}
     assert files == {"k1": ("read", lines, None), "k2": ("read", 1, None)}
 
-    recon, report = jobs.run_silver(spark, HOUR, str(tmp_path / "inventory.yaml"), lakehouse)
+    recon, report = jobs.run_silver(spark, HOUR, str(tmp_path / "inventory.yaml"), Lakehouse.at(lakehouse))
     assert passed(report)
     kafka = {r["host"]: r for r in recon if r["source"] == "kafka"}
     assert kafka["k1"]["bronze_records"] == lines and kafka["k2"]["bronze_records"] == 1

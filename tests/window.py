@@ -8,6 +8,7 @@ from functools import reduce
 
 from pyspark.sql import DataFrame
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth import jobs
 from fleethealth.bronze import tables as bronze
 from fleethealth.gold import thresholds
@@ -22,8 +23,8 @@ def run_window(spark, inventory, hours, lakehouse) -> dict:
     "findings": [row dicts], "health": [row dicts]} of the hours (frames materialized)."""
     per_hour, files = [], []
     for hour in hours:
-        landed = pull.pull_hour(inventory, hour, lakehouse)
-        records = bronze.records(spark, landed, landing.landing_hour_dir(hour, lakehouse), hour)
+        landed = pull.pull_hour(inventory, hour, Lakehouse.at(lakehouse))
+        records = bronze.records(spark, landed, lakehouse.landing(hour), hour)
         per_hour.append(records)
         files.append(bronze.files(spark, landed, records, hour))
     records = frames.materialize(reduce(DataFrame.unionByName, per_hour))

@@ -34,6 +34,7 @@ from fleethealth.gold.facts import registry as fact_tables
 from fleethealth.lake import locks
 from fleethealth.lake import staged as lake_staged
 from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.pull import landing
 from fleethealth.quality.gate import GateReport, audit, gate, publish
 from fleethealth.quality.suites import QualityGateError
@@ -49,11 +50,11 @@ DETECTOR_KINDS = frozenset(DETECTORS)
 
 # ------------------------------------------------------------------------------------ the layers
 @locks.holding_hour("bronze job")
-def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> tuple[int, GateReport]:
+def run_bronze(spark: SparkSession, hour: datetime, lakehouse: Lakehouse) -> tuple[int, GateReport]:
     """Landing files of `hour` -> bronze.records and bronze.files, gated. Returns the record count
     and the gate's report."""
     landed = landing.read_manifests(hour, lakehouse)
-    read = bronze.read(spark, landed, landing.landing_hour_dir(hour, lakehouse), hour)
+    read = bronze.read(spark, landed, lakehouse.landing(hour), hour)
     staged = {}
     try:
         with small_input(spark, landed):
@@ -71,14 +72,14 @@ def run_bronze(spark: SparkSession, hour: datetime, lakehouse=None) -> tuple[int
 
 
 @locks.holding_hour("silver job")
-def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None
+def run_silver(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse: Lakehouse
                ) -> tuple[list[dict], GateReport]:
     """Published bronze.records of `hour` -> silver tables, quarantine and reconciliation, gated.
     Returns the reconciliation rows and the gate's report."""
     return _settled(silver_window(spark, [hour], inventory_path, lakehouse)[hour])
 
 
-def silver_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse=None) -> dict:
+def silver_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse: Lakehouse) -> dict:
     """Published bronze.records of `hours` -> their silver tables computed at once (one plan per
     table: silver keeps each row's hour), each hour audited on its own, then the hours that passed
     published together. Per hour: (reconciliation rows, gate report), or the QualityGateError of its
@@ -127,7 +128,7 @@ def of_hours(tables: dict, hours) -> dict:
             for name, df in tables.items()}
 
 
-def _publish_passed(tables: dict, passed: list[datetime], out: dict, lakehouse=None, staged=None) -> None:
+def _publish_passed(tables: dict, passed: list[datetime], out: dict, lakehouse: Lakehouse, staged=None) -> None:
     """Publish the rows of the hours of a window (`tables`) that passed their audit, at once
     (`staged`: see quality.gate.publish)."""
     if passed:
@@ -143,7 +144,7 @@ def _settled(outcome):
     return outcome
 
 
-def bronze_files(spark: SparkSession, hour, lakehouse=None) -> DataFrame:
+def bronze_files(spark: SparkSession, hour, lakehouse: Lakehouse) -> DataFrame:
     """The published bronze.files of `hour` (or hours; empty for a lakehouse written before it existed)."""
     return lake.read_or_empty(spark, "bronze.files", bronze.FILES_SCHEMA, lakehouse, hour)
 
@@ -179,7 +180,7 @@ def facts_of(hours, hosts: DataFrame, silver_tables: dict, lookback_minutes: int
 LOOKBACK_INPUTS = {"kafka_events": "kafka_events", "zk_events": "zk_events", "jmx": "jmx_samples"}
 
 
-def read_lookback(spark: SparkSession, first: datetime, minutes: int, lakehouse=None) -> dict:
+def read_lookback(spark: SparkSession, first: datetime, minutes: int, lakehouse: Lakehouse) -> dict:
     """The published silver rows of the last `minutes` of the hour before `first` that a look-back reads
     (LOOKBACK_INPUTS; none when that hour is not published): a bounded read, whatever the history."""
     before = first - timedelta(hours=1)
@@ -217,7 +218,7 @@ def gold_tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
 
 
 @locks.holding_hour("gold job")
-def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,
+def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse: Lakehouse,
              thresholds_path: str | None = None) -> tuple[int, GateReport]:
     """Published silver of `hour` -> gold facts and findings, and gold.incidents and
     gold.incident_history rebuilt from the published findings and host-hours of the other hours plus
@@ -225,7 +226,7 @@ def run_gold(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse
     return _settled(gold_window(spark, [hour], inventory_path, lakehouse, thresholds_path)[hour])
 
 
-def gold_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse=None,
+def gold_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse: Lakehouse,
                 thresholds_path: str | None = None) -> dict:
     """Published silver of `hours` -> their gold tables computed at once (one plan per table), each
     hour in time order audited with the incident lifecycle rebuilt from the findings and host-hours as
@@ -290,14 +291,14 @@ def hour_incidents(incidents: DataFrame, findings: DataFrame) -> list[dict]:
         gold_incidents.severity_rank().desc(), "first_seen", *gold_incidents.KEY).collect()]
 
 
-def run_hour(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse=None,
+def run_hour(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse: Lakehouse,
              thresholds_path: str | None = None, echo=None) -> dict:
     """Bronze, silver and gold of one (already pulled) hour, each gated: the DAG's three Spark steps
     in one session. `echo(text)` receives each gate's summary. Raises QualityGateError."""
     return _settled(run_window(spark, [hour], inventory_path, lakehouse, thresholds_path, echo)[hour])
 
 
-def run_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse=None,
+def run_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse: Lakehouse,
                thresholds_path: str | None = None, echo=None) -> dict:
     """Bronze, silver and gold of (already pulled) hours, each hour gated per layer as the DAG gates
     it: bronze hour by hour, then silver and gold each computed once for the hours that passed the

@@ -19,6 +19,7 @@ from fleethealth.fleet.inventory import load_inventory
 from fleethealth.gold.detectors.base import process_entity
 from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.quality import suites as quality
 from fleethealth.runtime import config, interrupt
 from fleethealth.runtime.frames import local_frame, materialize_all, run_all
@@ -49,9 +50,9 @@ class GateReport:
         return text
 
 
-def data_docs_dir(lakehouse=None) -> Path | None:
+def data_docs_dir(lakehouse: Lakehouse) -> Path | None:
     """Where Data Docs go, or None when FLEETHEALTH_DATA_DOCS=0 (validation still runs)."""
-    return lake.quality_dir(lakehouse) if config.data_docs_enabled() else None
+    return lakehouse.data_docs if config.data_docs_enabled() else None
 
 
 def audits(spark: SparkSession, layer: str, tables: dict, inventory_path: str | None) -> dict:
@@ -87,7 +88,7 @@ def completeness(hosts: DataFrame, health: DataFrame, findings: DataFrame) -> Da
 
 
 @locks.holding_hour("validate_{layer}")
-def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse=None,
+def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse: Lakehouse,
          inventory_path: str | None = None, staged: dict | None = None) -> GateReport:
     """The quality gate of `layer` for `hour` on the layer's computed tables (name -> materialized
     frame, or the frame of its files `staged`, see publish): validate them (and the layer's audits),
@@ -100,7 +101,7 @@ def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehous
 
 
 @locks.holding_hour("validate_{layer}")
-def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse=None,
+def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse: Lakehouse,
           inventory_path: str | None = None) -> GateReport:
     """The gate without its publishing: validate the hour's tables and the layer's audits; on a
     critical failure record the results, stage the tables for inspection and raise QualityGateError.
@@ -130,7 +131,7 @@ def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehou
     return report
 
 
-def record(reports: list[GateReport], lakehouse=None) -> None:
+def record(reports: list[GateReport], lakehouse: Lakehouse) -> None:
     """Write the results of gates (of one layer, one or several hours) into gold.quality_results, in
     one commit replacing those hours' results of the validated tables."""
     validated = ", ".join(f"'{name}'" for name in dict.fromkeys(n for r in reports for n in r.validated))
@@ -141,7 +142,7 @@ def record(reports: list[GateReport], lakehouse=None) -> None:
                     where=f"`table` IN ({validated})")
 
 
-def publish(tables: dict, hours: list[datetime], lakehouse=None, reports: list[GateReport] = (),
+def publish(tables: dict, hours: list[datetime], lakehouse: Lakehouse, reports: list[GateReport] = (),
             staged: dict | None = None) -> None:
     """Write validated tables (name -> frame holding rows of `hours` only) into the published ones:
     one commit per table replacing those hours (a table that is not hourly, whole); `reports` (the

@@ -26,7 +26,7 @@ class Setting:
 
 
 SETTINGS = {s.env: s for s in (
-    Setting("FLEETHEALTH_LAKEHOUSE", "lakehouse", "lakehouse root; relative to the working folder"),
+    Setting("FLEETHEALTH_LAKEHOUSE", str(PROJECT_ROOT / "lakehouse"), "the lakehouse folder (fleethealth.lake.catalog)"),
     Setting("FLEETHEALTH_TABLES", "", "where the Delta tables live, if not in the lakehouse folder: a folder, or a URI that Spark (Hadoop's file systems) and delta-rs both read, e.g. s3a://bucket/prefix; landing, locks, the report and Data Docs stay in the lakehouse folder"),
     Setting("FLEETHEALTH_INVENTORY", str(PROJECT_ROOT / "inventory.yaml"), "the fleet inventory YAML the DAG reads"),
     Setting("FLEETHEALTH_JARS", str(PROJECT_ROOT / "jars"), "JVM jars resolved by Maven at set-up (pom.xml)"),
@@ -44,6 +44,7 @@ SETTINGS = {s.env: s for s in (
     Setting("FLEETHEALTH_PULL_TIMEOUT_S", "900", "a host's pull (a try of the DAG's task, `pull`, `run`) stops after this many seconds"),
 )}
 ENV_LAKEHOUSE = "FLEETHEALTH_LAKEHOUSE"
+ENV_TABLES = "FLEETHEALTH_TABLES"
 ENV_INVENTORY = "FLEETHEALTH_INVENTORY"
 ENV_JARS = "FLEETHEALTH_JARS"
 ENV_THRESHOLDS = "FLEETHEALTH_THRESHOLDS"
@@ -102,21 +103,6 @@ def pull_retry_delay_s() -> float:
 
 def pull_timeout_s() -> float:
     return float(setting("FLEETHEALTH_PULL_TIMEOUT_S"))
-
-
-def lakehouse_dir(explicit: str | os.PathLike | None = None) -> Path:
-    """The lakehouse root: explicit argument, else $FLEETHEALTH_LAKEHOUSE, else ./lakehouse."""
-    value = explicit or setting(ENV_LAKEHOUSE)
-    return Path(value).expanduser().resolve()
-
-
-def tables_root(lakehouse: str | os.PathLike | None = None) -> str:
-    """Where the Delta tables live: $FLEETHEALTH_TABLES (a folder or a URI such as s3a://bucket/prefix),
-    else the lakehouse folder."""
-    value = setting("FLEETHEALTH_TABLES")
-    if not value:
-        return str(lakehouse_dir(lakehouse))
-    return value.rstrip("/") if is_uri(value) else str(Path(value).expanduser().resolve())
 
 
 def is_uri(location: str) -> bool:
