@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(a: argparse.Namespace, work: Path) -> int:
     from pyspark.sql import functions as F
 
-    from fleethealth import jobs
+    from fleethealth.pipeline import window as pipeline
     from fleethealth.fleet.inventory import load_inventory
     from fleethealth.pull.hour import pull_hour
     from fleethealth.runtime.session import build_session
@@ -115,11 +115,11 @@ def _run(a: argparse.Namespace, work: Path) -> int:
             t0, c0 = time.perf_counter(), _cpu_seconds(jvm_pid)
             spark.read.text(paths).agg(F.sum(F.length("value"))).collect()
             t["scan"], t["scan_cpu"] = time.perf_counter() - t0, _cpu_seconds(jvm_pid) - c0
-            for layer, run in (("bronze", lambda: jobs.run_bronze(spark, hour, Lakehouse.at(lakehouse))),
-                               ("silver", lambda: jobs.run_silver(spark, hour, str(inv), Lakehouse.at(lakehouse))),
-                               ("gold", lambda: jobs.run_gold(spark, hour, str(inv), Lakehouse.at(lakehouse)))):
+            for layer in ("bronze", "silver", "gold"):
                 t0 = time.perf_counter()
-                run()
+                out = pipeline.run_window(spark, [hour], str(inv), Lakehouse.at(lakehouse), layers=[layer])[hour]
+                if isinstance(out, pipeline.LayerFailed):
+                    raise out.cause
                 t[layer] = time.perf_counter() - t0
             t["cpu"] = _cpu_seconds(jvm_pid) - cpu0 - t.pop("scan_cpu")
             rows.append((size, hour, nbytes, t))

@@ -11,7 +11,7 @@ Steps: simulate the `healthy` cluster, pull the hour(s) into a scratch lakehouse
   spark-scan  spark.read.text(paths) + sum(length(value)), collected        (Spark's floor)
   bronze      fleethealth.bronze.tables.records(...) where source = 'kafka'         noop write
   silver      materialized bronze -> log4j.assemble -> parse_records -> with_events, noop write
-              (as jobs.run_silver runs it: from the bronze hour computed once, `frames.materialize`)
+              (as silver.job.window runs it: from the bronze hour computed once, `frames.materialize`)
   python      one process, per line: log4j.KAFKA.header with `re`           (alternative 1)
   duckdb      DuckDB (every core): each line through regexp_extract of the same header regex into
               its named groups, every field summed                          (alternative 2)

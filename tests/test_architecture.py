@@ -23,11 +23,9 @@ MAY_IMPORT_SIMULATE = ("fleethealth.cli.", "fleethealth.setup.", "fleethealth.si
 # the packages from the ground floor up (the tree lists them so): each imports only packages listed
 # before it, a sub-package counting as part of its package (tests below). The ground floor, runtime,
 # holds the vocabulary every floor shares (settings, severities, printable text).
-ORDER = ("runtime", "lake", "fleet", "pull", "pull/transports", "bronze", "silver", "silver/parsers", "silver/rules",
-         "gold", "gold/facts", "gold/detectors", "quality", "pipeline", "report", "report/html", "notify",
+ORDER = ("runtime", "lake", "fleet", "quality", "pull", "pull/transports", "bronze", "silver", "silver/parsers",
+         "silver/rules", "gold", "gold/facts", "gold/detectors", "report", "report/html", "notify", "pipeline",
          "simulate", "cli", "setup")
-# modules of the library's root, by the floor they stand on: jobs.py runs the layers' jobs and gates
-ROOT_MODULES = {"jobs": "quality"}
 # imports of a package above it, each with why it cannot go (none today)
 UPWARD_ALLOWED: dict[tuple[str, str], str] = {}
 # the line before the tree's block in README.md and docs/architecture.md (README's marker of a drawing)
@@ -118,7 +116,7 @@ def test_relative_and_function_level_imports_are_read(tmp_path):
 
 def package_of(module: str) -> str:
     """The package a module belongs to for layering: its top-level package (fleethealth.gold.facts.core ->
-    gold), a root module its own name (fleethealth.jobs -> jobs)."""
+    gold), a module at the root its own name."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "fleethealth"
 
@@ -135,11 +133,8 @@ def package_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
 
 
 def floors() -> list[str]:
-    """The packages from the ground floor up, the root modules on the floor named in ROOT_MODULES."""
-    out = list(dict.fromkeys(p.split("/")[0] for p in ORDER))
-    for module, above in ROOT_MODULES.items():
-        out.insert(out.index(above) + 1, module)
-    return out
+    """The packages from the ground floor up."""
+    return list(dict.fromkeys(p.split("/")[0] for p in ORDER))
 
 
 def upward(edges: dict[str, set[str]], order: list[str]) -> list[str]:
@@ -156,7 +151,11 @@ def test_no_cycle_between_packages():
 def test_a_package_imports_only_packages_below_it():
     found = upward(package_graph(graph()), floors())
     assert [x for x in found if tuple(x.split(" -> ")) not in UPWARD_ALLOWED] == []
-    assert set(floors()) == set(package_graph(graph())) | set(floors())  # every package has a floor
+
+
+def test_the_library_is_its_packages():
+    """No module beside the packages at the library's root: each belongs to a floor."""
+    assert sorted(p.name for p in LIBRARY.glob("*.py")) == ["__init__.py"]
 
 
 def test_an_upward_import_and_a_cycle_between_packages_are_found():
@@ -235,7 +234,6 @@ def tree() -> str:
         depth = package.count("/")
         name = package.rsplit("/", 1)[-1] + "/"
         lines.append(f"{'  ' * (depth + 1)}{name:<{16 - 2 * depth}}{summary(package)}")
-    lines.append(f"  {'jobs.py':<16}{summary('jobs.py')}")
     return "\n".join(lines)
 
 

@@ -27,7 +27,7 @@ import yaml
 from realservers import Sshd, ZooKeeper, free_port
 
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth import jobs
+from fleethealth.pipeline import window as pipeline
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.lake.hours import floor_hour
@@ -93,7 +93,7 @@ def runs(tmp_path_factory, spark):
             pull.pull_host(load_inventory(inventory).host("kafka-9"), "UTC", hour, Lakehouse.at(lakehouse))
         finally:
             del os.environ["AIRFLOW_CONN_FLEET_DEAD"]
-        jobs.run_hour(spark, hour, str(inventory), Lakehouse.at(lakehouse))
+        pipeline.run_hour(spark, hour, str(inventory), Lakehouse.at(lakehouse))
         yield {"hour": hour, "lakehouse": Lakehouse.at(lakehouse), "log": log, "rc": proc.returncode,
                "landed_first": landed_first, "incidents_first": incidents_first}
     finally:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth import jobs
+from fleethealth.pipeline import window as pipeline
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
@@ -58,7 +58,7 @@ def tables(spark, root: Path) -> dict[str, list[tuple]]:
 def run_in_process(spark, fleet: dict, root: Path) -> None:
     """The hour as `fleethealth run` does it, in this test's Spark session."""
     pull.pull_hour(fleet["inventory"], HOUR, Lakehouse.at(str(root)))
-    jobs.run_hour(spark, HOUR, fleet["inventory_path"], Lakehouse.at(str(root)))
+    pipeline.run_hour(spark, HOUR, fleet["inventory_path"], Lakehouse.at(str(root)))
     spark.catalog.clearCache()
 
 

@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth import jobs
+from fleethealth.gold import job as gold_job
+from fleethealth.gold.detectors import DETECTORS
+from fleethealth.pipeline import window as pipeline
+from fleethealth.silver import job as silver_job
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
@@ -28,7 +31,7 @@ H11 = H10 + timedelta(hours=1)
 
 def run_hour(spark, inventory_path, hour, lakehouse):
     pull.pull_hour(load_inventory(inventory_path), hour, Lakehouse.at(lakehouse))
-    return jobs.run_hour(spark, hour, str(inventory_path), Lakehouse.at(lakehouse))["reconciliation"]
+    return pipeline.run_hour(spark, hour, str(inventory_path), Lakehouse.at(lakehouse))["reconciliation"]
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +46,7 @@ def fleet(spark, tmp_path_factory):
     for hour in (H10, H11):
         pull.pull_hour(load_inventory(inventory), hour, Lakehouse.at(lakehouse))
     # both hours as `fleethealth run` does them: silver and gold each computed once for the window
-    outcomes = jobs.run_window(spark, [H10, H11], str(inventory), Lakehouse.at(lakehouse))
+    outcomes = pipeline.run_window(spark, [H10, H11], str(inventory), Lakehouse.at(lakehouse))
     return {"root": root, "inventory": inventory, "lakehouse": lakehouse, "recon": outcomes[H10]["reconciliation"],
             "expected": json.loads((root / "expected_incidents.json").read_text())}
 
@@ -77,7 +80,7 @@ def test_post_mortem_3_incidents_and_none_on_healthy(spark, fleet):
         *{("pm3-dead-cleaner", "known_bug_exposure", f"broker-{b}") for b in (1, 2, 3)},
     }
     for exp in fleet["expected"]:
-        if exp["kind"] not in jobs.DETECTOR_KINDS or datetime.fromisoformat(exp["first_seen"]) >= H11:
+        if exp["kind"] not in DETECTORS or datetime.fromisoformat(exp["first_seen"]) >= H11:
             continue
         got = next(i for i in found if (i["kind"], i["entity"]) == (exp["kind"], exp["entity"]))
         expected = datetime.fromisoformat(exp["first_seen"]).replace(tzinfo=None)
@@ -149,7 +152,7 @@ def test_clean_hour_published_with_results_and_data_docs(spark, fleet):
     results = lake.read(spark, "gold.quality_results", Lakehouse.at(lh), H10)
     tables = {r.table for r in results.select("table").distinct().collect()}
     assert tables == {*lake.layer_tables("bronze"), *lake.layer_tables("silver"), *lake.layer_tables("gold"),
-                      gate.COMPLETENESS}
+                      gold_job.COMPLETENESS}
     failed = results.where("NOT success AND critical").collect()
     assert failed == []
     assert not Path(Lakehouse.at(lh).staging(H10)).exists()   # published, staging dropped
@@ -180,6 +183,16 @@ def layer_frames(spark, lakehouse, layer, hour, **corrupt):
     return materialize_all(frames)
 
 
+def audits(spark, fleet, layer, frames) -> dict | None:
+    """The audits the layer's job gives its gate (gold's completeness)."""
+    if layer != "gold":
+        return None
+    from fleethealth.fleet.inventory import load_inventory
+    from fleethealth.silver import tables as silver
+
+    return gold_job.audits(silver.hosts_frame(spark, load_inventory(fleet["inventory"])), frames)
+
+
 def assert_gate_fails(spark, fleet, layer, expectation, offending, hour=H10, frames=None, **corrupt):
     """The gate of `layer` fails on the corrupted hour naming `expectation` and an `offending` row;
     nothing is published; the rejected tables are staged; gold.quality_results records the failure.
@@ -190,7 +203,7 @@ def assert_gate_fails(spark, fleet, layer, expectation, offending, hour=H10, fra
     frames = frames or layer_frames(spark, lh, layer, hour, **corrupt)
     before = published_versions(spark, lh)
     with pytest.raises(QualityGateError) as err:
-        gate.gate(spark, layer, hour, frames, Lakehouse.at(lh), str(fleet["inventory"]))
+        gate.gate(spark, layer, hour, frames, Lakehouse.at(lh), audits(spark, fleet, layer, frames))
     text = str(err.value)
     assert expectation in text and offending in text, text
     assert [f.expectation for f in err.value.failures] == [expectation]
@@ -243,9 +256,9 @@ def test_bronze_rows_lost_fail_reconciliation_in_validate_silver(spark, fleet):
     lh = fleet["lakehouse"]
     frames = layer_frames(spark, lh, "silver", H10, **{
         "silver.kafka_events": lambda df: df.where("NOT (host = 'pm3-dead-cleaner-kafka-2' AND line_number <= 5)")})
-    records = lake.read(spark, "bronze.records", Lakehouse.at(lh), H10)   # reconciled as run_silver does
+    records = lake.read(spark, "bronze.records", Lakehouse.at(lh), H10)   # reconciled as the silver job does
     frames["silver.reconciliation"] = materialize(
-        jobs.reconciliation(records, frames, jobs.bronze_files(spark, H10, Lakehouse.at(lh))))
+        silver_job.reconciliation(records, frames, silver_job.bronze_files(spark, H10, Lakehouse.at(lh))))
     lost = [r for r in frames["silver.reconciliation"].collect() if r.unaccounted]
     assert [(r.host, r.source) for r in lost] == [("pm3-dead-cleaner-kafka-2", "kafka")]
     assert lost[0].unaccounted >= 5
@@ -314,8 +327,9 @@ def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet
     assert [(r.table, r.expectation) for r in failed] == [("silver.kafka_events", expectation)]
     # the DAG's silver step of that hour alone (its bronze, with the line, is published): a window of
     # one hour that fails its gate raises the gate's error, nothing else
-    with pytest.raises(QualityGateError, match="silver.kafka_events"):
-        jobs.run_silver(spark, H10, str(fleet["inventory"]), Lakehouse.at(lh))
+    out = pipeline.run_window(spark, [H10], str(fleet["inventory"]), Lakehouse.at(lh), layers=["silver"])[H10]
+    assert isinstance(out, pipeline.LayerFailed) and out.layer == "silver"
+    assert isinstance(out.cause, QualityGateError) and "silver.kafka_events" in str(out.cause)
 
 
 def hours_committed(lakehouse, name, after: int) -> set:

@@ -14,7 +14,6 @@ from fleethealth.lake.catalog import Lakehouse
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import locks
 from fleethealth.pull import hour as pull
-from fleethealth.pull import landing
 
 HOUR = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 

@@ -15,7 +15,7 @@ import pytest
 from realservers import Alertmanager, Receiver, Smtpd
 
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth import jobs
+from fleethealth.pipeline import window as pipeline
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.notify import notify
@@ -33,7 +33,7 @@ GONE = {("healthy", "host_silent", "broker-2"), ("healthy", "data_missing", "hea
 def run(spark, inventory, lakehouse, *hours):
     for hour in hours:
         pull.pull_hour(load_inventory(inventory), hour, Lakehouse.at(lakehouse))
-    out = jobs.run_window(spark, list(hours), str(inventory), Lakehouse.at(lakehouse))
+    out = pipeline.run_window(spark, list(hours), str(inventory), Lakehouse.at(lakehouse))
     assert not [o for o in out.values() if isinstance(o, BaseException)], out
 
 

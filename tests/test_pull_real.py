@@ -20,7 +20,6 @@ from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake.hours import floor_hour
 from fleethealth.pull import host as host_pull
 from fleethealth.pull import hour as pull
-from fleethealth.pull import landing
 from fleethealth.pull.hour import pull_host
 from fleethealth.pull.landing import PullError, read_manifests
 from fleethealth.silver import tables as silver

@@ -20,7 +20,6 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake import maintenance  # noqa: E402
-from fleethealth.lake import tables as lake  # noqa: E402
 from fleethealth.quality import docs  # noqa: E402
 from fleethealth.quality import suites as quality  # noqa: E402
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth import jobs
+from fleethealth.gold import job as gold_job
+from fleethealth.pipeline import window as pipeline
 from fleethealth.cli import demo
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.gold import thresholds
@@ -49,7 +50,7 @@ def window(spark, tmp_path_factory):
     for hour in hours:
         pull.pull_hour(inv, hour, Lakehouse.at(lakehouse))
     # as `fleethealth run` does a backfill: silver and gold each computed once for the window
-    outcomes = jobs.run_window(spark, hours, str(inventory), Lakehouse.at(lakehouse))
+    outcomes = pipeline.run_window(spark, hours, str(inventory), Lakehouse.at(lakehouse))
     assert [h for h, out in outcomes.items() if isinstance(out, Exception)] == [], outcomes
     found = [r.asDict() for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()]
     expected = json.loads((root / "expected_incidents.json").read_text())
@@ -94,19 +95,19 @@ def test_recall_and_false_positives(window):
 
 
 def test_an_hour_alone_gives_the_gold_the_window_published(spark, window):
-    """The window's gold was computed in one plan (jobs.run_window); the middle hour computed alone
+    """The window's gold was computed in one plan (pipeline.run_window); the middle hour computed alone
     from its published silver (and the end of the hour before, its look-back) gives exactly the rows
     published for it: every fact and detector keeps the hour in its keys and windows (one that did
     not would merge the hours, or carry one hour's state into the next). The hour alone reads the whole of silver.kafka_events, the window the rows
     and columns gold reads (gold.facts.core.kafka_events_read): leaving the others out changes nothing."""
     lakehouse, hour = window["lakehouse"], window["hours"][1]
-    silver_hour = {name: lake.read(spark, f"silver.{name}", Lakehouse.at(lakehouse), hour) for name in jobs.GOLD_INPUTS}
+    silver_hour = {name: lake.read(spark, f"silver.{name}", Lakehouse.at(lakehouse), hour) for name in gold_job.INPUTS}
     minutes = thresholds.load()["incidents.lookback_minutes"]
-    facts = jobs.facts_of(hour, silver.hosts_frame(spark, window["inventory"]), silver_hour, minutes,
-                          jobs.read_lookback(spark, hour, minutes, Lakehouse.at(lakehouse)))
+    facts = gold_job.facts_of(hour, silver.hosts_frame(spark, window["inventory"]), silver_hour, minutes,
+                          gold_job.read_lookback(spark, hour, minutes, Lakehouse.at(lakehouse)))
     try:
-        computed = jobs.gold_tables(facts, thresholds.load())
-        assert sorted(computed) == sorted(n for n in lake.layer_tables("gold") if n not in jobs.LIFECYCLE_TABLES)
+        computed = gold_job.gold_tables(facts, thresholds.load())
+        assert sorted(computed) == sorted(n for n in lake.layer_tables("gold") if n not in gold_job.LIFECYCLE_TABLES)
         for name, df in computed.items():
             published = lake.read(spark, name, Lakehouse.at(lakehouse), hour)
             assert df.columns == published.columns, name
@@ -119,7 +120,7 @@ def test_an_hour_alone_gives_the_gold_the_window_published(spark, window):
 
 def test_gold_reads_no_kafka_event_type_it_leaves_out():
     """The event types gold does not read (left out of its input) are named by no fact or detector."""
-    gold = Path(jobs.__file__).parent / "gold"
+    gold = Path(gold_job.__file__).parent
     for path in sorted(gold.rglob("*.py")):
         if path.name != "core.py" or path.parent.name != "facts":
             text = path.read_text()

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth import jobs
+from fleethealth.pipeline import window as pipeline
 from fleethealth.cli import demo
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.gold.detectors import DETECTORS
@@ -63,7 +63,7 @@ def runs(spark, tmp_path_factory):
     inv = load_inventory(inventory)
     for hour in (START, START + timedelta(hours=1)):     # as the DAG runs them: one hour at a time
         pull.pull_hour(inv, hour, Lakehouse.at(lakehouse))
-        jobs.run_hour(spark, hour, str(inventory), Lakehouse.at(lakehouse))
+        pipeline.run_hour(spark, hour, str(inventory), Lakehouse.at(lakehouse))
     return {"found": [r.asDict() for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()],
             "expected": json.loads((root / "shifted" / "expected_incidents.json").read_text()),
             "unshifted": json.loads((unshifted.parent / "expected_incidents.json").read_text())}

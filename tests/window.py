@@ -1,7 +1,7 @@
 """A window of hours through bronze, silver and gold in one pass, without the Delta round trips and
 gates (test_jobs, test_scenarios and the end-to-end DAG test cover those): each hour is pulled into
 landing, bronze, silver and gold are built for all hours at once with the jobs' functions (rows keep
-their hour; `jobs.gold_tables` over a window gives what each hour gives alone)."""
+their hour; `gold.job.gold_tables` over a window gives what each hour gives alone)."""
 from __future__ import annotations
 
 from functools import reduce
@@ -9,11 +9,10 @@ from functools import reduce
 from pyspark.sql import DataFrame
 
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth import jobs
+from fleethealth.gold import job as gold_job
 from fleethealth.bronze import tables as bronze
 from fleethealth.gold import thresholds
 from fleethealth.pull import hour as pull
-from fleethealth.pull import landing
 from fleethealth.runtime import frames
 from fleethealth.silver import tables as silver
 
@@ -31,11 +30,11 @@ def run_window(spark, inventory, hours, lakehouse) -> dict:
     files = frames.materialize(reduce(DataFrame.unionByName, files))
     tables = frames.materialize_all(silver.build(spark, records, inventory, files))
     recon = frames.materialize(silver.reconciliation(records, tables, tables["silver.quarantine"], files))
-    window_silver = {name: tables[f"silver.{name}"] for name in jobs.GOLD_INPUTS if name != "reconciliation"}
+    window_silver = {name: tables[f"silver.{name}"] for name in gold_job.INPUTS if name != "reconciliation"}
     window_silver["reconciliation"] = recon
     hosts = silver.hosts_frame(spark, inventory)
     limits = thresholds.load()
-    out = jobs.gold_tables(jobs.facts_of(hours, hosts, window_silver, limits["incidents.lookback_minutes"]), limits)
+    out = gold_job.gold_tables(gold_job.facts_of(hours, hosts, window_silver, limits["incidents.lookback_minutes"]), limits)
     findings = [r.asDict() for r in out["gold.incident_findings"].collect()]
     health = [r.asDict() for r in out["gold.broker_health_hourly"].collect()]
     return {

@@ -79,7 +79,7 @@ def cmd_run(args) -> int:
     """Pull, then bronze, silver and gold, each computed, validated hour by hour by its gate and
     published (the DAG's steps in one Spark session). Consecutive hours are processed as windows
     (silver and gold computed once per window and the hours that passed published together,
-    jobs.run_window), each window holding its hours' locks from pull to publish. A failed critical expectation fails that hour (its layer and everything above
+    pipeline.window), each window holding its hours' locks from pull to publish. A failed critical expectation fails that hour (its layer and everything above
     it unpublished) and the command exits 1 naming the expectation. Ctrl-C or SIGTERM cancels the
     Spark jobs, publishes nothing more (a layer being published is finished: runtime.interrupt),
     prints one line naming the hours not published and exits 130 or 143."""
@@ -183,14 +183,14 @@ def _window_full(window: list) -> bool:
 
 
 def _run_window(spark, window: list, args, failed: list, published: list) -> None:
-    """jobs.run_window over the pulled hours of `window` ([(hour, landed files)]), reported hour by hour;
-    `failed` and `published` receive its hours."""
-    from fleethealth import jobs
+    """pipeline.window.run_window over the pulled hours of `window` ([(hour, landed files)]), reported
+    hour by hour; `failed` and `published` receive its hours."""
+    from fleethealth.pipeline import window as pipeline
     from fleethealth.quality.suites import QualityGateError
     from fleethealth.report import text as report
 
     t0 = time.monotonic()
-    outcomes = jobs.run_window(spark, [hour for hour, _ in window], args.inventory, args.lakehouse,
+    outcomes = pipeline.run_window(spark, [hour for hour, _ in window], args.inventory, args.lakehouse,
                                args.thresholds, echo=print)
     took = f"{time.monotonic() - t0:.1f} s" + (f" for {len(window)} hours" if len(window) > 1 else "")
     for hour, landed in window:
@@ -198,7 +198,7 @@ def _run_window(spark, window: list, args, failed: list, published: list) -> Non
         if isinstance(out, BaseException):
             if hour not in failed:
                 failed.append(hour)
-            if isinstance(out, QualityGateError):
+            if isinstance(out.cause, QualityGateError):
                 print(f"{hour.isoformat()}: FAILED quality gate, nothing of the layer published:\n{out}",
                       file=sys.stderr)
             else:

@@ -11,10 +11,7 @@ from typing import Any
 import yaml
 
 from fleethealth.runtime import config
-
-
-# incident severities, most severe first (each kind's `<kind>.severity` is one of them)
-SEVERITY_RANK = {"critical": 4, "major": 3, "minor": 2, "info": 1}
+from fleethealth.runtime.vocabulary import SEVERITY_RANK  # noqa: F401 - the kinds' severities, as thresholds name them
 
 
 class ThresholdError(ValueError):

@@ -1,6 +1,6 @@
-"""Pipeline: an hour's layers run in one Spark application, as spark-submit starts them.
+"""Pipeline: the one driver of the layers — a window of hours through bronze, silver and gold, gated.
 
-In: the arguments of a spark-submit entry point (spark/). Out: one Spark session running the chosen
-layers' jobs of an hour in order, each gated, exit status 1 at the first gate that failed (`submit`).
-Owns no table.
+In: pulled hours, the lakehouse (lake.catalog) and the inventory. Out: each hour's layers run in order
+in one Spark session by one error policy (`window`: the DAG's Spark step, `fleethealth run` and
+`backfill`), and the spark-submit entry points' arguments and body (`submit`). Owns no table.
 """

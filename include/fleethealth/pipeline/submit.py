@@ -35,31 +35,42 @@ def lakehouse_of(p: argparse.ArgumentParser, args: argparse.Namespace) -> Lakeho
         p.error(str(exc))
 
 
-def run_steps(args: argparse.Namespace, lakehouse: Lakehouse, steps: list) -> int:
-    """The body of a spark-submit entry point: each (layer, run) in turn in one Spark session;
-    `run(spark)` computes and gates the layer's hour and returns (text to print, the gate's report).
-    Exit status 1 at the first gate that failed (that layer not published, the layers after it not
-    run; the message names the failed expectations)."""
+def run_hour(args: argparse.Namespace, lakehouse: Lakehouse, layers: list[str]) -> int:
+    """The body of spark/layers.py: `layers` of the hour `args.hour` in one Spark session, through the
+    one driver (pipeline.window). Exit status 1 when a gate failed (that layer not published, the
+    layers after it not run; the message names the failed expectations)."""
+    from fleethealth.pipeline import window
     from fleethealth.quality import gate
     from fleethealth.quality import suites as quality
+    from fleethealth.report import text as report
     from fleethealth.runtime.session import build_session
 
     quality.preload()  # overlaps the GX import with the JVM start
-    spark = build_session(f"fleethealth-{'-'.join(layer for layer, _ in steps)}", lakehouse.warehouse,
-                          tables=lakehouse.tables)
+    spark = build_session(f"fleethealth-{'-'.join(layers)}", lakehouse.warehouse, tables=lakehouse.tables)
     docs = gate.data_docs_dir(lakehouse)
+    started = [time.monotonic()]
+
+    def echo(summary: str) -> None:     # each gate's summary, with the time its layer took
+        print(f"{summary} ({time.monotonic() - started[0]:.1f} s)", flush=True)
+        started[0] = time.monotonic()
+
+    hour = args.hour
     try:
-        for layer, run in steps:
-            started = time.monotonic()
-            try:
-                text, report = run(spark)
-            except quality.QualityGateError as exc:
-                print(f"validate_{layer} {args.hour.isoformat()}: nothing published (rejected tables staged in "
-                      f"{lakehouse.staging(args.hour, layer)})\n{exc}", file=sys.stderr)
-                return 1
-            print(text)
-            print(f"{report.summary()} ({time.monotonic() - started:.1f} s)", flush=True)
-        return 0
+        out = window.run_window(spark, [hour], args.inventory, lakehouse, args.thresholds, echo, layers)[hour]
+        done = out if isinstance(out, dict) else {}
+        if "bronze_records" in done:
+            print(f"bronze {hour.isoformat()}: {done['bronze_records']} records")
+        if "reconciliation" in done:
+            print(report.reconciliation_text(done["reconciliation"]))
+        if "incidents" in done:
+            print(report.hour_incidents_text(hour, done["incidents"]))
+        if not isinstance(out, window.LayerFailed):
+            return 0
+        if not isinstance(out.cause, quality.QualityGateError):
+            raise out.cause
+        print(f"validate_{out.layer} {hour.isoformat()}: nothing published (rejected tables staged in "
+              f"{lakehouse.staging(hour, out.layer)})\n{out.cause}", file=sys.stderr)
+        return 1
     finally:
         if docs:
             print(f"Data Docs: {docs / 'index.html'}")

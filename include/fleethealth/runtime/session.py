@@ -5,7 +5,7 @@ import os
 from contextlib import contextmanager
 
 from fleethealth.runtime import config, interrupt
-from fleethealth.runtime.spark_conf import is_local, library_zip, spark_conf
+from fleethealth.runtime.spark_conf import SMALL_HOUR_BYTES, SMALL_INPUT_CONF, is_local, library_zip, spark_conf
 
 
 def build_session(app_name: str, warehouse: str | os.PathLike | None = None, *, tables: str = "",
@@ -51,6 +51,13 @@ def settings(spark, conf: dict):
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+def small_input(spark, landed_bytes: int):
+    """The session set for a small input (spark_conf.SMALL_INPUT_CONF) for a block, if the files landed
+    for the hours it computes are that small; bronze and gold use it, silver's parse is faster
+    compiled even then."""
+    return settings(spark, SMALL_INPUT_CONF if landed_bytes < SMALL_HOUR_BYTES else {})
 
 
 # what the JVM prints on every start that says nothing to a user of the command line: Spark's

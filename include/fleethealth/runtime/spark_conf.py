@@ -17,7 +17,7 @@ from fleethealth.runtime import cds, config
 # For small inputs (a demo's hour, one file of `fleethealth parse`) a job is mostly the driver's fixed
 # work: Janino compiling the generated code of every operator costs more than interpreting it over a few
 # thousand rows, and adaptive execution re-plans more than it saves (a demo hour's gold 29 -> 19 s;
-# its silver, whose parse is heavier per row, is faster compiled: jobs.small_input).
+# its silver, whose parse is heavier per row, is faster compiled: runtime.session.small_input).
 SMALL_INPUT_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.shuffle.partitions": "1",
                     "spark.sql.adaptive.enabled": "false"}
 # a line of spark-defaults.conf (Java properties: `key value`, `key=value` or `key: value`)
