@@ -16,7 +16,7 @@ from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
 from fleethealth.notify import channels as delivery
 from fleethealth.notify import messages, outbox
-from fleethealth.notify.config import Channel
+from fleethealth.fleet.channels import Channel
 
 HISTORY = lake.table("gold.incident_history")
 
