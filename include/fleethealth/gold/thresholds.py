@@ -40,16 +40,17 @@ def _accepts(decl: dict[str, Any]) -> Any:
 
 
 @lru_cache(maxsize=1)
-def model() -> type[BaseModel]:
-    """Every threshold, by its name in thresholds.yaml (a field's alias: the names hold dots)."""
+def _model() -> type[BaseModel]:
+    """Every threshold, by its name in thresholds.yaml (a field's alias: the names hold dots); its
+    default is validated too."""
     return create_model("Thresholds", __base__=Schema, **{
-        name.replace(".", "__"): (_accepts(decl), Field(decl["value"], alias=name))
+        name.replace(".", "__"): (_accepts(decl), Field(decl["value"], alias=name, validate_default=True))
         for name, decl in declarations().items()})
 
 
 def _validate(doc: dict[str, Any], where: str) -> dict[str, Any]:
-    known = ", ".join(sorted(declarations()))
-    values, lines, *_ = check(model(), doc, unknown=f"unknown threshold (known: {known})", suggest=False)
+    known = ", ".join(sorted(field.alias for field in _model().model_fields.values()))
+    values, lines, *_ = check(_model(), doc, unknown=f"unknown threshold (known: {known})", suggest=False)
     if lines:
         raise ThresholdError("\n".join(f"{where}: {line}" for line in lines))
     return values.model_dump(by_alias=True)
@@ -57,7 +58,7 @@ def _validate(doc: dict[str, Any], where: str) -> dict[str, Any]:
 
 def load(override: str | Path | None = None) -> dict[str, Any]:
     """Defaults, overridden by `override` (or $FLEETHEALTH_THRESHOLDS); every value validated."""
-    values = _validate({name: d["value"] for name, d in declarations().items()}, "thresholds.yaml")
+    values = _validate({}, "thresholds.yaml")
     path = override or config.thresholds_path()
     if path:
         try:
@@ -66,5 +67,5 @@ def load(override: str | Path | None = None) -> dict[str, Any]:
             raise ThresholdError(f"{path}: cannot read thresholds: {exc}") from None
         if not isinstance(doc, dict):
             raise ThresholdError(f"{path}: expected a mapping of threshold names to values")
-        values |= {k: v for k, v in _validate(doc, str(path)).items() if k in doc}
+        values = _validate(doc, str(path))
     return values
