@@ -25,7 +25,7 @@ from fleethealth.lake.catalog import Lakehouse
 from fleethealth.fleet.inventory import InventoryError, load_inventory  # noqa: E402
 from fleethealth.lake import tables as lake  # noqa: E402
 from fleethealth.notify import messages, outbox  # noqa: E402
-from fleethealth.notify.config import Channel  # noqa: E402
+from fleethealth.fleet.channels import Channel  # noqa: E402
 from fleethealth.notify.run import HISTORY, notify  # noqa: E402
 
 UTC = timezone.utc

@@ -19,7 +19,7 @@ from fleethealth.pipeline import window as pipeline
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.notify import notify
-from fleethealth.notify.config import Channel
+from fleethealth.fleet.channels import Channel
 from fleethealth.pull import hour as pull
 from fleethealth.simulate import simulate
 

@@ -17,7 +17,7 @@ from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.notify import channels as delivery
 from fleethealth.notify import messages, outbox
-from fleethealth.notify.config import Channel
+from fleethealth.fleet.channels import Channel
 
 HISTORY = lake.table("gold.incident_history")
 

@@ -19,7 +19,7 @@ def incident_rows(lakehouse: Lakehouse) -> list[dict]:
     Read with delta-rs, not Spark (a fraction of a second, not a JVM); [] before the first gold hour."""
     from deltalake import DeltaTable
 
-    from fleethealth.gold.thresholds import SEVERITY_RANK
+    from fleethealth.runtime.vocabulary import SEVERITY_RANK
     from fleethealth.lake import tables as lake
 
     if not lake.present("gold.incidents", lakehouse):

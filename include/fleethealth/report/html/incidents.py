@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from fleethealth.gold.thresholds import SEVERITY_RANK
+from fleethealth.runtime.vocabulary import SEVERITY_RANK
 from fleethealth.lake.hours import HOUR, floor_hour
 from fleethealth.report.html.read import Gold, records
 

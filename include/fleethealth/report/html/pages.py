@@ -12,7 +12,7 @@ import altair as alt
 import pandas as pd
 
 from fleethealth.gold import runbooks, thresholds as gold_thresholds
-from fleethealth.gold.thresholds import SEVERITY_RANK
+from fleethealth.runtime.vocabulary import SEVERITY_RANK
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, floor_hour

@@ -9,7 +9,7 @@ from datetime import datetime
 import pandas as pd
 
 from fleethealth.fleet import mbeans
-from fleethealth.gold.thresholds import SEVERITY_RANK
+from fleethealth.runtime.vocabulary import SEVERITY_RANK
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, floor_hour, hours_between
