@@ -174,13 +174,6 @@ def test_no_pipeline_module_imports_the_simulator():
     assert offenders == []
 
 
-def test_the_fleet_imports_no_layer_above_it():
-    """What a fleet is (every layer reads it) stands on runtime only: not on notify, gold or any other layer."""
-    offenders = sorted(f"{name} -> {dep}" for name, deps in graph().items() if name.startswith("fleethealth.fleet")
-                       for dep in deps if not dep.startswith(("fleethealth.fleet", "fleethealth.runtime")))
-    assert offenders == []
-
-
 def dag_imports() -> set[str]:
     """The fleethealth modules the DAG files import at parse time (module level)."""
     found = set()
