@@ -93,7 +93,7 @@ def test_the_report_reads_the_declarations_without_spark():
     code = ("import json, sys\nfrom fleethealth.report.html import incidents\nincidents.shown()\n"
             "print(json.dumps(sorted(sys.modules)))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, PYTHONPATH=str(Path(detectors.__file__).parents[2])))
+                          env=dict(os.environ, PYTHONPATH=str(Path(detectors.__file__).parents[3])))
     assert proc.returncode == 0, proc.stderr[-2000:]
     imported = json.loads(proc.stdout.splitlines()[-1])
     assert [m for m in imported if m.split(".")[0] in ("pyspark", "py4j", "delta") or m.startswith(PACKAGE)] == []
