@@ -1,5 +1,5 @@
-"""A backfill of consecutive hours two ways, in one Spark session: hour by hour (`jobs.run_hour`, what
-the DAG does) and as one window (`jobs.run_window`, what `fleethealth run` does). Both gate and
+"""A backfill of consecutive hours two ways, in one Spark session: hour by hour (`pipeline.run_hour`, what
+the DAG does) and as one window (`pipeline.run_window`, what `fleethealth run` does). Both gate and
 publish every hour; each round writes a fresh lakehouse from the same landed hours, after one warm-up
 hour. Prints seconds per round and window / hour by hour.
 
@@ -14,6 +14,7 @@ import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from fleethealth.lake.catalog import Lakehouse
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 
@@ -28,7 +29,7 @@ def main() -> None:
     ap.add_argument("--workdir", help="keep the fleet and lakehouses here (default: a temporary folder, removed)")
     args = ap.parse_args()
 
-    from fleethealth import jobs
+    from fleethealth.pipeline import window as pipeline
     from fleethealth.fleet.inventory import load_inventory
     from fleethealth.pull import hour as pull
     from fleethealth.runtime.session import build_session
@@ -45,20 +46,20 @@ def main() -> None:
     def landed(name: str) -> str:
         lakehouse = str(work / name)
         for hour in hours:
-            pull.pull_hour(inventory, hour, lakehouse)
+            pull.pull_hour(inventory, hour, Lakehouse.at(lakehouse))
         return lakehouse
 
-    jobs.run_hour(spark, hours[0], str(inventory_path), landed("warm-up"))
+    pipeline.run_hour(spark, hours[0], str(inventory_path), Lakehouse.at(landed("warm-up")))
     try:
         for round_ in range(args.rounds):
             lakehouse = landed(f"hourly-{round_}")
             t = time.perf_counter()
             for hour in hours:
-                jobs.run_hour(spark, hour, str(inventory_path), lakehouse)
+                pipeline.run_hour(spark, hour, str(inventory_path), Lakehouse.at(lakehouse))
             hourly = time.perf_counter() - t
             lakehouse = landed(f"window-{round_}")
             t = time.perf_counter()
-            outcomes = jobs.run_window(spark, hours, str(inventory_path), lakehouse)
+            outcomes = pipeline.run_window(spark, hours, str(inventory_path), Lakehouse.at(lakehouse))
             window = time.perf_counter() - t
             failed = [h.isoformat() for h, out in outcomes.items() if isinstance(out, Exception)]
             assert not failed, f"hours failed in the window: {failed}"

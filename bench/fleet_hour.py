@@ -28,6 +28,8 @@ from pathlib import Path
 
 from common import load
 
+from fleethealth.lake.catalog import Lakehouse
+
 TARGET_VS_SCAN = 40.0
 TARGET_GROWTH = 1.25
 TARGET_FLEET100_S = 180.0
@@ -74,10 +76,9 @@ def main(argv: list[str] | None = None) -> int:
 def _run(a: argparse.Namespace, work: Path) -> int:
     from pyspark.sql import functions as F
 
-    from fleethealth import jobs
+    from fleethealth.pipeline import window as pipeline
     from fleethealth.fleet.inventory import load_inventory
     from fleethealth.pull.hour import pull_hour
-    from fleethealth.pull.landing import landing_hour_dir
     from fleethealth.runtime.session import build_session
     from fleethealth.simulate import simulate
 
@@ -107,18 +108,18 @@ def _run(a: argparse.Namespace, work: Path) -> int:
             t = {}
             cpu0 = _cpu_seconds(jvm_pid)
             t0 = time.perf_counter()
-            landed = pull_hour(inventory, hour, lakehouse)
+            landed = pull_hour(inventory, hour, Lakehouse.at(lakehouse))
             t["pull"] = time.perf_counter() - t0
-            paths = [str(landing_hour_dir(hour, lakehouse) / x.file) for x in landed]
+            paths = [str(Lakehouse.at(lakehouse).landing(hour) / x.file) for x in landed]
             nbytes = sum(x.size for x in landed)
             t0, c0 = time.perf_counter(), _cpu_seconds(jvm_pid)
             spark.read.text(paths).agg(F.sum(F.length("value"))).collect()
             t["scan"], t["scan_cpu"] = time.perf_counter() - t0, _cpu_seconds(jvm_pid) - c0
-            for layer, run in (("bronze", lambda: jobs.run_bronze(spark, hour, lakehouse)),
-                               ("silver", lambda: jobs.run_silver(spark, hour, str(inv), lakehouse)),
-                               ("gold", lambda: jobs.run_gold(spark, hour, str(inv), lakehouse))):
+            for layer in ("bronze", "silver", "gold"):
                 t0 = time.perf_counter()
-                run()
+                out = pipeline.run_window(spark, [hour], str(inv), Lakehouse.at(lakehouse), layers=[layer])[hour]
+                if isinstance(out, pipeline.LayerFailed):
+                    raise out.cause
                 t[layer] = time.perf_counter() - t0
             t["cpu"] = _cpu_seconds(jvm_pid) - cpu0 - t.pop("scan_cpu")
             rows.append((size, hour, nbytes, t))

@@ -11,7 +11,7 @@ Steps: simulate the `healthy` cluster, pull the hour(s) into a scratch lakehouse
   spark-scan  spark.read.text(paths) + sum(length(value)), collected        (Spark's floor)
   bronze      fleethealth.bronze.tables.records(...) where source = 'kafka'         noop write
   silver      materialized bronze -> log4j.assemble -> parse_records -> with_events, noop write
-              (as jobs.run_silver runs it: from the bronze hour computed once, `frames.materialize`)
+              (as silver.job.window runs it: from the bronze hour computed once, `frames.materialize`)
   python      one process, per line: log4j.KAFKA.header with `re`           (alternative 1)
   duckdb      DuckDB (every core): each line through regexp_extract of the same header regex into
               its named groups, every field summed                          (alternative 2)
@@ -32,6 +32,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from common import load
+
+from fleethealth.lake.catalog import Lakehouse
 
 PYTHON_UDF_NODES = ("BatchEvalPython", "ArrowEvalPython", "MapInPandas", "MapInArrow",
                     "FlatMapGroupsInPandas", "FlatMapGroupsInArrow", "FlatMapCoGroupsIn")
@@ -128,7 +130,6 @@ def main(argv: list[str] | None = None) -> int:
 def _run(a: argparse.Namespace, work: Path, t_start: float) -> int:
     from fleethealth.fleet.inventory import load_inventory
     from fleethealth.pull.hour import pull_hour
-    from fleethealth.pull.landing import landing_hour_dir
     from fleethealth.simulate import simulate
 
     start = datetime.fromisoformat(a.start)
@@ -145,9 +146,9 @@ def _run(a: argparse.Namespace, work: Path, t_start: float) -> int:
     t0 = time.perf_counter()
     inventory = load_inventory(inv)
     hours = [start + timedelta(hours=i) for i in range(a.hours)]
-    landed = {h: [x for x in pull_hour(inventory, h, lakehouse) if x.source == "kafka"] for h in hours}
+    landed = {h: [x for x in pull_hour(inventory, h, Lakehouse.at(lakehouse)) if x.source == "kafka"] for h in hours}
     t_pull = time.perf_counter() - t0
-    paths = [str(landing_hour_dir(h, lakehouse) / x.file) for h in hours for x in landed[h]]
+    paths = [str(Lakehouse.at(lakehouse).landing(h) / x.file) for h in hours for x in landed[h]]
     nbytes = sum(x.size for h in hours for x in landed[h])
     if not nbytes:
         print("no Kafka log bytes landed: nothing to measure", file=sys.stderr)
@@ -187,7 +188,7 @@ def _run(a: argparse.Namespace, work: Path, t_start: float) -> int:
         df.write.format("noop").mode("overwrite").save()
 
     def bronze_df():
-        frames = [bronze.records(spark, landed[h], landing_hour_dir(h, lakehouse), h) for h in hours]
+        frames = [bronze.records(spark, landed[h], Lakehouse.at(lakehouse).landing(h), h) for h in hours]
         df = frames[0]
         for f in frames[1:]:
             df = df.unionByName(f)

@@ -35,6 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import load  # noqa: E402
 from parse_throughput import PYTHON_UDF_NODES  # noqa: E402  (one definition for both benches)
 
+from fleethealth.lake.catalog import Lakehouse
+
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "fixtures" / "golden"
 SCRAPE = ROOT / "tests" / "fixtures" / "samples" / "tangfeixiong_kafka-0.10_jmx_exporter-0.6_scrape.prom"
@@ -109,12 +111,12 @@ def _run(a, work: Path) -> int:
     from pyspark.sql import functions as F
 
     from fleethealth.bronze import tables as bronze
-    from fleethealth.pull.landing import Landed, landing_hour_dir
+    from fleethealth.pull.landing import Landed
     from fleethealth.runtime.session import build_session
     from fleethealth.silver.parsers import jolokia, logdirs, prometheus, threaddump
 
     lakehouse = work / "lakehouse"
-    landing = landing_hour_dir(HOUR, lakehouse)
+    landing = Lakehouse.at(lakehouse).landing(HOUR)
     t0 = time.perf_counter()
     inputs = _inputs(landing, a.mb)
     print(f"fleethealth non-log parse throughput — {datetime.now().astimezone():%Y-%m-%d %H:%M %Z}, "

@@ -31,10 +31,12 @@ from airflow.sdk import DAG, Asset, Param, task
 from airflow.timetables.interval import CronDataIntervalTimetable
 
 from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.runtime import config
 from fleethealth.runtime.spark_conf import spark_conf
 
-LAKEHOUSE = str(config.lakehouse_dir())
+CATALOG = Lakehouse.from_settings()
+LAKEHOUSE = str(CATALOG)
 INVENTORY = config.inventory_path()
 START = config.dag_start_date()
 CATCHUP = config.dag_catchup()
@@ -63,7 +65,7 @@ with DAG(
         "inventory": Param(INVENTORY, type="string", const=INVENTORY,
                            description="fleet inventory YAML (FLEETHEALTH_INVENTORY; fixed per deployment)"),
         "lakehouse": Param(LAKEHOUSE, type="string", const=LAKEHOUSE,
-                           description="lakehouse root (FLEETHEALTH_LAKEHOUSE; fixed per deployment)"),
+                           description="the lakehouse folder (FLEETHEALTH_LAKEHOUSE; fixed per deployment)"),
     },
 ) as dag:
 
@@ -92,7 +94,7 @@ with DAG(
 
         inventory = load_inventory(params["inventory"])
         h = inventory.host(host)
-        landed = pull_host(h, inventory.cluster(h.cluster).timezone, parse_hour(hour), params["lakehouse"])
+        landed = pull_host(h, inventory.cluster(h.cluster).timezone, parse_hour(hour), Lakehouse.at(params["lakehouse"]))
         return len(landed)
 
     hour = resolve_hour()
@@ -103,7 +105,7 @@ with DAG(
         application=str(config.spark_dir() / "layers.py"),
         conn_id=config.SPARK_CONN_ID,
         name="fleethealth-hour",
-        conf=spark_conf(LAKEHOUSE, short_lived=True),
+        conf=spark_conf(CATALOG.warehouse, tables=CATALOG.tables, short_lived=True),
         application_args=["--hour", HOUR, "--lakehouse", "{{ params.lakehouse }}",
                           "--inventory", "{{ params.inventory }}"],
         trigger_rule="all_done",
@@ -119,7 +121,7 @@ with DAG(
         from fleethealth.notify import notify as send
 
         channels = load_inventory(params["inventory"]).notifications
-        summary = send(params["lakehouse"], channels).summary() if channels else "notifications: none configured"
+        summary = send(Lakehouse.at(params["lakehouse"]), channels).summary() if channels else "notifications: none configured"
         print(summary)
         return summary
 
@@ -127,12 +129,11 @@ with DAG(
     # each page is replaced whole, so a browser never reads half of one
     @task
     def report(hour: str, params=None) -> str:
-        from fleethealth.lake import tables as lake
         from fleethealth.lake.hours import parse_hour
         from fleethealth.report import html
 
         start, end = html.last_hours(parse_hour(hour))
-        index = html.write_report(params["lakehouse"], start, end, lake.report_dir(params["lakehouse"]))
+        index = html.write_report(Lakehouse.at(params["lakehouse"]), start, end)
         print(f"HTML report: {index}")
         return str(index)
 

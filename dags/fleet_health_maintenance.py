@@ -12,11 +12,13 @@ from datetime import datetime, timedelta, timezone
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, Param
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.maintenance import DEFAULT_RETAIN_HOURS
 from fleethealth.runtime import config
 from fleethealth.runtime.spark_conf import spark_conf
 
-LAKEHOUSE = str(config.lakehouse_dir())
+CATALOG = Lakehouse.from_settings()
+LAKEHOUSE = str(CATALOG)
 
 with DAG(
     dag_id=config.MAINTENANCE_DAG_ID,
@@ -28,7 +30,7 @@ with DAG(
     tags=["fleethealth", "maintenance"],
     default_args={"retries": 2, "retry_delay": timedelta(minutes=10)},
     params={"lakehouse": Param(LAKEHOUSE, type="string", const=LAKEHOUSE,   # not a run's choice
-                               description="lakehouse root (FLEETHEALTH_LAKEHOUSE; fixed per deployment)"),
+                               description="the lakehouse folder (FLEETHEALTH_LAKEHOUSE; fixed per deployment)"),
             "retain_hours": Param(DEFAULT_RETAIN_HOURS, type="number", minimum=0,
                                   description="VACUUM retention, and the Data Docs'")},
 ) as dag:
@@ -37,7 +39,7 @@ with DAG(
         application=str(config.spark_dir() / "maintenance.py"),
         conn_id=config.SPARK_CONN_ID,
         name="fleethealth-maintenance",
-        conf=spark_conf(LAKEHOUSE, short_lived=True),
+        conf=spark_conf(CATALOG.warehouse, tables=CATALOG.tables, short_lived=True),
         application_args=["--lakehouse", "{{ params.lakehouse }}",
                           "--retain-hours", "{{ params.retain_hours }}"],
     )

@@ -37,7 +37,7 @@ def spark(tmp_path_factory):
     from fleethealth.runtime.session import build_session
 
     lakehouse = tmp_path_factory.mktemp("session-lakehouse")
-    session = build_session("fleethealth-tests", lakehouse=str(lakehouse), master="local[2]")
+    session = build_session("fleethealth-tests", lakehouse / "_warehouse", master="local[2]")
     session.conf.set("spark.sql.shuffle.partitions", "2")
     yield session
     session.stop()

@@ -20,9 +20,14 @@ PROJECT = Path(__file__).resolve().parents[1]
 LIBRARY = PROJECT / "include" / "fleethealth"
 # who may import the simulator: the command line and its demo, set-up, and the simulator itself
 MAY_IMPORT_SIMULATE = ("fleethealth.cli.", "fleethealth.setup.", "fleethealth.simulate")
-# the packages in the order an hour flows through them (the tree lists them so)
-ORDER = ("fleet", "pull", "pull/transports", "bronze", "silver", "silver/parsers", "silver/rules", "gold",
-         "gold/facts", "gold/detectors", "quality", "lake", "runtime", "report", "report/html", "notify", "cli", "setup", "simulate")
+# the packages from the ground floor up (the tree lists them so): each imports only packages listed
+# before it, a sub-package counting as part of its package (tests below). The ground floor, runtime,
+# holds the vocabulary every floor shares (settings, severities, printable text).
+ORDER = ("runtime", "lake", "fleet", "quality", "pull", "pull/transports", "bronze", "silver", "silver/parsers",
+         "silver/rules", "gold", "gold/facts", "gold/detectors", "report", "report/html", "notify", "pipeline",
+         "simulate", "cli", "setup")
+# imports of a package above it, each with why it cannot go (none today)
+UPWARD_ALLOWED: dict[tuple[str, str], str] = {}
 # the line before the tree's block in README.md and docs/architecture.md (README's marker of a drawing)
 TREE_START = "<!-- readme-test: figure tree -->"
 
@@ -109,6 +114,60 @@ def test_relative_and_function_level_imports_are_read(tmp_path):
     assert imports_of("fleethealth.sim.a", pkg / "a.py", known) == {"fleethealth.gold.known_bugs", "fleethealth.sim.b"}
 
 
+def package_of(module: str) -> str:
+    """The package a module belongs to for layering: its top-level package (fleethealth.gold.facts.core ->
+    gold), a module at the root its own name."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "fleethealth"
+
+
+def package_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Which packages import which (the library's root package, fleethealth itself, left out)."""
+    out: dict[str, set[str]] = {}
+    for module, deps in edges.items():
+        a = package_of(module)
+        out.setdefault(a, set())
+        out[a] |= {b for b in map(package_of, deps) if b not in (a, "fleethealth")}
+    out.pop("fleethealth", None)
+    return out
+
+
+def floors() -> list[str]:
+    """The packages from the ground floor up."""
+    return list(dict.fromkeys(p.split("/")[0] for p in ORDER))
+
+
+def upward(edges: dict[str, set[str]], order: list[str]) -> list[str]:
+    """The imports of a package listed at or after it in `order` (a floor above it, or unlisted)."""
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(f"{a} -> {b}" for a, deps in edges.items() for b in deps
+                  if rank.get(b, len(order)) >= rank.get(a, -1))
+
+
+def test_no_cycle_between_packages():
+    assert cycles(package_graph(graph())) == []
+
+
+def test_a_package_imports_only_packages_below_it():
+    found = upward(package_graph(graph()), floors())
+    assert [x for x in found if tuple(x.split(" -> ")) not in UPWARD_ALLOWED] == []
+
+
+def test_the_library_is_its_packages():
+    """No module beside the packages at the library's root: each belongs to a floor."""
+    assert sorted(p.name for p in LIBRARY.glob("*.py")) == ["__init__.py"]
+
+
+def test_an_upward_import_and_a_cycle_between_packages_are_found():
+    edges = {"fleethealth.fleet.inventory": {"fleethealth.notify.config"}, "fleethealth.notify.config": set(),
+             "fleethealth.notify.run": {"fleethealth.lake.tables", "fleethealth.fleet.inventory"},
+             "fleethealth.lake.tables": set()}
+    packages = package_graph(edges)
+    assert packages == {"fleet": {"notify"}, "notify": {"lake", "fleet"}, "lake": set()}
+    assert upward(packages, ["lake", "fleet", "notify"]) == ["fleet -> notify"]
+    assert cycles(packages) == [["fleet", "notify"]]
+
+
 def test_no_pipeline_module_imports_the_simulator():
     offenders = sorted(f"{name} -> {dep}" for name, deps in graph().items() for dep in deps
                        if dep.startswith("fleethealth.simulate") and not name.startswith(MAY_IMPORT_SIMULATE))
@@ -175,7 +234,6 @@ def tree() -> str:
         depth = package.count("/")
         name = package.rsplit("/", 1)[-1] + "/"
         lines.append(f"{'  ' * (depth + 1)}{name:<{16 - 2 * depth}}{summary(package)}")
-    lines.append(f"  {'jobs.py':<16}{summary('jobs.py')}")
     return "\n".join(lines)
 
 

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from window import run_window
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake.hours import hours_between
 from fleethealth.simulate import simulate
@@ -41,7 +42,7 @@ def layouts(spark, tmp_path_factory):
     for layout in ("hourly", "archive"):
         root = tmp_path_factory.mktemp(layout)
         inventory = load_inventory(simulate(root, SCENARIOS, START, END, layout=layout, jmx_samples_per_broker_hour=0))
-        run = run_window(spark, inventory, hours_between(START, END), str(root / "lakehouse"))
+        run = run_window(spark, inventory, hours_between(START, END), Lakehouse.at(root / "lakehouse"))
         out[layout] = {
             "silver": {name: rows(df) for name, df in run["silver"].items()
                        if name not in ("silver.quarantine",)},

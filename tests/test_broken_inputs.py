@@ -1,7 +1,7 @@
 """No single input can fail an hour (issue 12): broken, odd and vanishing files become quarantine rows
 with a reason, visible per host-hour, while every other file of the fleet lands as usual.
 
-One pull + gated bronze/silver/gold hour (`jobs.run_hour`, real Spark and Delta) over a tiny fleet
+One pull + gated bronze/silver/gold hour (`pipeline.run_hour`, real Spark and Delta) over a tiny fleet
 holding: a truncated .gz, a .gz that is no gzip at all, file names with `[`, `{`, `*`, `+`, a space
 and `:`, invalid UTF-8 and binary garbage, an empty file, a 3 MB line, a Jolokia bulk read with a
 404 answer, and three files that change between listing and reading (one vanishes, one is swapped
@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from fleethealth import jobs
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.pipeline import window as pipeline
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
@@ -120,14 +121,14 @@ def broken(spark, tmp_path_factory):
 
     mp = pytest.MonkeyPatch()
     mp.setattr(LocalTransport, "list_files", list_then_change)
-    lakehouse = tmp / "lakehouse"
+    lakehouse = Lakehouse.at(tmp / "lakehouse")
     inventory = load_inventory(tmp / "inventory.yaml")
     try:
-        landed = pull.pull_hour(inventory, HOUR, lakehouse)
+        landed = pull.pull_hour(inventory, HOUR, Lakehouse.at(lakehouse))
     finally:
         mp.undo()
-    out = jobs.run_hour(spark, HOUR, str(tmp / "inventory.yaml"), lakehouse)
-    read = lambda name: lake.read(spark, name, lakehouse, HOUR)  # noqa: E731
+    out = pipeline.run_hour(spark, HOUR, str(tmp / "inventory.yaml"), Lakehouse.at(lakehouse))
+    read = lambda name: lake.read(spark, name, Lakehouse.at(lakehouse), HOUR)  # noqa: E731
     return {"landed": landed, "out": out, "read": read, "lakehouse": lakehouse,
             "controller_lines": recoverable_lines(truncated)}
 

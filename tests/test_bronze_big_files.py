@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import jobs
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.pipeline import window as pipeline
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.pull.hour import pull_hour
@@ -60,16 +61,17 @@ def test_a_big_live_server_log_goes_through_bronze_and_silver_beside_its_neighbo
     (tmp_path / "fleet" / "c" / "k2" / "kafka").mkdir(parents=True)
     (tmp_path / "fleet" / "c" / "k2" / "kafka" / "server.log").write_bytes(b"[2026-11-20 10:30:00,000" + BODY)
     (tmp_path / "inventory.yaml").write_text(INVENTORY)
-    lakehouse = str(tmp_path / "lake")
+    lakehouse = Lakehouse.at(tmp_path / "lake")
 
-    pull_hour(load_inventory(tmp_path / "inventory.yaml"), HOUR, lakehouse)
-    count, report = jobs.run_bronze(spark, HOUR, lakehouse)
-    assert passed(report) and count == lines + 1
-    files = {r.host: (r.status, r.records, r.reason) for r in lake.read(spark, "bronze.files", lakehouse).collect()}
+    pull_hour(load_inventory(tmp_path / "inventory.yaml"), HOUR, Lakehouse.at(lakehouse))
+    out = pipeline.run_window(spark, [HOUR], str(tmp_path / "inventory.yaml"), lakehouse, layers=["bronze"])[HOUR]
+    assert passed(out["gates"]["bronze"]) and out["bronze_records"] == lines + 1
+    files = {r.host: (r.status, r.records, r.reason) for r in lake.read(spark, "bronze.files", Lakehouse.at(lakehouse)).collect()}
     assert files == {"k1": ("read", lines, None), "k2": ("read", 1, None)}
 
-    recon, report = jobs.run_silver(spark, HOUR, str(tmp_path / "inventory.yaml"), lakehouse)
-    assert passed(report)
+    out = pipeline.run_window(spark, [HOUR], str(tmp_path / "inventory.yaml"), lakehouse, layers=["silver"])[HOUR]
+    recon = out["reconciliation"]
+    assert passed(out["gates"]["silver"])
     kafka = {r["host"]: r for r in recon if r["source"] == "kafka"}
     assert kafka["k1"]["bronze_records"] == lines and kafka["k2"]["bronze_records"] == 1
     for r in kafka.values():

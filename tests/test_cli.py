@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.cli import main as cli
 
 FLEETHEALTH = str(Path(sys.executable).with_name("fleethealth"))
@@ -58,7 +59,7 @@ def test_query_reads_gold_and_rejects_unknown_tables(spark, lakehouse, capsys):
     from fleethealth.lake import tables as lake
 
     rows = [("c1", "log_cleaner_dead"), ("c1", "log_cleaner_dead"), ("c2", "data_missing")]
-    lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string"), "gold.incidents", str(lakehouse))
+    lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string"), "gold.incidents", Lakehouse.at(str(lakehouse)))
     sql = "SELECT kind, count(*) AS n FROM gold.incidents GROUP BY kind ORDER BY kind"
     assert cli.main(["query", "--engine", "spark", "--lakehouse", str(lakehouse), sql]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -175,7 +176,7 @@ def incidents(spark, lakehouse):
     from fleethealth.lake import tables as lake
 
     rows = [("c1", "broker_deadlock"), ("c1", "log_cleaner_dead"), ("c2", "data_missing")]
-    lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string"), "gold.incidents", str(lakehouse))
+    lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string"), "gold.incidents", Lakehouse.at(str(lakehouse)))
     return lakehouse
 
 
@@ -293,7 +294,7 @@ def test_paths_with_quotes_and_spaces_reach_sql_and_the_jvm_whole(spark, tmp_pat
     from fleethealth.runtime.spark_conf import spark_conf
 
     odd = tmp_path / "it's a lake"
-    lake.overwrite(spark.createDataFrame([("c1", "x")], "cluster string, kind string"), "gold.incidents", str(odd))
+    lake.overwrite(spark.createDataFrame([("c1", "x")], "cluster string, kind string"), "gold.incidents", Lakehouse.at(str(odd)))
     assert cli.main(["query", "--engine", "spark", "--lakehouse", str(odd), "--format", "csv", "SELECT kind FROM gold.incidents"]) == 0
     assert capsys.readouterr().out == "kind\nx\n"
 
@@ -356,8 +357,8 @@ def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
             ("pm3", "known_bug_exposure", "minor", datetime(2026, 11, 20, 10, 0)),
             ("pm3", "log_cleaner_dead", "critical", datetime(2026, 11, 20, 10, 1))]
     lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string, severity string, first_seen timestamp")
-                   .selectExpr("*", "'x' AS entity"), "gold.incidents", str(lakehouse))
-    assert [r["kind"] for r in report.incident_rows(lakehouse)] == [
+                   .selectExpr("*", "'x' AS entity"), "gold.incidents", Lakehouse.at(str(lakehouse)))
+    assert [r["kind"] for r in report.incident_rows(Lakehouse.at(lakehouse))] == [
         "log_cleaner_dead", "leader_election_storm", "zk_session_expired", "known_bug_exposure"]
 
 

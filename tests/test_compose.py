@@ -251,6 +251,12 @@ def sourced_env_sh(names: tuple[str, ...], **env: str) -> dict[str, str]:
     return dict(line.split("=", 1) for line in proc.stdout.splitlines())
 
 
+def test_env_sh_and_the_config_agree_on_the_lakehouse_default():
+    """One default: a shell that sourced env.sh and a process that did not both use the project's lakehouse/."""
+    assert sourced_env_sh((config.ENV_LAKEHOUSE,))[config.ENV_LAKEHOUSE] == config.SETTINGS[config.ENV_LAKEHOUSE].default
+    assert config.SETTINGS[config.ENV_LAKEHOUSE].default == str(ROOT / "lakehouse")
+
+
 AIRFLOW_PATHS = ("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", "AIRFLOW__LOGGING__BASE_LOG_FOLDER",
                  "AIRFLOW__LOGGING__DAG_PROCESSOR_CHILD_PROCESS_LOG_DIRECTORY", "AIRFLOW__CORE__PLUGINS_FOLDER")
 

@@ -104,7 +104,7 @@ def test_the_layers_are_one_spark_submit(dag):
 
 
 def test_layers_argument():
-    from fleethealth.runtime import jobargs
+    from fleethealth.pipeline import submit as jobargs
 
     assert jobargs.layers("gold,bronze") == ["bronze", "gold"]
     assert jobargs.layers("silver") == ["silver"]

@@ -26,7 +26,8 @@ import pytest
 import yaml
 from realservers import Sshd, ZooKeeper, free_port
 
-from fleethealth import jobs
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.pipeline import window as pipeline
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.lake.hours import floor_hour
@@ -84,16 +85,16 @@ def runs(tmp_path_factory, spark):
                               env=env, capture_output=True, text=True, timeout=1500)
         log = proc.stdout + proc.stderr
         (root / "dags-test.log").write_text(log)
-        landed_first = sorted({(r.cluster, r.host, r.source) for r in landing.read_manifests(hour, lakehouse)})
-        incidents_first = incidents(spark, str(lakehouse))
+        landed_first = sorted({(r.cluster, r.host, r.source) for r in landing.read_manifests(hour, Lakehouse.at(lakehouse))})
+        incidents_first = incidents(spark, Lakehouse.at(lakehouse))
         # the host is back: re-run the hour (its pull, then the gated bronze -> silver -> gold)
         os.environ["AIRFLOW_CONN_FLEET_DEAD"] = sshd.connection()
         try:
-            pull.pull_host(load_inventory(inventory).host("kafka-9"), "UTC", hour, lakehouse)
+            pull.pull_host(load_inventory(inventory).host("kafka-9"), "UTC", hour, Lakehouse.at(lakehouse))
         finally:
             del os.environ["AIRFLOW_CONN_FLEET_DEAD"]
-        jobs.run_hour(spark, hour, str(inventory), lakehouse)
-        yield {"hour": hour, "lakehouse": str(lakehouse), "log": log, "rc": proc.returncode,
+        pipeline.run_hour(spark, hour, str(inventory), Lakehouse.at(lakehouse))
+        yield {"hour": hour, "lakehouse": Lakehouse.at(lakehouse), "log": log, "rc": proc.returncode,
                "landed_first": landed_first, "incidents_first": incidents_first}
     finally:
         if zk:
@@ -101,8 +102,8 @@ def runs(tmp_path_factory, spark):
         sshd.stop()
 
 
-def incidents(spark, lakehouse: str) -> set[tuple[str, str, str]]:
-    return {(r.cluster, r.kind, r.entity) for r in lake.read(spark, "gold.incidents", lakehouse).collect()}
+def incidents(spark, lakehouse: Lakehouse) -> set[tuple[str, str, str]]:
+    return {(r.cluster, r.kind, r.entity) for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()}
 
 
 def test_the_run_has_one_spark_job_with_three_gates(runs):
@@ -153,13 +154,13 @@ def test_gold_marks_the_dead_host_hour_silent_then_the_rerun_fills_it(spark, run
     assert re.search(r"MAJOR +loop host_silent broker-9 \(since .*, 1 h, open\): nothing from kafka-9 ",
                      runs["log"]), runs["log"][-4000:]
     assert not [i for i in incidents(spark, runs["lakehouse"]) if i[0] == "loop"]
-    hosts = lake.read(spark, "bronze.records", runs["lakehouse"]).groupBy("host", "source").count().collect()
+    hosts = lake.read(spark, "bronze.records", Lakehouse.at(runs["lakehouse"])).groupBy("host", "source").count().collect()
     assert {(r.host, r.source) for r in hosts} >= {("kafka-9", "kafka"), ("kafka-9", "jmx")}
-    hours = {r.hour for r in lake.read(spark, "bronze.records", runs["lakehouse"]).select("hour").distinct().collect()}
+    hours = {r.hour for r in lake.read(spark, "bronze.records", Lakehouse.at(runs["lakehouse"])).select("hour").distinct().collect()}
     assert hours == {runs["hour"].replace(tzinfo=None)}
 
 
 def test_live_jolokia_values_are_in_silver(spark, runs):
-    samples = lake.read(spark, "silver.jmx_samples", runs["lakehouse"]).where("domain = 'java.lang'").collect()
+    samples = lake.read(spark, "silver.jmx_samples", Lakehouse.at(runs["lakehouse"])).where("domain = 'java.lang'").collect()
     by_host = {(r.host, r.attribute) for r in samples if r.value and r.value > 0}
     assert {("zk-1", "OpenFileDescriptorCount"), ("kafka-1", "MaxFileDescriptorCount")} <= by_host

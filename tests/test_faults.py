@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import jobs
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.pipeline import window as pipeline
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
@@ -49,15 +50,15 @@ POINTS = {
 def tables(spark, root: Path) -> dict[str, list[tuple]]:
     out = {}
     for name in lake.TABLES:
-        if name not in VOLATILE and lake.exists(spark, name, str(root)):
-            out[name] = sorted(tuple(str(v) for v in r) for r in lake.read(spark, name, str(root)).collect())
+        if name not in VOLATILE and lake.exists(spark, name, Lakehouse.at(str(root))):
+            out[name] = sorted(tuple(str(v) for v in r) for r in lake.read(spark, name, Lakehouse.at(str(root))).collect())
     return out
 
 
 def run_in_process(spark, fleet: dict, root: Path) -> None:
     """The hour as `fleethealth run` does it, in this test's Spark session."""
-    pull.pull_hour(fleet["inventory"], HOUR, str(root))
-    jobs.run_hour(spark, HOUR, fleet["inventory_path"], str(root))
+    pull.pull_hour(fleet["inventory"], HOUR, Lakehouse.at(str(root)))
+    pipeline.run_hour(spark, HOUR, fleet["inventory_path"], Lakehouse.at(str(root)))
     spark.catalog.clearCache()
 
 

@@ -33,7 +33,7 @@ from fleethealth.silver.parsers import prometheus
 ROOT = Path(fleethealth.__file__).parent.parent
 MBEANS = mbeans.__name__
 REGISTRY = "fleethealth.gold.facts.registry"
-# the fact tables fleethealth.jobs.gold_tables builds from fleethealth.gold.facts.core itself
+# the fact tables fleethealth.gold.job.gold_tables builds from fleethealth.gold.facts.core itself
 CORE_FACTS = {"gold.consumer_offsets_partitions": "offsets_partitions", "gold.log_cleaner_status": "cleaner_status",
               "gold.broker_health_hourly": "broker_health"}
 CORE = "fleethealth.gold.facts.core"

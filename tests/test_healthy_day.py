@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from window import run_window
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake.hours import hours_between
 from fleethealth.simulate import simulate
@@ -26,7 +27,7 @@ def day(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("healthy_day")
     inventory = load_inventory(simulate(root, ["healthy"], START, END, jmx_samples_per_broker_hour=0))
     hours = hours_between(START, END)
-    out = run_window(spark, inventory, hours, str(root / "lakehouse"))
+    out = run_window(spark, inventory, hours, Lakehouse.at(root / "lakehouse"))
     result = {"hours": hours, "hosts": len(inventory.hosts), "records": out["records"].count(),
               "recon": [r.asDict() for r in out["recon"].collect()], "findings": out["findings"],
               "health": out["health"], "expected": json.loads((root / "expected_incidents.json").read_text())}

@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import jobs
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.gold import job as gold_job
+from fleethealth.gold.detectors import DETECTORS
+from fleethealth.pipeline import window as pipeline
+from fleethealth.silver import job as silver_job
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
@@ -26,8 +30,8 @@ H11 = H10 + timedelta(hours=1)
 
 
 def run_hour(spark, inventory_path, hour, lakehouse):
-    pull.pull_hour(load_inventory(inventory_path), hour, lakehouse)
-    return jobs.run_hour(spark, hour, str(inventory_path), lakehouse)["reconciliation"]
+    pull.pull_hour(load_inventory(inventory_path), hour, Lakehouse.at(lakehouse))
+    return pipeline.run_hour(spark, hour, str(inventory_path), Lakehouse.at(lakehouse))["reconciliation"]
 
 
 @pytest.fixture(scope="module")
@@ -38,21 +42,21 @@ def fleet(spark, tmp_path_factory):
     # the healthy cluster's broker 3 exports no JMX in the second hour
     for f in (root / "fleet" / "healthy" / "healthy-kafka-3" / "jmx").glob("jolokia.jsonl.2026-11-20-12"):
         f.unlink()
-    lakehouse = str(root / "lakehouse")
+    lakehouse = Lakehouse.at(root / "lakehouse")
     for hour in (H10, H11):
-        pull.pull_hour(load_inventory(inventory), hour, lakehouse)
+        pull.pull_hour(load_inventory(inventory), hour, Lakehouse.at(lakehouse))
     # both hours as `fleethealth run` does them: silver and gold each computed once for the window
-    outcomes = jobs.run_window(spark, [H10, H11], str(inventory), lakehouse)
+    outcomes = pipeline.run_window(spark, [H10, H11], str(inventory), Lakehouse.at(lakehouse))
     return {"root": root, "inventory": inventory, "lakehouse": lakehouse, "recon": outcomes[H10]["reconciliation"],
             "expected": json.loads((root / "expected_incidents.json").read_text())}
 
 
 def incidents(spark, lakehouse):
-    return [r.asDict() for r in lake.read(spark, "gold.incidents", lakehouse).collect()]
+    return [r.asDict() for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()]
 
 
 def snapshot(spark, lakehouse, name):
-    df = lake.read(spark, name, lakehouse)
+    df = lake.read(spark, name, Lakehouse.at(lakehouse))
     return sorted(tuple(str(v) for v in r) for r in df.collect())
 
 
@@ -76,7 +80,7 @@ def test_post_mortem_3_incidents_and_none_on_healthy(spark, fleet):
         *{("pm3-dead-cleaner", "known_bug_exposure", f"broker-{b}") for b in (1, 2, 3)},
     }
     for exp in fleet["expected"]:
-        if exp["kind"] not in jobs.DETECTOR_KINDS or datetime.fromisoformat(exp["first_seen"]) >= H11:
+        if exp["kind"] not in DETECTORS or datetime.fromisoformat(exp["first_seen"]) >= H11:
             continue
         got = next(i for i in found if (i["kind"], i["entity"]) == (exp["kind"], exp["entity"]))
         expected = datetime.fromisoformat(exp["first_seen"]).replace(tzinfo=None)
@@ -84,7 +88,7 @@ def test_post_mortem_3_incidents_and_none_on_healthy(spark, fleet):
     bloat = next(i for i in found if i["kind"] == "offsets_partition_bloat")
     assert "> 1.00 GiB" in bloat["evidence"] and bloat["severity"] == "major"
     # the evidence of 10:00's finding (the incident carries its last hour's: issue 15)
-    dead = lake.read(spark, "gold.incident_findings", fleet["lakehouse"], H10).where("kind = 'log_cleaner_dead'").collect()
+    dead = lake.read(spark, "gold.incident_findings", Lakehouse.at(fleet["lakehouse"]), H10).where("kind = 'log_cleaner_dead'").collect()
     assert len(dead) == 1 and "time-since-last-run-ms" in dead[0].evidence and "Error due to" in dead[0].evidence
     exposure = next(i for i in found if i["kind"] == "known_bug_exposure")
     assert exposure["known_bug"] == "KAFKA-6834,KAFKA-6854,KAFKA-7215,KAFKA-8335" and exposure["severity"] == "minor"
@@ -93,22 +97,22 @@ def test_post_mortem_3_incidents_and_none_on_healthy(spark, fleet):
 
 def test_gold_facts(spark, fleet):
     lh = fleet["lakehouse"]
-    status = {(r.cluster, r.broker_id): r for r in lake.read(spark, "gold.log_cleaner_status", lh, H10).collect()}
+    status = {(r.cluster, r.broker_id): r for r in lake.read(spark, "gold.log_cleaner_status", Lakehouse.at(lh), H10).collect()}
     assert status[("pm3-dead-cleaner", 2)].status == "dead"
     assert status[("pm3-dead-cleaner", 2)].dead_thread_count is None   # Kafka 1.1: no DeadThreadCount
     assert all(status[("healthy", b)].status == "alive" for b in (1, 2, 3))
     assert status[("healthy", 1)].dead_thread_count == 0
-    health = lake.read(spark, "gold.broker_health_hourly", lh, H10).collect()
+    health = lake.read(spark, "gold.broker_health_hourly", Lakehouse.at(lh), H10).collect()
     assert len(health) == 8   # every inventory host, 2 clusters x (3 brokers + 1 ZooKeeper)
     assert all(r.sources_missing == [] for r in health)
     parts = {(r.cluster, r.broker_id, r.partition): r
-             for r in lake.read(spark, "gold.consumer_offsets_partitions", lh, H10).collect()}
+             for r in lake.read(spark, "gold.consumer_offsets_partitions", Lakehouse.at(lh), H10).collect()}
     assert parts[("pm3-dead-cleaner", 2, 38)].size_bytes > 1024 ** 3
     assert parts[("pm3-dead-cleaner", 2, 38)].compaction_seen is True   # cleaned at 10:01, died at 10:20
     assert max(r.size_bytes for k, r in parts.items() if k[0] == "healthy") < 200 * 1024 ** 2
     # the group named by broker 2's failing tombstone appends lives on __consumer_offsets-38 (Java hashCode)
     coords = [(r.cluster, r.group, r.offsets_partition, r.coordinator_broker, r.source, r.events)
-              for r in lake.read(spark, "gold.group_coordinators", lh, H10).collect()]
+              for r in lake.read(spark, "gold.group_coordinators", Lakehouse.at(lh), H10).collect()]
     assert coords == [("pm3-dead-cleaner", "consumer-group", 38, 2, "group_log", 2)]
 
 
@@ -134,25 +138,25 @@ def test_second_hour_missing_jmx_and_incidents_continue(spark, fleet):
     assert len(dead) == 1 and dead[0]["hours"] == 2 and dead[0]["first_hour"] == H10.replace(tzinfo=None)
     assert dead[0]["last_seen"] >= H11.replace(tzinfo=None)
     status = {(r.cluster, r.broker_id): r.status
-              for r in lake.read(spark, "gold.log_cleaner_status", lh, H11).collect()}
+              for r in lake.read(spark, "gold.log_cleaner_status", Lakehouse.at(lh), H11).collect()}
     assert status[("pm3-dead-cleaner", 2)] == "dead"
     # the healthy broker without JMX this hour is judged on its other signals (cleaner log lines)
     assert status[("healthy", 3)] == "alive"
-    p38 = lake.read(spark, "gold.consumer_offsets_partitions", lh, H11).where(
+    p38 = lake.read(spark, "gold.consumer_offsets_partitions", Lakehouse.at(lh), H11).where(
         "cluster = 'pm3-dead-cleaner' AND broker_id = 2 AND partition = 38").collect()[0]
     assert p38.compaction_seen is False and p38.growth_bytes > 2 * 1024 ** 3
 
 
 def test_clean_hour_published_with_results_and_data_docs(spark, fleet):
     lh = fleet["lakehouse"]
-    results = lake.read(spark, "gold.quality_results", lh, H10)
+    results = lake.read(spark, "gold.quality_results", Lakehouse.at(lh), H10)
     tables = {r.table for r in results.select("table").distinct().collect()}
     assert tables == {*lake.layer_tables("bronze"), *lake.layer_tables("silver"), *lake.layer_tables("gold"),
-                      gate.COMPLETENESS}
+                      gold_job.COMPLETENESS}
     failed = results.where("NOT success AND critical").collect()
     assert failed == []
-    assert not Path(lake.staging_dir(H10, lh)).exists()   # published, staging dropped
-    docs = lake.quality_dir(lh)
+    assert not Path(Lakehouse.at(lh).staging(H10)).exists()   # published, staging dropped
+    docs = Lakehouse.at(lh).data_docs
     index = (docs / "index.html").read_text()
     assert "silver.reconciliation-20261120T1000Z" in index and "gold.completeness-20261120T1000Z" in index
 
@@ -161,7 +165,7 @@ def test_clean_hour_published_with_results_and_data_docs(spark, fleet):
 def version(lakehouse, name) -> int:
     """The table's latest Delta version: its newest commit file (DeltaTable.history is a Spark job
     per table, 3-7 s for the 21 tables here; this listing takes 2 ms)."""
-    log = Path(lake.table(name).path(lakehouse)) / "_delta_log"
+    log = Path(lake.table(name).path(Lakehouse.at(lakehouse))) / "_delta_log"
     return max(int(p.name.split(".")[0]) for p in log.glob("*.json"))
 
 
@@ -174,9 +178,19 @@ def layer_frames(spark, lakehouse, layer, hour, **corrupt):
     `corrupt[table](df)` applied."""
     frames = {}
     for name in lake.layer_tables(layer):
-        df = lake.read(spark, name, lakehouse, hour if lake.table(name).hourly else None)
+        df = lake.read(spark, name, Lakehouse.at(lakehouse), hour if lake.table(name).hourly else None)
         frames[name] = corrupt.get(name, lambda d: d)(df)
     return materialize_all(frames)
+
+
+def audits(spark, fleet, layer, frames) -> dict | None:
+    """The audits the layer's job gives its gate (gold's completeness)."""
+    if layer != "gold":
+        return None
+    from fleethealth.fleet.inventory import load_inventory
+    from fleethealth.silver import tables as silver
+
+    return gold_job.audits(silver.hosts_frame(spark, load_inventory(fleet["inventory"])), frames)
 
 
 def assert_gate_fails(spark, fleet, layer, expectation, offending, hour=H10, frames=None, **corrupt):
@@ -189,7 +203,7 @@ def assert_gate_fails(spark, fleet, layer, expectation, offending, hour=H10, fra
     frames = frames or layer_frames(spark, lh, layer, hour, **corrupt)
     before = published_versions(spark, lh)
     with pytest.raises(QualityGateError) as err:
-        gate.gate(spark, layer, hour, frames, lh, str(fleet["inventory"]))
+        gate.gate(spark, layer, hour, frames, Lakehouse.at(lh), audits(spark, fleet, layer, frames))
     text = str(err.value)
     assert expectation in text and offending in text, text
     assert [f.expectation for f in err.value.failures] == [expectation]
@@ -197,8 +211,8 @@ def assert_gate_fails(spark, fleet, layer, expectation, offending, hour=H10, fra
     assert published_versions(spark, lh) == before
     # the rejected hour is staged for inspection, row for row
     for name, df in frames.items():
-        assert lake.read_staged(spark, name, hour, lh).count() == df.count(), name
-    recorded = (lake.read(spark, "gold.quality_results", lh, hour)
+        assert lake.read_staged(spark, name, hour, Lakehouse.at(lh)).count() == df.count(), name
+    recorded = (lake.read(spark, "gold.quality_results", Lakehouse.at(lh), hour)
                 .where(f"NOT success AND critical AND `table` LIKE '{layer}.%'").collect())
     assert [(r.expectation, offending in r.observed_value) for r in recorded] == [(expectation, True)]
     return text
@@ -242,9 +256,9 @@ def test_bronze_rows_lost_fail_reconciliation_in_validate_silver(spark, fleet):
     lh = fleet["lakehouse"]
     frames = layer_frames(spark, lh, "silver", H10, **{
         "silver.kafka_events": lambda df: df.where("NOT (host = 'pm3-dead-cleaner-kafka-2' AND line_number <= 5)")})
-    records = lake.read(spark, "bronze.records", lh, H10)   # reconciled as run_silver does
+    records = lake.read(spark, "bronze.records", Lakehouse.at(lh), H10)   # reconciled as the silver job does
     frames["silver.reconciliation"] = materialize(
-        jobs.reconciliation(records, frames, jobs.bronze_files(spark, H10, lh)))
+        silver_job.reconciliation(records, frames, silver_job.bronze_files(spark, H10, Lakehouse.at(lh))))
     lost = [r for r in frames["silver.reconciliation"].collect() if r.unaccounted]
     assert [(r.host, r.source) for r in lost] == [("pm3-dead-cleaner-kafka-2", "kafka")]
     assert lost[0].unaccounted >= 5
@@ -288,7 +302,7 @@ def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet
     try:
         log.write_bytes(original + b"[2026-11-20 16:30:00,000] INFO a line of another hour (kafka.server.KafkaServer)\n")
         rc = cli.main(["run", "--inventory", str(fleet["inventory"]), "--from", H10.isoformat(),
-                       "--to", (H11 + timedelta(hours=1)).isoformat(), "--lakehouse", lh])
+                       "--to", (H11 + timedelta(hours=1)).isoformat(), "--lakehouse", str(lh)])
     finally:
         log.write_bytes(original)
     out, err = capsys.readouterr()
@@ -299,8 +313,8 @@ def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet
     assert f"1 of 2 hours failed: {H10.isoformat()}" in err
     assert f"{H11.isoformat()}: " in out and f"validate_gold {H11.isoformat()}: " in out   # the window went on
     assert f"validate_gold {H10.isoformat()}" not in out
-    assert f"Data Docs: {lake.quality_dir(lh) / 'index.html'}" in out
-    assert f"HTML report: {lake.report_dir(lh) / 'index.html'}" in out   # of the window, the hour that passed in it
+    assert f"Data Docs: {Lakehouse.at(lh).data_docs / 'index.html'}" in out
+    assert f"HTML report: {Lakehouse.at(lh).report / 'index.html'}" in out   # of the window, the hour that passed in it
     # 11:00 was published again, and no commit since touched a file of 10:00 (a write that changes
     # nothing, such as an empty hour of a table that had none, commits nothing)
     after = published_versions(spark, lh)
@@ -308,18 +322,19 @@ def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet
     assert after["gold.incident_findings"] > before["gold.incident_findings"]
     touched = set().union(*(hours_committed(lh, name, version) for name, version in before.items()))
     assert touched <= {H11.replace(tzinfo=None), None}, touched
-    failed = (lake.read(spark, "gold.quality_results", lh, H10)
+    failed = (lake.read(spark, "gold.quality_results", Lakehouse.at(lh), H10)
               .where("NOT success AND critical AND `table` LIKE 'silver.%'").collect())
     assert [(r.table, r.expectation) for r in failed] == [("silver.kafka_events", expectation)]
     # the DAG's silver step of that hour alone (its bronze, with the line, is published): a window of
     # one hour that fails its gate raises the gate's error, nothing else
-    with pytest.raises(QualityGateError, match="silver.kafka_events"):
-        jobs.run_silver(spark, H10, str(fleet["inventory"]), lh)
+    out = pipeline.run_window(spark, [H10], str(fleet["inventory"]), Lakehouse.at(lh), layers=["silver"])[H10]
+    assert isinstance(out, pipeline.LayerFailed) and out.layer == "silver"
+    assert isinstance(out.cause, QualityGateError) and "silver.kafka_events" in str(out.cause)
 
 
 def hours_committed(lakehouse, name, after: int) -> set:
     """The hour partitions that the table's Delta commits after version `after` added or removed files of."""
-    log = Path(lake.table(name).path(lakehouse)) / "_delta_log"
+    log = Path(lake.table(name).path(Lakehouse.at(lakehouse))) / "_delta_log"
     hours = set()
     for commit in log.glob("*.json"):
         if int(commit.name.split(".")[0]) > after:

@@ -10,10 +10,10 @@ from datetime import datetime, timezone
 
 import pytest
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import locks
 from fleethealth.pull import hour as pull
-from fleethealth.pull import landing
 
 HOUR = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 
@@ -21,7 +21,9 @@ HOLDER = """
 import sys, time
 from datetime import datetime, timezone
 from fleethealth.lake import locks
-with locks.hour_lock(datetime(2026, 11, 20, 10, tzinfo=timezone.utc), sys.argv[1], "the other run", part=sys.argv[2]):
+from fleethealth.lake.catalog import Lakehouse
+with locks.hour_lock(datetime(2026, 11, 20, 10, tzinfo=timezone.utc), Lakehouse.at(sys.argv[1]), "the other run",
+                     part=sys.argv[2]):
     print("held", flush=True)
     time.sleep(600)
 """
@@ -50,7 +52,7 @@ def test_a_second_run_refuses_naming_the_holder_then_gets_the_hour_after_kill_9(
     proc = start()
     t0 = time.monotonic()
     with pytest.raises(locks.HourBusy) as busy:
-        with locks.hour_lock(HOUR, lake, "bronze job", wait_s=1.0):
+        with locks.hour_lock(HOUR, Lakehouse.at(lake), "bronze job", wait_s=1.0):
             pass
     assert time.monotonic() - t0 >= 1.0                       # it waited before refusing
     assert str(busy.value).startswith(f"{HOUR.isoformat()} is being processed by another run (the other run, "
@@ -58,8 +60,8 @@ def test_a_second_run_refuses_naming_the_holder_then_gets_the_hour_after_kill_9(
     assert "not starting bronze job" in str(busy.value)
     proc.send_signal(signal.SIGKILL)                           # the kernel drops a dead holder's lock
     proc.wait()
-    with locks.hour_lock(HOUR, lake, "bronze job", wait_s=5.0):
-        with locks.hour_lock(HOUR, lake, "validate_bronze", wait_s=0):   # re-entrant in one thread
+    with locks.hour_lock(HOUR, Lakehouse.at(lake), "bronze job", wait_s=5.0):
+        with locks.hour_lock(HOUR, Lakehouse.at(lake), "validate_bronze", wait_s=0):   # re-entrant in one thread
             pass
 
 
@@ -68,7 +70,7 @@ def test_a_waiting_run_starts_when_the_holder_finishes(holder):
     proc = start()
     subprocess.Popen([sys.executable, "-c", f"import time, os, signal; time.sleep(1.5); os.kill({proc.pid}, 9)"])
     t0 = time.monotonic()
-    with locks.hour_lock(HOUR, lake, "silver job", wait_s=30):
+    with locks.hour_lock(HOUR, Lakehouse.at(lake), "silver job", wait_s=30):
         waited = time.monotonic() - t0
     assert 1.0 <= waited < 30
 
@@ -83,7 +85,7 @@ def test_a_host_pulled_by_another_run_fails_alone_with_the_reason(holder, tmp_pa
     start, lake = holder
     start(part="c.k1")
     with pytest.raises(pull.HostsFailed) as failed:
-        pull.pull_hour(inventory, HOUR, lake)
+        pull.pull_hour(inventory, HOUR, Lakehouse.at(lake))
     [error] = failed.value.errors
     assert error.startswith("k1: 2026-11-20T10:00:00+00:00 is being processed by another run (the other run")
-    assert (landing.landing_hour_dir(HOUR, lake) / "c" / "k2").is_dir()       # the other host landed
+    assert (Lakehouse.at(lake).landing(HOUR) / "c" / "k2").is_dir()       # the other host landed

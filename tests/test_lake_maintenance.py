@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake import maintenance
 from fleethealth.lake import tables as lake
 
@@ -14,11 +15,11 @@ PROJECT = Path(__file__).resolve().parents[1]
 
 
 def test_optimize_compacts_small_files_and_keeps_rows(spark, lakehouse):
-    path = lake.table("silver.reconciliation").path(lakehouse)
+    path = lake.table("silver.reconciliation").path(Lakehouse.at(lakehouse))
     for i in range(3):  # three small writes -> three files
         spark.createDataFrame([(i, "2026-11-20 10:00:00")], "n INT, hour STRING").coalesce(1) \
             .write.format("delta").mode("append").save(path)
-    [done] = maintenance.maintain(spark, lakehouse, tables=["silver.reconciliation", "gold.incidents"])
+    [done] = maintenance.maintain(spark, Lakehouse.at(lakehouse), tables=["silver.reconciliation", "gold.incidents"])
     assert done == maintenance.Maintained("silver.reconciliation", files_before=3, files_after=1,
                                           files_compacted=3)
     assert sorted(r.n for r in spark.read.format("delta").load(path).collect()) == [0, 1, 2]
@@ -28,7 +29,7 @@ def test_optimize_compacts_small_files_and_keeps_rows(spark, lakehouse):
 
 def test_negative_retention_is_refused(spark, lakehouse):
     with pytest.raises(ValueError, match="retain_hours"):
-        maintenance.maintain(spark, lakehouse, retain_hours=-1)
+        maintenance.maintain(spark, Lakehouse.at(lakehouse), retain_hours=-1)
 
 
 def test_maintenance_dag_submits_the_maintenance_job():

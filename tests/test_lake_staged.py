@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake import tables as lake
 from fleethealth.lake.staged import Staged
 
@@ -25,26 +26,26 @@ def frame(spark, hour: datetime, n: int, tag: str, extra: bool = False):
 
 
 def published(spark, lakehouse) -> list[tuple]:
-    return sorted((r.id, r.tag, r.hour.hour) for r in lake.read(spark, TABLE, lakehouse).collect())
+    return sorted((r.id, r.tag, r.hour.hour) for r in lake.read(spark, TABLE, Lakehouse.at(lakehouse)).collect())
 
 
 def data_files(lakehouse) -> set[str]:
-    return {str(p) for p in Path(lake.table(TABLE).path(lakehouse)).rglob("*.parquet")}
+    return {str(p) for p in Path(lake.table(TABLE).path(Lakehouse.at(lakehouse))).rglob("*.parquet")}
 
 
 def test_commit_replaces_exactly_its_hours_and_readers_see_nothing_before(spark, lakehouse):
     lake.write_hour(frame(spark, H10, 3, "old").unionByName(frame(spark, H11, 2, "old")), TABLE, [H10, H11],
-                    lakehouse)
+                    Lakehouse.at(lakehouse))
     before = published(spark, lakehouse)
     staged = Staged(spark, frame(spark, H10, 4, "new").unionByName(frame(spark, H12, 1, "new")), TABLE,
-                    [H10, H12], lakehouse)
+                    [H10, H12], Lakehouse.at(lakehouse))
     assert sorted((r.id, r.tag, r.hour.hour) for r in staged.frame.collect()) == [
         (0, "new", 10), (0, "new", 12), (1, "new", 10), (2, "new", 10), (3, "new", 10)]
     assert published(spark, lakehouse) == before            # written, not visible
     version = staged.commit()
     assert published(spark, lakehouse) == sorted(
         [(i, "new", 10) for i in range(4)] + [(i, "old", 11) for i in range(2)] + [(0, "new", 12)])
-    last = spark.sql(f"DESCRIBE HISTORY delta.`{lake.table(TABLE).path(lakehouse)}`").orderBy(
+    last = spark.sql(f"DESCRIBE HISTORY delta.`{lake.table(TABLE).path(Lakehouse.at(lakehouse))}`").orderBy(
         F.col("version").desc()).first()
     assert last.version == version and last.operation == "WRITE"
     assert last.operationParameters["mode"] == "Overwrite"
@@ -54,9 +55,9 @@ def test_commit_replaces_exactly_its_hours_and_readers_see_nothing_before(spark,
 
 
 def test_discard_deletes_the_written_files_and_leaves_the_table(spark, lakehouse):
-    lake.write_hour(frame(spark, H10, 3, "old"), TABLE, [H10], lakehouse)
+    lake.write_hour(frame(spark, H10, 3, "old"), TABLE, [H10], Lakehouse.at(lakehouse))
     files = data_files(lakehouse)
-    staged = Staged(spark, frame(spark, H10, 5, "rejected"), TABLE, [H10], lakehouse)
+    staged = Staged(spark, frame(spark, H10, 5, "rejected"), TABLE, [H10], Lakehouse.at(lakehouse))
     assert len(data_files(lakehouse)) > len(files)
     staged.discard()
     assert data_files(lakehouse) == files
@@ -64,20 +65,20 @@ def test_discard_deletes_the_written_files_and_leaves_the_table(spark, lakehouse
 
 
 def test_a_new_table_and_a_new_column(spark, lakehouse):
-    staged = Staged(spark, frame(spark, H10, 2, "first"), TABLE, [H10], lakehouse)
+    staged = Staged(spark, frame(spark, H10, 2, "first"), TABLE, [H10], Lakehouse.at(lakehouse))
     staged.commit()
     assert published(spark, lakehouse) == [(0, "first", 10), (1, "first", 10)]
-    staged = Staged(spark, frame(spark, H11, 1, "wider", extra=True), TABLE, [H11], lakehouse)
+    staged = Staged(spark, frame(spark, H11, 1, "wider", extra=True), TABLE, [H11], Lakehouse.at(lakehouse))
     staged.commit()
-    table = lake.read(spark, TABLE, lakehouse)
+    table = lake.read(spark, TABLE, Lakehouse.at(lakehouse))
     assert "more" in table.columns
     assert sorted((r.hour.hour, r.more) for r in table.collect()) == [(10, None), (10, None), (11, 1)]
 
 
 def test_no_rows_for_an_hour_empties_it(spark, lakehouse):
     lake.write_hour(frame(spark, H10, 3, "old").unionByName(frame(spark, H11, 1, "old")), TABLE, [H10, H11],
-                    lakehouse)
-    staged = Staged(spark, frame(spark, H10, 0, "none"), TABLE, [H10], lakehouse)
+                    Lakehouse.at(lakehouse))
+    staged = Staged(spark, frame(spark, H10, 0, "none"), TABLE, [H10], Lakehouse.at(lakehouse))
     assert staged.frame.count() == 0
     staged.commit()
     assert published(spark, lakehouse) == [(0, "old", 11)]

@@ -20,6 +20,7 @@ from realservers import Receiver, S3Proxy
 
 from fleethealth.cli import demo
 from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -44,8 +45,12 @@ def hook():
     receiver.stop()
 
 
-def fleethealth(s3, *args: str) -> str:
+def fleethealth(s3, *args: str, lakehouse: Path | None = None) -> str:
+    """`fleethealth ARGS` with the tables on the server: FLEETHEALTH_TABLES is those of the deployment's
+    FLEETHEALTH_LAKEHOUSE (`lakehouse`), as a deployment sets them together."""
     env = {**os.environ, **s3.env, "FLEETHEALTH_TABLES": ROOT, "PYTHONPATH": str(INCLUDE)}
+    if lakehouse is not None:
+        env["FLEETHEALTH_LAKEHOUSE"] = str(lakehouse)
     t0 = time.monotonic()
     proc = subprocess.run([FLEETHEALTH, *args], env=env, capture_output=True, text=True, timeout=900)
     print(f"fleethealth {args[0]}: {time.monotonic() - t0:.0f} s")
@@ -66,7 +71,8 @@ def ran(s3, hook, tmp_path_factory):
         f.write(f"notifications:\n  - name: oncall-hook\n    webhook: {hook.url}/hook\n")
     lakehouse = root / "lakehouse"
     out = fleethealth(s3, "run", "--inventory", str(inventory), "--from", HOUR.isoformat(),
-                      "--to", (HOUR + timedelta(hours=1)).isoformat(), "--lakehouse", str(lakehouse))
+                      "--to", (HOUR + timedelta(hours=1)).isoformat(), "--lakehouse", str(lakehouse),
+                      lakehouse=lakehouse)
     return lakehouse, out
 
 
@@ -93,9 +99,10 @@ def test_every_table_is_on_the_server_and_the_lakehouse_keeps_local_state_only(s
 def test_counts_reconcile_and_the_outbox_on_the_server_matches_what_the_webhook_got(s3, ran, hook, monkeypatch):
     import deltalake
 
-    for key, value in {**s3.env, "FLEETHEALTH_TABLES": ROOT}.items():   # delta-rs here: the run's variables
-        monkeypatch.setenv(key, value)
-    rows = {q: deltalake.DeltaTable(lake.table(q).path()).to_pyarrow_table()
+    lakehouse, _ = ran
+    for key, value in {**s3.env, "FLEETHEALTH_TABLES": ROOT, "FLEETHEALTH_LAKEHOUSE": str(lakehouse)}.items():
+        monkeypatch.setenv(key, value)                              # delta-rs here: the run's variables
+    rows = {q: deltalake.DeltaTable(lake.table(q).path(Lakehouse.from_settings())).to_pyarrow_table()
             for q in ("bronze.records", "silver.reconciliation", "gold.incidents", "gold.notifications")}
     recon = rows["silver.reconciliation"].to_pylist()
     assert sum(r["bronze_records"] for r in recon) == rows["bronze.records"].num_rows > 7000
@@ -112,10 +119,11 @@ def test_the_readers_without_spark_and_sparks_query_engine_read_the_server(s3, r
     lakehouse, _ = ran
     sql = "SELECT kind, entity FROM gold.incidents WHERE severity = 'critical'"
     for engine in ("duckdb", "spark"):
-        out = fleethealth(s3, "query", "--lakehouse", str(lakehouse), "--format", "json", "--engine", engine, sql)
+        out = fleethealth(s3, "query", "--lakehouse", str(lakehouse), "--format", "json", "--engine", engine, sql,
+                          lakehouse=lakehouse)
         assert [json.loads(line) for line in out.splitlines() if line.startswith("{")] == [
             {"kind": "log_cleaner_dead", "entity": "broker-2"}], (engine, out)
     fleethealth(s3, "report", "--lakehouse", str(lakehouse), "--from", HOUR.isoformat(),
-                "--to", (HOUR + timedelta(hours=1)).isoformat(), "--out", str(tmp_path / "report"))
+                "--to", (HOUR + timedelta(hours=1)).isoformat(), "--out", str(tmp_path / "report"), lakehouse=lakehouse)
     page = (tmp_path / "report" / "index.html").read_text()
     assert "log_cleaner_dead" in page and "pm3-dead-cleaner" in page

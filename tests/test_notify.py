@@ -21,10 +21,11 @@ os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 
 from realservers import Receiver, Smtpd  # noqa: E402
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.fleet.inventory import InventoryError, load_inventory  # noqa: E402
 from fleethealth.lake import tables as lake  # noqa: E402
 from fleethealth.notify import messages, outbox  # noqa: E402
-from fleethealth.notify.config import Channel  # noqa: E402
+from fleethealth.fleet.channels import Channel  # noqa: E402
 from fleethealth.notify.run import HISTORY, notify  # noqa: E402
 
 UTC = timezone.utc
@@ -74,9 +75,9 @@ def transition(name: str, severity: str, hours: int = 0, evidence="first cycle",
 
 
 def write_gold(lakehouse: Path, incidents: list[dict], history: list[dict]) -> None:
-    write_deltalake(lake.table("gold.incidents").path(lakehouse), pa.Table.from_pylist(incidents, INCIDENTS),
+    write_deltalake(lake.table("gold.incidents").path(Lakehouse.at(lakehouse)), pa.Table.from_pylist(incidents, INCIDENTS),
                     mode="overwrite")
-    write_deltalake(HISTORY.path(lakehouse), pa.Table.from_pylist(history, HISTORY_SCHEMA), mode="overwrite")
+    write_deltalake(HISTORY.path(Lakehouse.at(lakehouse)), pa.Table.from_pylist(history, HISTORY_SCHEMA), mode="overwrite")
 
 
 def delivered(servers) -> tuple[int, int, int]:
@@ -84,17 +85,17 @@ def delivered(servers) -> tuple[int, int, int]:
 
 
 def statuses(lakehouse) -> dict:
-    return {k: (r["status"], r["attempts"]) for k, r in outbox.read(lakehouse).items()}
+    return {k: (r["status"], r["attempts"]) for k, r in outbox.read(Lakehouse.at(lakehouse)).items()}
 
 
 # ------------------------------------------------------------------------------------------ the scenario
 def test_each_transition_reaches_each_channel_once_and_a_refusal_is_retried(tmp_path, servers):
     lh, chans = tmp_path / "lakehouse", channels(servers)
-    assert notify(lh, chans).channels["oncall-hook"].sent == 0       # no gold yet: nothing to do
+    assert notify(Lakehouse.at(lh), chans).channels["oncall-hook"].sent == 0       # no gold yet: nothing to do
     opened = transition("opened", "major")
     write_gold(lh, [incident()], [opened])
 
-    first = notify(lh, chans)                                        # run 1
+    first = notify(Lakehouse.at(lh), chans)                                        # run 1
     assert delivered(servers) == (1, 1, 1)
     assert [r.sent for r in first.channels.values()] == [1, 1, 1] and first.errors == []
     body = servers["hook"].bodies[0]
@@ -113,7 +114,7 @@ def test_each_transition_reaches_each_channel_once_and_a_refusal_is_retried(tmp_
     assert "known_bug: KAFKA-4399 (fixed in 0.10.1.1)" in text and "  1. the cycle&#x27;s threads" in text
     assert servers["slack"].bodies[0]["text"].startswith("OPENED MAJOR prod-a broker_deadlock broker-219")
 
-    again = notify(lh, chans)                                        # run 2: same tables
+    again = notify(Lakehouse.at(lh), chans)                                        # run 2: same tables
     assert delivered(servers) == (1, 1, 1)
     assert [(r.sent, r.already) for r in again.channels.values()] == [(0, 1)] * 3
     assert "nothing new" in again.summary()
@@ -121,15 +122,15 @@ def test_each_transition_reaches_each_channel_once_and_a_refusal_is_retried(tmp_
     escalated = transition("escalated", "critical", 1, evidence="second cycle")
     write_gold(lh, [incident(severity="critical", evidence="cycle now")], [opened, escalated])
     servers["hook"].status = 503                                      # run 3: the webhook refuses
-    third = notify(lh, chans)
+    third = notify(Lakehouse.at(lh), chans)
     hook_key = ("i1", "escalated", "critical", "oncall-hook")
-    row = outbox.read(lh)[hook_key]
+    row = outbox.read(Lakehouse.at(lh))[hook_key]
     assert (row["status"], row["attempts"]) == ("failed", 1) and "503" in row["last_error"]
     assert third.channels["oncall-hook"].failed == 1 and third.channels["oncall-mail"].sent == 1
     assert "oncall-hook 1 failed (AirflowException: 503" in third.summary() and "retried next run" in third.summary()
 
     servers["hook"].status = 200                                      # run 4: back
-    fourth = notify(lh, chans)
+    fourth = notify(Lakehouse.at(lh), chans)
     assert fourth.channels["oncall-hook"].sent == 1 and fourth.channels["oncall-mail"].sent == 0
     assert delivered(servers) == (2, 2, 2)
     esc = servers["hook"].bodies[1]
@@ -140,22 +141,22 @@ def test_each_transition_reaches_each_channel_once_and_a_refusal_is_retried(tmp_
     resolved_at = H + timedelta(hours=3, minutes=1)                    # run 5: resolved
     resolved = transition("resolved", "critical", 3, evidence="cycle now", at=resolved_at)
     write_gold(lh, [incident("resolved", "critical", "cycle now", resolved_at)], [opened, escalated, resolved])
-    notify(lh, chans)
+    notify(Lakehouse.at(lh), chans)
     assert delivered(servers) == (3, 3, 3)
     last = servers["hook"].bodies[2]
     assert last["status"] == "resolved" and last["resolved_at"] == "2026-11-21T09:01:00Z"
     assert last["summary"].startswith("RESOLVED CRITICAL")
-    notify(lh, chans)
+    notify(Lakehouse.at(lh), chans)
     assert delivered(servers) == (3, 3, 3)
 
 
 def test_receiver_down_and_a_quiet_backfill(tmp_path, servers):
     lh, chans = tmp_path / "lakehouse", channels(servers)
     write_gold(lh, [incident()], [transition("opened", "major")])
-    quiet = notify(lh, chans, send=False)
+    quiet = notify(Lakehouse.at(lh), chans, send=False)
     assert [r.suppressed for r in quiet.channels.values()] == [1, 1, 1]
     assert delivered(servers) == (0, 0, 0)
-    assert notify(lh, chans).channels["oncall-hook"].already == 1     # suppressed stays unsent
+    assert notify(Lakehouse.at(lh), chans).channels["oncall-hook"].already == 1     # suppressed stays unsent
     assert delivered(servers) == (0, 0, 0)
 
     rows = [transition("opened", "major"), transition("escalated", "critical", 1),
@@ -163,7 +164,7 @@ def test_receiver_down_and_a_quiet_backfill(tmp_path, servers):
     write_gold(lh, [incident("resolved", "critical", resolved_at=H + timedelta(hours=2))], rows)
     servers["hook"].stop()                                            # receiver down
     servers["smtp"].stop()
-    down = notify(lh, chans)
+    down = notify(Lakehouse.at(lh), chans)
     hook, mail = down.channels["oncall-hook"], down.channels["oncall-mail"]
     assert (hook.failed, hook.pending, mail.failed, mail.pending) == (1, 1, 1, 1)   # stops at the first
     assert "ConnectionError" in hook.errors[0] and "ConnectionRefusedError" in mail.errors[0]
@@ -176,7 +177,7 @@ def test_receiver_down_and_a_quiet_backfill(tmp_path, servers):
     receiver = Receiver()                                             # back, elsewhere
     chans[0] = Channel("oncall-hook", "webhook", receiver.url)
     try:
-        notify(lh, chans)
+        notify(Lakehouse.at(lh), chans)
         assert [b["transition"] for b in receiver.bodies] == ["escalated", "resolved"]   # in order
     finally:
         receiver.stop()
@@ -189,7 +190,7 @@ def test_filters(tmp_path, servers):
                [transition("opened", "major"), transition("opened", "minor", **{k: other[k] for k in
                                                                                  ("incident_id", "cluster", "kind", "entity")})])
     url = servers["hook"].url
-    result = notify(lh, [Channel("major", "webhook", url, min_severity="major"),
+    result = notify(Lakehouse.at(lh), [Channel("major", "webhook", url, min_severity="major"),
                          Channel("prod-b", "webhook", url, clusters=("prod-b",)),
                          Channel("cleaner", "webhook", url, kinds=("log_cleaner_dead",)),
                          Channel("all", "webhook", url)])
@@ -218,21 +219,21 @@ def test_alertmanager_posts_open_incidents_every_run_and_a_resolution_once(tmp_p
     monkeypatch.setattr(alertmanager, "post", post)
     lh, am = tmp_path / "lakehouse", [Channel("am", "alertmanager", "http://127.0.0.1:9093")]
     write_gold(lh, [incident()], [transition("opened", "major")])
-    assert notify(lh, am).channels["am"].sent == 1
-    assert notify(lh, am).channels["am"].sent == 0
+    assert notify(Lakehouse.at(lh), am).channels["am"].sent == 1
+    assert notify(Lakehouse.at(lh), am).channels["am"].sent == 0
     assert [p for _, p in posts] == [[{"id": "i1", "status": "open", "transition": "opened"}]] * 2   # re-posted
 
     write_gold(lh, [incident("resolved", resolved_at=H + timedelta(hours=3))],
                [transition("opened", "major"), transition("resolved", "major", 3)])
     fail.append(1)
-    down = notify(lh, am)
+    down = notify(Lakehouse.at(lh), am)
     assert down.channels["am"].failed == 1 and "ConnectionRefusedError" in down.summary()
     fail.clear()
-    notify(lh, am)
+    notify(Lakehouse.at(lh), am)
     assert posts[-1][1] == [{"id": "i1", "status": "resolved", "transition": "resolved"}]
     assert statuses(lh)[("i1", "resolved", "major", "am")] == ("sent", 2)
     count = len(posts)
-    notify(lh, am)
+    notify(Lakehouse.at(lh), am)
     assert len(posts) == count                                         # resolved and told: no post
 
 

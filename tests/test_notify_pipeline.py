@@ -14,11 +14,12 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from realservers import Alertmanager, Receiver, Smtpd
 
-from fleethealth import jobs
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.pipeline import window as pipeline
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.notify import notify
-from fleethealth.notify.config import Channel
+from fleethealth.fleet.channels import Channel
 from fleethealth.pull import hour as pull
 from fleethealth.simulate import simulate
 
@@ -31,8 +32,8 @@ GONE = {("healthy", "host_silent", "broker-2"), ("healthy", "data_missing", "hea
 
 def run(spark, inventory, lakehouse, *hours):
     for hour in hours:
-        pull.pull_hour(load_inventory(inventory), hour, lakehouse)
-    out = jobs.run_window(spark, list(hours), str(inventory), lakehouse)
+        pull.pull_hour(load_inventory(inventory), hour, Lakehouse.at(lakehouse))
+    out = pipeline.run_window(spark, list(hours), str(inventory), Lakehouse.at(lakehouse))
     assert not [o for o in out.values() if isinstance(o, BaseException)], out
 
 
@@ -57,7 +58,7 @@ def test_state_changes_are_sent_once_and_resolutions_reach_every_channel(spark, 
     for f in [*(host / "healthy-kafka-2").rglob("*2026-11-20-12*"), *(host / "healthy-kafka-2").rglob("*T12-*"),
               *(host / "healthy-kafka-3" / "jmx").glob("*2026-11-20-12")]:
         f.unlink()
-    lakehouse = str(root / "lakehouse")
+    lakehouse = Lakehouse.at(root / "lakehouse")
     monkeypatch.setenv("AIRFLOW_CONN_SMTP_ONCALL", json.dumps({
         "conn_type": "smtp", "host": "127.0.0.1", "port": servers["smtp"].port,
         "extra": {"disable_tls": True, "disable_ssl": True, "from_email": "fleethealth@example.com",
@@ -67,7 +68,7 @@ def test_state_changes_are_sent_once_and_resolutions_reach_every_channel(spark, 
                 Channel("am", "alertmanager", servers["am"].url)]
 
     run(spark, inventory, lakehouse, H10, H11)
-    first = notify(lakehouse, channels)
+    first = notify(Lakehouse.at(lakehouse), channels)
     assert first.errors == [], first.summary()
     opened = {(c, k, e, "opened") for c, k, e in GONE}
     assert opened <= set(sent(servers["hook"])) and len(sent(servers["hook"])) == len(set(sent(servers["hook"])))
@@ -81,14 +82,14 @@ def test_state_changes_are_sent_once_and_resolutions_reach_every_channel(spark, 
     assert all(a["status"]["state"] == "active" for a in servers["am"].get("/api/v2/alerts"))
 
     before = len(servers["hook"].bodies), len(servers["smtp"].messages)
-    assert notify(lakehouse, channels).errors == []                  # the same gold again: nothing new
+    assert notify(Lakehouse.at(lakehouse), channels).errors == []                  # the same gold again: nothing new
     run(spark, inventory, lakehouse, H11)                            # a re-run of an hour: nothing new
-    assert notify(lakehouse, channels).errors == []
+    assert notify(Lakehouse.at(lakehouse), channels).errors == []
     assert (len(servers["hook"].bodies), len(servers["smtp"].messages)) == before
 
     servers["hook"].status = 503                                     # the webhook is down for one run
     run(spark, inventory, lakehouse, H12)                            # both hosts are back
-    down = notify(lakehouse, channels)
+    down = notify(Lakehouse.at(lakehouse), channels)
     assert down.channels["hook"].failed == 1 and "retried next run" in down.summary()
     resolved = {(c, k, e, "resolved") for c, k, e in GONE}
     mails = [m["Subject"].replace("\n", "") for _, m in servers["smtp"].messages[before[1]:]]
@@ -98,10 +99,10 @@ def test_state_changes_are_sent_once_and_resolutions_reach_every_channel(spark, 
     assert not firing & {(k, e) for _, k, e in GONE}
 
     servers["hook"].status = 200                                     # back: the refused message goes now
-    back = notify(lakehouse, channels)
+    back = notify(Lakehouse.at(lakehouse), channels)
     assert back.errors == [] and back.channels["hook"].sent == 2
     assert set(sent(servers["hook"])[before[0]:]) == resolved
-    assert notify(lakehouse, channels).channels["hook"].sent == 0
+    assert notify(Lakehouse.at(lakehouse), channels).channels["hook"].sent == 0
     incidents = {(r.kind, r.entity): (r.status, r.resolved_at) for r in
-                 lake.read(spark, "gold.incidents", lakehouse).collect()}
+                 lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()}
     assert incidents[("host_silent", "broker-2")] == ("resolved", H12.replace(tzinfo=None))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.fleet import sources
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import hours
@@ -81,7 +82,7 @@ def pull_locals(fleet: Path, lake: Path) -> list[landing.Landed]:
     inv, hosts = local_hosts(fleet)
     out = []
     for host in hosts:
-        out.extend(pull_host(host, inv.cluster(host.cluster).timezone, HOUR, lake))
+        out.extend(pull_host(host, inv.cluster(host.cluster).timezone, HOUR, Lakehouse.at(lake)))
     return out
 
 
@@ -127,7 +128,7 @@ def test_manifest_has_size_and_real_sha256(fleet):
         assert row.mtime == pytest.approx(src.stat().st_mtime)
         assert row.pulled_at > 0
     key = lambda r: (r.host, r.source, r.file)  # noqa: E731
-    assert sorted(read_manifests(HOUR, lake), key=key) == sorted(landed, key=key)
+    assert sorted(read_manifests(HOUR, Lakehouse.at(lake)), key=key) == sorted(landed, key=key)
 
 
 def test_pull_same_hour_twice_is_harmless(fleet):
@@ -139,8 +140,8 @@ def test_pull_same_hour_twice_is_harmless(fleet):
     assert landed_files(lake) == files_first
     strip = lambda rows: sorted((r.host, r.source, r.file, r.size, r.sha256) for r in rows)  # noqa: E731
     assert strip(second) == strip(first)
-    assert strip(read_manifests(HOUR, lake)) == strip(first)          # no duplicate rows
-    assert len(read_manifests(HOUR, lake)) == len(EXPECTED)
+    assert strip(read_manifests(HOUR, Lakehouse.at(lake))) == strip(first)          # no duplicate rows
+    assert len(read_manifests(HOUR, Lakehouse.at(lake))) == len(EXPECTED)
     assert not list((lake / "landing").rglob("_partial/*/*"))          # no host's temporary folder left
 
 
@@ -151,7 +152,7 @@ def test_repull_replaces_host_folder(fleet):
     (fleet / "fleet" / "berlin" / "b-kafka-1" / "jmx" / "jolokia.jsonl.2026-11-20-11").unlink()
     pull_locals(fleet, lake)
     assert "berlin/b-kafka-1/jmx/jolokia.jsonl.2026-11-20-11" not in landed_files(lake)
-    assert sorted((r.host, r.source) for r in read_manifests(HOUR, lake)) == [
+    assert sorted((r.host, r.source) for r in read_manifests(HOUR, Lakehouse.at(lake))) == [
         ("b-kafka-1", "kafka"), ("b-zk-1", "zookeeper")]
 
 
@@ -160,10 +161,10 @@ def test_other_hours_land_in_their_own_folder(fleet):
     inv, hosts = local_hosts(fleet)
     k1 = inv.host("b-kafka-1")
     next_hour = datetime(2026, 11, 20, 11, tzinfo=UTC)
-    landed = pull_host(k1, "Europe/Berlin", next_hour, lake)
+    landed = pull_host(k1, "Europe/Berlin", next_hour, Lakehouse.at(lake))
     assert [r.file for r in landed] == ["berlin/b-kafka-1/kafka/server.log.2026-11-20-12"]
     assert (lake / "landing" / "2026-11-20T11" / "berlin" / "b-kafka-1" / MANIFEST).is_file()
-    assert read_manifests(HOUR, lake) == []
+    assert read_manifests(HOUR, Lakehouse.at(lake)) == []
 
 
 def test_file_over_cap_is_rejected_and_the_others_land(fleet):
@@ -173,11 +174,11 @@ def test_file_over_cap_is_rejected_and_the_others_land(fleet):
                                           .replace("kafka_version: 3.6.1}", "kafka_version: 3.6.1, max_file_bytes: 45}", 1))
     inv = load_inventory(fleet / "inventory.yaml")
     assert [h.max_file_bytes for h in inv.hosts] == [45, 10, 10]
-    landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake)
+    landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, Lakehouse.at(lake))
     assert {(x.file.rsplit("/", 1)[1], x.status, x.reason) for x in landed} == {
         ("server.log.2026-11-20-11", "rejected", "51 bytes, over the cap of 45"),
         ("jolokia.jsonl.2026-11-20-11", "read", "")}
-    assert read_manifests(HOUR, lake) == landed
+    assert read_manifests(HOUR, Lakehouse.at(lake)) == landed
     assert not (lake / "landing" / "2026-11-20T10" / "berlin" / "b-kafka-1" / "kafka").exists()
 
 
@@ -185,7 +186,7 @@ def test_sftp_host_without_its_connection_fails_naming_host_and_connection(fleet
     lake = fleet / "lake"
     inv = load_inventory(fleet / "inventory.yaml")
     with pytest.raises(PullError, match=r"^b-kafka-2: Airflow connection 'fleet_ssh' not found"):
-        pull_host(inv.host("b-kafka-2"), "Europe/Berlin", HOUR, lake)
+        pull_host(inv.host("b-kafka-2"), "Europe/Berlin", HOUR, Lakehouse.at(lake))
     assert not (lake / "landing" / "2026-11-20T10" / "berlin" / "b-kafka-2").exists()
     assert not list((lake / "landing" / "2026-11-20T10").rglob("b-kafka-2"))
 
@@ -194,27 +195,26 @@ def test_pull_hour_pulls_every_host_and_names_the_failed_ones(fleet):
     lake = fleet / "lake"
     inv = load_inventory(fleet / "inventory.yaml")
     with pytest.raises(pull.HostsFailed) as err:
-        pull_hour(inv, HOUR, lake)
+        pull_hour(inv, HOUR, Lakehouse.at(lake))
     assert [e.split(":")[0] for e in err.value.errors] == ["b-kafka-2"]
     assert sorted((r.host, r.source) for r in err.value.landed) == [
         ("b-kafka-1", "jmx"), ("b-kafka-1", "kafka"), ("b-zk-1", "zookeeper")]
-    assert sorted((r.host, r.source) for r in read_manifests(HOUR, lake)) == [
+    assert sorted((r.host, r.source) for r in read_manifests(HOUR, Lakehouse.at(lake))) == [
         ("b-kafka-1", "jmx"), ("b-kafka-1", "kafka"), ("b-zk-1", "zookeeper")]
 
 
 def test_pull_hour_all_local_hosts(fleet, lakehouse):
-    """pull_hour over an all-local inventory; the lakehouse comes from $FLEETHEALTH_LAKEHOUSE."""
+    """pull_hour over an all-local inventory; the lakehouse is $FLEETHEALTH_LAKEHOUSE's."""
     (fleet / "inventory.yaml").write_text(INVENTORY.split("      - {host: b-kafka-2")[0])
     inv = load_inventory(fleet / "inventory.yaml")
-    landed = pull_hour(inv, HOUR)
+    landed = pull_hour(inv, HOUR, Lakehouse.from_settings())
     assert sorted((r.host, r.source, Path(r.file).name) for r in landed) == EXPECTED
-    assert read_manifests(HOUR) == read_manifests(HOUR, lakehouse)
-    assert len(read_manifests(HOUR, lakehouse)) == 3
+    assert len(read_manifests(HOUR, Lakehouse.at(lakehouse))) == 3
     assert (lakehouse / "landing" / "2026-11-20T10" / "berlin" / "b-zk-1" / "zookeeper" / "zookeeper.log.1").is_file()
 
 
 def test_read_manifests_of_unpulled_hour_is_empty(tmp_path):
-    assert read_manifests(HOUR, tmp_path / "lake") == []
+    assert read_manifests(HOUR, Lakehouse.at(tmp_path / "lake")) == []
 
 
 @pytest.mark.parametrize("name", ["", ".", "..", "../etc/passwd", "/etc/passwd", "a/b", "a\\b", "x\0y", ".swp"])
@@ -266,8 +266,8 @@ def test_hosts_whose_names_end_like_a_temporary_folder_do_not_collide(fleet):
     lake = fleet / "lake"
     inv = load_inventory(fleet / "inventory.yaml")
     for name in ("b-kafka-1.partial", "b-kafka-1", "b-kafka-1.partial"):
-        pull_host(inv.host(name), "Europe/Berlin", HOUR, lake)
-    assert sorted((r.host, Path(r.file).name) for r in read_manifests(HOUR, lake)) == [
+        pull_host(inv.host(name), "Europe/Berlin", HOUR, Lakehouse.at(lake))
+    assert sorted((r.host, Path(r.file).name) for r in read_manifests(HOUR, Lakehouse.at(lake))) == [
         ("b-kafka-1", "jolokia.jsonl.2026-11-20-11"), ("b-kafka-1", "server.log.2026-11-20-11"),
         ("b-kafka-1.partial", "zookeeper.log")]
 
@@ -279,9 +279,9 @@ def test_one_host_failing_in_an_unexpected_way_does_not_stop_the_next(fleet):
     lake = fleet / "lake"
     (lake / "landing" / "_state" / "berlin" / "b-kafka-1.json").mkdir(parents=True)
     with pytest.raises(pull.HostsFailed) as err:
-        pull_hour(load_inventory(fleet / "inventory.yaml"), HOUR, lake)
+        pull_hour(load_inventory(fleet / "inventory.yaml"), HOUR, Lakehouse.at(lake))
     assert len(err.value.errors) == 1 and err.value.errors[0].startswith("b-kafka-1: pull failed: IsADirectoryError")
-    assert sorted((r.host, r.source) for r in read_manifests(HOUR, lake)) == [("b-zk-1", "zookeeper")]
+    assert sorted((r.host, r.source) for r in read_manifests(HOUR, Lakehouse.at(lake))) == [("b-zk-1", "zookeeper")]
 
 
 @pytest.mark.parametrize("url, message", [
@@ -323,8 +323,8 @@ def test_a_failed_live_read_still_lands_the_files_and_fails_the_pull(fleet):
     inv = load_inventory(fleet / "inventory.yaml")
     lake = fleet / "lake"
     with pytest.raises(PullError, match=r"^b-kafka-1: live Jolokia read failed \(127\.0\.0\.1:9: cannot reach"):
-        pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake, now=HOUR + hours.HOUR)
-    assert sorted((r.source, Path(r.file).name, r.status, r.reason) for r in read_manifests(HOUR, lake)) == [
+        pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, Lakehouse.at(lake), now=HOUR + hours.HOUR)
+    assert sorted((r.source, Path(r.file).name, r.status, r.reason) for r in read_manifests(HOUR, Lakehouse.at(lake))) == [
         ("jmx", "jolokia-live.2026-11-20T11-00-00Z.jsonl", "rejected", "127.0.0.1:9: cannot reach Jolokia: Connection refused"),
         ("jmx", "jolokia.jsonl.2026-11-20-11", "read", ""), ("kafka", "server.log.2026-11-20-11", "read", "")]
 
@@ -333,10 +333,10 @@ def test_an_empty_live_file_lands_nothing_and_hides_nothing(fleet):
     lake = fleet / "lake"
     inv, hosts = local_hosts(fleet)
     put(fleet / "fleet" / "berlin" / "b-kafka-1" / "kafka" / "controller.log", b"", INSIDE)
-    first = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, lake)
+    first = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", HOUR, Lakehouse.at(lake))
     assert "controller.log" not in [Path(r.file).name for r in first]   # no line: in no hour
     later = datetime(2026, 11, 20, 11, tzinfo=UTC)
-    landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", later, lake)
+    landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", later, Lakehouse.at(lake))
     assert [(Path(r.file).name, r.offset) for r in landed] == [("server.log.2026-11-20-12", 0)]
 
 
@@ -344,8 +344,8 @@ def test_an_empty_live_file_lands_nothing_and_hides_nothing(fleet):
 
 def _hour_bytes(fleet: Path, hour: datetime) -> dict[str, bytes]:
     inv, _ = local_hosts(fleet)
-    landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", hour, fleet / "lake")
-    return {Path(r.file).name: (landing.landing_hour_dir(hour, fleet / "lake") / r.read_path).read_bytes()
+    landed = pull_host(inv.host("b-kafka-1"), "Europe/Berlin", hour, Lakehouse.at(fleet / "lake"))
+    return {Path(r.file).name: (Lakehouse.at(fleet / "lake").landing(hour) / r.read_path).read_bytes()
             for r in landed if r.status == "read"}
 
 
@@ -366,7 +366,7 @@ def test_an_unreadable_rolled_file_is_reported_in_its_own_hour_only(fleet):
     put(k / "server.log.2026-11-20-12.gz", b"not gzip at all\n", mtime=INSIDE + 3600)   # local 12 = 11 UTC
     inv, _ = local_hosts(fleet)
     rejected = {h: [(Path(r.file).name, r.reason) for r in pull_host(inv.host("b-kafka-1"), "Europe/Berlin", h,
-                                                                       fleet / "lake") if r.status == "rejected"]
+                                                                       Lakehouse.at(fleet / "lake")) if r.status == "rejected"]
                 for h in (HOUR, HOUR + hours.HOUR)}
     assert rejected[HOUR] == []
     [(name, reason)] = rejected[HOUR + hours.HOUR]
@@ -502,19 +502,19 @@ def test_a_bad_live_read_is_a_rejected_row_and_the_next_host_is_pulled(fleet, ho
     lake = fleet / "lake"
     now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)   # live reads: the current hour only
     with pytest.raises(pull.HostsFailed) as err:
-        pull_hour(load_inventory(fleet / "inventory.yaml"), now, lake)
+        pull_hour(load_inventory(fleet / "inventory.yaml"), now, Lakehouse.at(lake))
     assert [e.split(": ")[0] for e in err.value.errors] == ["b-kafka-1"]
     assert reason in err.value.errors[0]
-    assert [(r.host, r.source, r.status, r.reason) for r in read_manifests(now, lake)] == [
+    assert [(r.host, r.source, r.status, r.reason) for r in read_manifests(now, Lakehouse.at(lake))] == [
         ("b-kafka-1", "jmx", "rejected", f"{hostile.url.split('/')[2]}: {reason}")]
-    assert (landing.landing_hour_dir(now, lake) / "berlin" / "b-zk-1" / MANIFEST).is_file()   # the next host: pulled
+    assert (Lakehouse.at(lake).landing(now) / "berlin" / "b-zk-1" / MANIFEST).is_file()   # the next host: pulled
 
 
 def test_a_malformed_connection_says_so_without_repeating_it(fleet, monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_FLEET_SSH", '{"conn_type": "ssh", "host": "k2", "password": "pw1234",')
     inv = load_inventory(fleet / "inventory.yaml")
     with pytest.raises(PullError) as err:
-        pull_host(inv.host("b-kafka-2"), "Europe/Berlin", HOUR, fleet / "lake")
+        pull_host(inv.host("b-kafka-2"), "Europe/Berlin", HOUR, Lakehouse.at(fleet / "lake"))
     assert str(err.value).startswith("b-kafka-2: connection 'fleet_ssh' (AIRFLOW_CONN_FLEET_SSH) is neither a URI "
                                      "nor valid JSON: Expecting property name enclosed in double quotes at character")
     assert "pw1234" not in str(err.value)

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.pull import inflate, linecut
 from fleethealth.pull.hour import HostsFailed, pull_hour
-from fleethealth.pull.landing import landing_hour_dir, read_manifests
+from fleethealth.pull.landing import read_manifests
 from fleethealth.pull.transports import local
 from fleethealth.pull.transports.base import RemoteFile
 
@@ -57,10 +58,10 @@ def pull(fleet: Path) -> dict[tuple[str, str], tuple[str, str]]:
     """(host, file name) -> (status, reason) of everything landed or rejected for HOUR."""
     inventory = load_inventory(fleet / "inventory.yaml")
     try:
-        pull_hour(inventory, HOUR, fleet / "lake")
+        pull_hour(inventory, HOUR, Lakehouse.at(fleet / "lake"))
     except HostsFailed:
         pass
-    return {(r.host, Path(r.file).name): (r.status, r.reason) for r in read_manifests(HOUR, fleet / "lake")}
+    return {(r.host, Path(r.file).name): (r.status, r.reason) for r in read_manifests(HOUR, Lakehouse.at(fleet / "lake"))}
 
 
 def k1(fleet: Path, source: str, name: str) -> Path:
@@ -90,9 +91,9 @@ def test_a_name_too_long_to_store_as_is_lands_under_a_shorter_one(fleet):
     put(k1(fleet, "kafka", name), gzip.compress(LINE))
     rows = pull(fleet)
     assert rows[("k1", name)] == ("read", "")
-    [row] = [r for r in read_manifests(HOUR, fleet / "lake") if Path(r.file).name == name]
+    [row] = [r for r in read_manifests(HOUR, Lakehouse.at(fleet / "lake")) if Path(r.file).name == name]
     assert len(Path(row.read_path).name) < 255
-    assert (landing_hour_dir(HOUR, fleet / "lake") / row.read_path).read_bytes() == LINE
+    assert (Lakehouse.at(fleet / "lake").landing(HOUR) / row.read_path).read_bytes() == LINE
     assert neighbours_landed(rows)
 
 
@@ -126,7 +127,7 @@ def test_a_gz_that_inflates_past_the_cap_is_rejected_by_its_inflated_size(fleet)
     cap = "inflates to more than 1000000 bytes, the cap of its host (max_file_bytes)"
     assert rows[("k1", "server.log.2026-11-20-10.gz")] == ("rejected", cap)
     assert rows[("k1", "metrics.prom.2026-11-20-10.gz")] == ("rejected", cap)
-    assert not list((landing_hour_dir(HOUR, fleet / "lake") / "c" / "k1").rglob("*.plain"))
+    assert not list((Lakehouse.at(fleet / "lake").landing(HOUR) / "c" / "k1").rglob("*.plain"))
     assert neighbours_landed(rows)
 
 
@@ -195,7 +196,7 @@ def test_a_host_that_stalls_is_cut_off_at_its_deadline_and_the_next_host_lands(f
     monkeypatch.setattr(local.LocalTransport, "read", stalling)
     inventory = load_inventory(fleet / "inventory.yaml")
     with pytest.raises(HostsFailed, match=r"^k1: pull stopped after 1 s \(FLEETHEALTH_PULL_TIMEOUT_S\)") as failed:
-        pull_hour(inventory, HOUR, fleet / "lake")
+        pull_hour(inventory, HOUR, Lakehouse.at(fleet / "lake"))
     assert [(r.host, r.file) for r in failed.value.landed] == [("k2", "c/k2/kafka/server.log")]
 
 

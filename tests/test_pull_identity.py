@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.pull import hour as pull
 from fleethealth.pull import identity, landing
@@ -92,15 +93,15 @@ def fleet(tmp_path, monkeypatch):
 
 
 def run(fleet, host: str, hour: datetime) -> dict[str, landing.Landed]:
-    return {Path(r.file).name: r for r in pull_host(fleet.inv.host(host), "UTC", hour, fleet.lake)}
+    return {Path(r.file).name: r for r in pull_host(fleet.inv.host(host), "UTC", hour, Lakehouse.at(fleet.lake))}
 
 
 def landed_bytes(fleet, hour: datetime, row: landing.Landed) -> bytes:
-    return (landing.landing_hour_dir(hour, fleet.lake) / row.file).read_bytes()
+    return (Lakehouse.at(fleet.lake).landing(hour) / row.file).read_bytes()
 
 
 def state(fleet, host: str) -> list[dict]:
-    return json.loads(identity.state_path(fleet.inv.host(host), fleet.lake).read_text())
+    return json.loads(Lakehouse.at(fleet.lake).pull_state(fleet.inv.host(host).cluster, host).read_text())
 
 
 # -- two snapshots whose first KiB is equal are two files ---------------------------------------------
@@ -190,7 +191,7 @@ def test_a_state_file_of_the_old_format_loads_and_keeps_identities(fleet, mode, 
     first_bytes = lines("ctl", 20)
     live = put(folder / "jolokia.jsonl", first_bytes, at(H10, 30))
     run(fleet, "k1", H10)
-    path = identity.state_path(fleet.inv.host("k1"), fleet.lake)
+    path = Lakehouse.at(fleet.lake).pull_state("c", "k1")
     old_rows = [{k: row[k] for k in ("head", "head_len", "remote", "ranges", "last_pulled")}
                 for row in json.loads(path.read_text())]
     path.write_text(json.dumps(old_rows, indent=1))
@@ -271,15 +272,15 @@ def _pull_n_files(tmp_path: Path, monkeypatch, n: int) -> dict[str, int]:
         m.setattr(identity, "hashlib", types.SimpleNamespace(sha256=sha256))
         m.setattr(identity.SeenIndex, "_fits", staticmethod(counted_fits))
         host = inv.host("k1")
-        assert len(pull_host(host, "UTC", H10, tmp_path / "lake")) == n
+        assert len(pull_host(host, "UTC", H10, Lakehouse.at(tmp_path / "lake"))) == n
         for i in range(n):
             append(folder / f"app-{i:05d}.log", b"more\n", at(H11, 30))
-        appended = pull_host(host, "UTC", H11, tmp_path / "lake")
+        appended = pull_host(host, "UTC", H11, Lakehouse.at(tmp_path / "lake"))
         assert len(appended) == n and all(r.offset > len(banner) and r.size == len(b"more\n") for r in appended)
         for i in range(n):
             append(folder / f"app-{i:05d}.log", b"rolled\n", at(H12, 30))
             os.rename(folder / f"app-{i:05d}.log", folder / f"app-{i:05d}.log.1")
-        landed = pull_host(host, "UTC", H12, tmp_path / "lake")
+        landed = pull_host(host, "UTC", H12, Lakehouse.at(tmp_path / "lake"))
     assert len(landed) == n and all(r.size == len(b"rolled\n") for r in landed)
     return counts
 

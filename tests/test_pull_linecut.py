@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.pull import hour as pull
 from fleethealth.pull import linecut
-from fleethealth.pull.landing import landing_hour_dir
 from fleethealth.simulate import simulate
 
 UTC = timezone.utc
@@ -112,9 +112,9 @@ def test_hour_range_uses_the_clusters_timezone():
 def _landed_lines(inventory, hours, lakehouse) -> Counter:
     lines: Counter = Counter()
     for hour in hours:
-        for x in pull.pull_hour(inventory, hour, lakehouse):
+        for x in pull.pull_hour(inventory, hour, Lakehouse.at(lakehouse)):
             if x.source in ("kafka", "zookeeper", "threaddumps", "jmx") and x.status == "read":
-                data = (landing_hour_dir(hour, lakehouse) / x.read_path).read_bytes()
+                data = (Lakehouse.at(lakehouse).landing(hour) / x.read_path).read_bytes()
                 data = gzip.decompress(data) if x.read_path.endswith(".gz") else data
                 lines.update((hour, x.cluster, x.host, x.source, line) for line in data.splitlines())
     return lines
@@ -163,8 +163,8 @@ def test_files_without_a_time_in_their_name_are_placed_by_their_lines(tmp_path):
 
     def hour_lines(hour: int) -> dict[str, bytes]:
         at = datetime(2026, 11, 20, hour, tzinfo=UTC)
-        landed = pull.pull_hour(inventory, at, tmp_path / "lake")
-        return {Path(x.file).name: (landing_hour_dir(at, tmp_path / "lake") / x.read_path).read_bytes()
+        landed = pull.pull_hour(inventory, at, Lakehouse.at(tmp_path / "lake"))
+        return {Path(x.file).name: (Lakehouse.at(tmp_path / "lake").landing(at) / x.read_path).read_bytes()
                 for x in landed}
 
     assert hour_lines(8) == {"zookeeper.log.2.gz": zk(8, 10, "a"), "old.log": zk(8, 5, "g")}
@@ -189,8 +189,8 @@ def test_thread_dumps_without_a_time_in_their_name_go_by_their_capture_line(tmp_
     os.utime(folder / "dumps.txt", (now, now))
     for hour, expected in ((10, first), (11, second), (12, None)):
         at = datetime(2026, 11, 20, hour, tzinfo=UTC)
-        landed = [x for x in pull.pull_hour(inventory, at, tmp_path / "lake") if x.source == "threaddumps"]
-        got = [(landing_hour_dir(at, tmp_path / "lake") / x.read_path).read_text() for x in landed]
+        landed = [x for x in pull.pull_hour(inventory, at, Lakehouse.at(tmp_path / "lake")) if x.source == "threaddumps"]
+        got = [(Lakehouse.at(tmp_path / "lake").landing(at) / x.read_path).read_text() for x in landed]
         assert got == ([expected] if expected else []), hour
 
 

@@ -14,12 +14,12 @@ import pytest
 import yaml
 from realservers import Sshd, ZooKeeper, free_port
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.bronze import tables as bronze
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake.hours import floor_hour
 from fleethealth.pull import host as host_pull
 from fleethealth.pull import hour as pull
-from fleethealth.pull import landing
 from fleethealth.pull.hour import pull_host
 from fleethealth.pull.landing import PullError, read_manifests
 from fleethealth.silver import tables as silver
@@ -80,7 +80,7 @@ def fleet(servers, tmp_path, monkeypatch):
 
 
 def landed_names(lake: Path, hour: datetime, host: str) -> list[str]:
-    folder = landing.landing_hour_dir(hour, lake) / "loop" / host
+    folder = Lakehouse.at(lake).landing(hour) / "loop" / host
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() or p.is_symlink())
 
 
@@ -93,15 +93,15 @@ def test_sftp_lands_exactly_the_hours_files_byte_for_byte(fleet, tmp_path):
     (kafka / "linked.log.2026-11-20-10").symlink_to(secret)
     (kafka / "sub.log.2026-11-20-10").mkdir()
 
-    landed = pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+    landed = pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, Lakehouse.at(fleet["lake"]))
 
     assert landed_names(fleet["lake"], PAST, "kafka-1") == ["_manifest.json", "kafka/server.log.2026-11-20-10"]
     [row] = landed
-    dst = landing.landing_hour_dir(PAST, fleet["lake"]) / row.file
+    dst = Lakehouse.at(fleet["lake"]).landing(PAST) / row.file
     assert dst.read_bytes() == (kafka / "server.log.2026-11-20-10").read_bytes()
     assert (row.remote, row.offset, row.size) == (str(kafka / "server.log.2026-11-20-10"), 0, dst.stat().st_size)
     assert row.mtime == int(at(PAST, 61))
-    assert read_manifests(PAST, fleet["lake"]) == landed
+    assert read_manifests(PAST, Lakehouse.at(fleet["lake"])) == landed
 
 
 def test_a_live_file_over_sftp_lands_each_hours_lines_in_that_hour(fleet):
@@ -112,37 +112,37 @@ def test_a_live_file_over_sftp_lands_each_hours_lines_in_that_hour(fleet):
     host = inv.host("kafka-1")
     h0, h1, h2 = PAST, PAST + timedelta(hours=1), PAST + timedelta(hours=2)
     live = put(kafka / "controller.log", kafka_lines(h0, 4), at(h0, 30))
-    first = pull_host(host, "UTC", h0, lake)
+    first = pull_host(host, "UTC", h0, Lakehouse.at(lake))
     partial = b"[2026-11-20 11:59:59,000] INFO being writ"
     with live.open("ab") as fh:
         fh.write(kafka_lines(h1, 2, 4) + partial)                                       # a line half-written
     os.utime(live, (at(h1, 30), at(h1, 30)))
-    second = pull_host(host, "UTC", h1, lake)
+    second = pull_host(host, "UTC", h1, Lakehouse.at(lake))
     with live.open("ab") as fh:
         fh.write(b"ten (kafka.controller)\n" + kafka_lines(h2, 1, 6))
     live.rename(kafka / "controller.log.1")                                              # size roll
     os.utime(kafka / "controller.log.1", (at(h2, 10), at(h2, 10)))
-    third = pull_host(host, "UTC", h2, lake)
+    third = pull_host(host, "UTC", h2, Lakehouse.at(lake))
 
     def landed(hour, rows):
         [row] = rows
-        return (landing.landing_hour_dir(hour, lake) / row.read_path).read_bytes()
+        return (Lakehouse.at(lake).landing(hour) / row.read_path).read_bytes()
 
     assert landed(h0, first) == kafka_lines(h0, 4)
     assert landed(h1, second) == kafka_lines(h1, 2, 4) + partial
     assert second[0].reason == "its last line was still being written (no newline at the end)"
     assert landed(h2, third) == kafka_lines(h2, 1, 6) and Path(third[0].file).name == "controller.log.1"
 
-    again = pull_host(host, "UTC", h1, lake)                           # re-pull: the hour's lines, now whole
+    again = pull_host(host, "UTC", h1, Lakehouse.at(lake))                           # re-pull: the hour's lines, now whole
     assert landed(h1, again) == kafka_lines(h1, 2, 4) + partial + b"ten (kafka.controller)\n"
     assert again[0].reason == ""
     whole = (kafka / "controller.log.1").read_bytes()
     assert landed(h0, first) + landed(h1, again) + landed(h2, third) == whole   # every byte once, in order
     assert [r.offset for r in (*first, *again, *third)] == [0, len(kafka_lines(h0, 4)),
                                                             len(whole) - len(kafka_lines(h2, 1, 6))]
-    assert pull_host(host, "UTC", h2, lake)[0].sha256 == third[0].sha256
+    assert pull_host(host, "UTC", h2, Lakehouse.at(lake))[0].sha256 == third[0].sha256
     os.utime(kafka / "controller.log.1", (at(h2 + timedelta(hours=1), 5),) * 2)        # touched, no new lines
-    assert pull_host(host, "UTC", h2 + timedelta(hours=1), lake) == []
+    assert pull_host(host, "UTC", h2 + timedelta(hours=1), Lakehouse.at(lake)) == []
 
 
 def test_unreachable_host_fails_alone_with_a_clear_message(fleet):
@@ -150,10 +150,10 @@ def test_unreachable_host_fails_alone_with_a_clear_message(fleet):
     put(fleet["kafka"] / "server.log.2026-11-20-10", kafka_lines(PAST, 1), at(PAST, 61))
     t0 = time.monotonic()
     with pytest.raises(PullError, match=r"^kafka-9: cannot connect to .*@127\.0\.0\.1:\d+ \(connection fleet_dead\)"):
-        pull_host(inv.host("kafka-9"), "UTC", PAST, lake)
+        pull_host(inv.host("kafka-9"), "UTC", PAST, Lakehouse.at(lake))
     assert time.monotonic() - t0 < 5                                   # one attempt; Airflow retries with back-off
-    assert not (landing.landing_hour_dir(PAST, lake) / "loop" / "kafka-9").exists()
-    assert [r.host for r in pull_host(inv.host("kafka-1"), "UTC", PAST, lake)] == ["kafka-1"]
+    assert not (Lakehouse.at(lake).landing(PAST) / "loop" / "kafka-9").exists()
+    assert [r.host for r in pull_host(inv.host("kafka-1"), "UTC", PAST, Lakehouse.at(lake))] == ["kafka-1"]
 
 
 def test_host_key_mismatch_is_refused(fleet, monkeypatch):
@@ -161,12 +161,12 @@ def test_host_key_mismatch_is_refused(fleet, monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_FLEET_SSH", sshd.connection(host_key=sshd.other_host_key))
     put(fleet["kafka"] / "server.log.2026-11-20-10", kafka_lines(PAST, 1), at(PAST, 61))
     with pytest.raises(PullError) as err:
-        pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+        pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, Lakehouse.at(fleet["lake"]))
     assert str(err.value).startswith("kafka-1: HOST KEY MISMATCH for 127.0.0.1:")
     fingerprint = lambda line: line.split()[1]  # noqa: E731
     assert "connection 'fleet_ssh' expects ssh-ed25519 SHA256:" in str(err.value)
     assert fingerprint(sshd.host_key) != fingerprint(sshd.other_host_key)
-    assert read_manifests(PAST, fleet["lake"]) == []
+    assert read_manifests(PAST, Lakehouse.at(fleet["lake"])) == []
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -177,7 +177,7 @@ def test_unverified_host_keys_are_refused(fleet, monkeypatch, extra, message):
     monkeypatch.setenv("HOME", str(fleet["lake"].parent))              # no ~/.ssh/known_hosts to fall back on
     monkeypatch.setenv("AIRFLOW_CONN_FLEET_SSH", fleet["sshd"].connection(**extra))
     with pytest.raises(PullError, match=r"^kafka-1: .*" + message):
-        pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+        pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, Lakehouse.at(fleet["lake"]))
 
 
 def test_a_symlinked_folder_is_not_followed_over_sftp(fleet, tmp_path):
@@ -188,7 +188,7 @@ def test_a_symlinked_folder_is_not_followed_over_sftp(fleet, tmp_path):
     shutil.rmtree(fleet["kafka"], ignore_errors=True)
     fleet["kafka"].parent.mkdir(parents=True, exist_ok=True)
     fleet["kafka"].symlink_to(keys)
-    landed = pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+    landed = pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, Lakehouse.at(fleet["lake"]))
     assert sorted((r.source, r.status, r.reason) for r in landed) == [
         ("jmx", "read", ""),
         ("kafka", "rejected", f"{fleet['sshd'].user}@127.0.0.1:{fleet['sshd'].port} (connection fleet_ssh): "
@@ -200,7 +200,7 @@ def test_file_over_the_size_cap_is_rejected_and_the_others_land(fleet, monkeypat
     monkeypatch.setattr(host_pull, "MAX_FILE_BYTES", 100)
     put(fleet["kafka"] / "server.log.2026-11-20-10", kafka_lines(PAST, 3), at(PAST, 61))
     put(fleet["kafka"] / "controller.log.2026-11-20-10", kafka_lines(PAST, 1)[:90], at(PAST, 61))
-    landed = pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, fleet["lake"])
+    landed = pull_host(fleet["inv"].host("kafka-1"), "UTC", PAST, Lakehouse.at(fleet["lake"]))
     got = {Path(r.file).name: (r.status, r.reason) for r in landed}
     assert got["controller.log.2026-11-20-10"] == ("read", "")
     status, reason = got["server.log.2026-11-20-10"]
@@ -211,12 +211,12 @@ def test_live_jolokia_and_real_zookeeper_log_reach_silver(fleet, spark):
     """zk-1: its real ZooKeeper log over SFTP and a live Jolokia read of its JVM, parsed by silver."""
     inv, lake, zk = fleet["inv"], fleet["lake"], fleet["zk"]
     hour = floor_hour(datetime.fromtimestamp(zk.log_file.stat().st_mtime, UTC))
-    landed = pull_host(inv.host("zk-1"), "UTC", hour, lake, now=hour + timedelta(minutes=70))
+    landed = pull_host(inv.host("zk-1"), "UTC", hour, Lakehouse.at(lake), now=hour + timedelta(minutes=70))
     assert sorted((r.source, Path(r.file).name) for r in landed) == [
         ("jmx", f"jolokia-live.{hour + timedelta(minutes=70):%Y-%m-%dT%H-%M-%S}Z.jsonl"),
         ("zookeeper", "zookeeper.log")]
 
-    records = bronze.records(spark, landed, landing.landing_hour_dir(hour, lake), hour)
+    records = bronze.records(spark, landed, Lakehouse.at(lake).landing(hour), hour)
     tables = silver.build(spark, records, inv)
     samples = {r.attribute: r.value for r in tables["silver.jmx_samples"].where("host = 'zk-1'").collect()
                if r.domain == "java.lang"}
@@ -240,9 +240,9 @@ def test_live_reads_are_kept_on_repull_and_not_taken_for_old_hours(fleet):
     host = inv.host("zk-1")
     hour = PAST
     for minutes in (61, 62):                                           # two runs of the recent hour
-        pull_host(host, "UTC", hour, lake, now=hour + timedelta(minutes=minutes))
-    backfill = pull_host(host, "UTC", hour, lake, now=hour + timedelta(days=2))
+        pull_host(host, "UTC", hour, Lakehouse.at(lake), now=hour + timedelta(minutes=minutes))
+    backfill = pull_host(host, "UTC", hour, Lakehouse.at(lake), now=hour + timedelta(days=2))
     assert sorted(Path(r.file).name for r in backfill if r.source == "jmx") == [
         "jolokia-live.2026-11-20T11-01-00Z.jsonl", "jolokia-live.2026-11-20T11-02-00Z.jsonl"]
-    assert not [r for r in pull_host(host, "UTC", hour + timedelta(hours=5), lake,
+    assert not [r for r in pull_host(host, "UTC", hour + timedelta(hours=5), Lakehouse.at(lake),
                                      now=hour + timedelta(days=2)) if r.source == "jmx"]

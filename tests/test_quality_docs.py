@@ -18,8 +18,8 @@ import pytest
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake import maintenance  # noqa: E402
-from fleethealth.lake import tables as lake  # noqa: E402
 from fleethealth.quality import docs  # noqa: E402
 from fleethealth.quality import suites as quality  # noqa: E402
 
@@ -194,16 +194,16 @@ def test_prune_removes_the_older_hour_and_the_index_links_only_what_remains(tmp_
 
 def test_the_maintenance_prunes_the_lakehouse_data_docs_with_the_tables_retention(tmp_path):
     lakehouse = tmp_path / "lakehouse"
-    site = lake.quality_dir(lakehouse)
+    site = Lakehouse.at(lakehouse).data_docs
     _validated(site, HOUR)
     _new_process(site)
-    assert maintenance.prune_data_docs(lakehouse) == 0               # 7 days: the result is minutes old
+    assert docs.prune_data_docs(Lakehouse.at(lakehouse)) == 0               # 7 days: the result is minutes old
     assert _run_pages(site, HOUR)
     _new_process(site)
-    assert maintenance.prune_data_docs(lakehouse, retain_hours=0) == 1
+    assert docs.prune_data_docs(Lakehouse.at(lakehouse), retain_hours=0) == 1
     assert _run_pages(site, HOUR) == [] and _run_results(site, HOUR) == []
     assert index_links(site) == []
-    assert maintenance.prune_data_docs(tmp_path / "no-lakehouse") == 0   # no Data Docs yet: nothing to do
+    assert docs.prune_data_docs(Lakehouse.at(tmp_path / "no-lakehouse")) == 0   # no Data Docs yet: nothing to do
 
 
 def test_prune_waits_for_a_job_writing_the_site(tmp_path):

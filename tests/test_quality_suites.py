@@ -110,6 +110,7 @@ def test_substitute_hour_placeholders():
 
 
 def test_every_table_has_a_suite_and_value_sets_come_from_code():
+    import fleethealth.silver  # noqa: F401 - the layer registers its event types
     from fleethealth.gold.detectors import DETECTORS
     from fleethealth.lake import tables as lake
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.cli import main as cli
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -340,13 +341,13 @@ def test_tables_spark_writes_have_no_deletion_vectors_and_duckdb_reads_them(spar
     from fleethealth.lake import tables as lake
 
     lake.overwrite(spark.createDataFrame([("c1", "broker_deadlock"), ("c1", "log_cleaner_dead"), ("c2", "x")],
-                                         "cluster string, kind string"), "gold.incidents", str(lakehouse))
+                                         "cluster string, kind string"), "gold.incidents", Lakehouse.at(str(lakehouse)))
     hourly = spark.createDataFrame([("k1", "INFO", _hour(10)), ("k2", "WARN", _hour(10))],
                                    "host string, level string, hour timestamp")
-    lake.write_hour(hourly, "silver.kafka_events", _hour(10).replace(tzinfo=None), str(lakehouse))
-    SparkDelta.forPath(spark, lake.table("gold.incidents").path(lakehouse)).delete("kind = 'x'")
+    lake.write_hour(hourly, "silver.kafka_events", _hour(10).replace(tzinfo=None), Lakehouse.at(str(lakehouse)))
+    SparkDelta.forPath(spark, lake.table("gold.incidents").path(Lakehouse.at(lakehouse))).delete("kind = 'x'")
     for qualified in ("gold.incidents", "silver.kafka_events"):
-        path = lake.table(qualified).path(lakehouse)
+        path = lake.table(qualified).path(Lakehouse.at(lakehouse))
         table = DeltaTable(path)
         assert table.metadata().configuration.get("delta.enableDeletionVectors") == "false", qualified
         assert "deletionVectors" not in (table.protocol().reader_features or []), qualified

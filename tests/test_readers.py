@@ -11,13 +11,14 @@ from readme_blocks import block
 @pytest.mark.spark
 def test_the_readme_python_route_reads_what_spark_wrote(spark, tmp_path, monkeypatch):
     from fleethealth.lake import tables as lake
+    from fleethealth.lake.catalog import Lakehouse
 
     rows = [("c1", "log_cleaner_dead", "critical", datetime(2026, 11, 20, 10, 20)),
             ("c1", "data_missing", "major", datetime(2026, 11, 20, 11, 0)),
             ("c2", "data_missing", "major", datetime(2026, 11, 20, 12, 0))]
     lakehouse = tmp_path / "demo" / "lakehouse"      # README reads demo/lakehouse
     lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string, severity string, first_seen timestamp"),
-                   "gold.incidents", str(lakehouse))
+                   "gold.incidents", Lakehouse.at(lakehouse))
     monkeypatch.chdir(tmp_path)
     scope: dict = {}
     exec(block("run", "readers").text, scope)       # noqa: S102 - README's own code, as written

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth import jobs
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.gold import job as gold_job
+from fleethealth.pipeline import window as pipeline
 from fleethealth.cli import demo
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.gold import thresholds
@@ -42,15 +44,15 @@ def window(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("scenarios")
     inventory = simulate(root, list(UNDER_TEST), START, START + timedelta(hours=HOURS),
                          jmx_samples_per_broker_hour=JMX_SAMPLES)
-    lakehouse = str(root / "lakehouse")
+    lakehouse = Lakehouse.at(root / "lakehouse")
     inv = load_inventory(inventory)
     hours = [START + timedelta(hours=h) for h in range(HOURS)]
     for hour in hours:
-        pull.pull_hour(inv, hour, lakehouse)
+        pull.pull_hour(inv, hour, Lakehouse.at(lakehouse))
     # as `fleethealth run` does a backfill: silver and gold each computed once for the window
-    outcomes = jobs.run_window(spark, hours, str(inventory), lakehouse)
+    outcomes = pipeline.run_window(spark, hours, str(inventory), Lakehouse.at(lakehouse))
     assert [h for h, out in outcomes.items() if isinstance(out, Exception)] == [], outcomes
-    found = [r.asDict() for r in lake.read(spark, "gold.incidents", lakehouse).collect()]
+    found = [r.asDict() for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()]
     expected = json.loads((root / "expected_incidents.json").read_text())
     return {"found": found, "expected": expected, "lakehouse": lakehouse, "inventory": inv, "hours": hours}
 
@@ -93,24 +95,24 @@ def test_recall_and_false_positives(window):
 
 
 def test_an_hour_alone_gives_the_gold_the_window_published(spark, window):
-    """The window's gold was computed in one plan (jobs.run_window); the middle hour computed alone
+    """The window's gold was computed in one plan (pipeline.run_window); the middle hour computed alone
     from its published silver (and the end of the hour before, its look-back) gives exactly the rows
     published for it: every fact and detector keeps the hour in its keys and windows (one that did
     not would merge the hours, or carry one hour's state into the next). The hour alone reads the whole of silver.kafka_events, the window the rows
     and columns gold reads (gold.facts.core.kafka_events_read): leaving the others out changes nothing."""
     lakehouse, hour = window["lakehouse"], window["hours"][1]
-    silver_hour = {name: lake.read(spark, f"silver.{name}", lakehouse, hour) for name in jobs.GOLD_INPUTS}
+    silver_hour = {name: lake.read(spark, f"silver.{name}", Lakehouse.at(lakehouse), hour) for name in gold_job.INPUTS}
     minutes = thresholds.load()["incidents.lookback_minutes"]
-    facts = jobs.facts_of(hour, silver.hosts_frame(spark, window["inventory"]), silver_hour, minutes,
-                          jobs.read_lookback(spark, hour, minutes, lakehouse))
+    facts = gold_job.facts_of(hour, silver.hosts_frame(spark, window["inventory"]), silver_hour, minutes,
+                          gold_job.read_lookback(spark, hour, minutes, Lakehouse.at(lakehouse)))
     try:
-        computed = jobs.gold_tables(facts, thresholds.load())
-        assert sorted(computed) == sorted(n for n in lake.layer_tables("gold") if n not in jobs.LIFECYCLE_TABLES)
+        computed = gold_job.gold_tables(facts, thresholds.load())
+        assert sorted(computed) == sorted(n for n in lake.layer_tables("gold") if n not in gold_job.LIFECYCLE_TABLES)
         for name, df in computed.items():
-            published = lake.read(spark, name, lakehouse, hour)
+            published = lake.read(spark, name, Lakehouse.at(lakehouse), hour)
             assert df.columns == published.columns, name
             assert rows(df) == rows(published), name
-        assert len(rows(lake.read(spark, "gold.broker_health_hourly", lakehouse))) == HOURS * len(rows(
+        assert len(rows(lake.read(spark, "gold.broker_health_hourly", Lakehouse.at(lakehouse)))) == HOURS * len(rows(
             computed["gold.broker_health_hourly"]))
     finally:
         spark.catalog.clearCache()
@@ -118,7 +120,7 @@ def test_an_hour_alone_gives_the_gold_the_window_published(spark, window):
 
 def test_gold_reads_no_kafka_event_type_it_leaves_out():
     """The event types gold does not read (left out of its input) are named by no fact or detector."""
-    gold = Path(jobs.__file__).parent / "gold"
+    gold = Path(gold_job.__file__).parent
     for path in sorted(gold.rglob("*.py")):
         if path.name != "core.py" or path.parent.name != "facts":
             text = path.read_text()
@@ -137,7 +139,7 @@ def test_readme_shows_what_the_demo_prints_and_its_query_runs(spark, window, tmp
 
     from fleethealth.report import text as incidents
 
-    demo_rows = [r for r in incidents.incident_rows(window["lakehouse"]) if r["cluster"] in demo.SCENARIOS]
+    demo_rows = [r for r in incidents.incident_rows(Lakehouse.at(window["lakehouse"])) if r["cluster"] in demo.SCENARIOS]
     printed = incidents.incidents_report(demo_rows)
     assert matches_shown(block("output", "make demo").text, printed) == [], printed
 
@@ -147,7 +149,7 @@ def test_readme_shows_what_the_demo_prints_and_its_query_runs(spark, window, tmp
     proc = subprocess.run(["bash", "-euo", "pipefail", "-c", block("run", "demo-query").text], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    kinds = {r.kind for r in lake.read(spark, "gold.incidents", window["lakehouse"]).select("kind").collect()}
+    kinds = {r.kind for r in lake.read(spark, "gold.incidents", Lakehouse.at(window["lakehouse"])).select("kind").collect()}
     assert {line.split()[1] for line in proc.stdout.splitlines() if line.startswith("| ")} == kinds | {"kind"}
 
 
@@ -160,12 +162,12 @@ def test_every_gold_table_reads_without_spark_as_spark_reads_it(spark, window):
     import polars as pl
 
     lakehouse = window["lakehouse"]
-    read = [q for q in lake.layer_tables("gold") if lake.exists(spark, q, lakehouse)]
+    read = [q for q in lake.layer_tables("gold") if lake.exists(spark, q, Lakehouse.at(lakehouse))]
     assert {"gold.incidents", "gold.incident_history", "gold.log_cleaner_status",
             "gold.consumer_offsets_partitions", "gold.broker_health_hourly"} <= set(read)
     for qualified in read:
-        path = lake.table(qualified).path(lakehouse)
-        df = lake.read(spark, qualified, lakehouse)
+        path = lake.table(qualified).path(Lakehouse.at(lakehouse))
+        df = lake.read(spark, qualified, Lakehouse.at(lakehouse))
         spark_rows, columns = df.count(), df.columns
         frame = deltalake.DeltaTable(path).to_pandas()
         polars = pl.read_delta(path)
@@ -179,8 +181,8 @@ def test_every_gold_table_reads_without_spark_as_spark_reads_it(spark, window):
         assert sorted(map(str, frame[key])) == sorted(map(str, polars[key].to_list())) == want, qualified
         con.close()
     # every value of every incident, Spark's timestamps (UTC wall clock) against delta-rs's (UTC)
-    spark_incidents = {r.incident_id: r.asDict() for r in lake.read(spark, "gold.incidents", lakehouse).collect()}
-    arrow = deltalake.DeltaTable(lake.table("gold.incidents").path(lakehouse)).to_pyarrow_table().to_pylist()
+    spark_incidents = {r.incident_id: r.asDict() for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()}
+    arrow = deltalake.DeltaTable(lake.table("gold.incidents").path(Lakehouse.at(lakehouse))).to_pyarrow_table().to_pylist()
     assert len(arrow) == len(spark_incidents) > 0
     for row in arrow:
         naive = {k: v.replace(tzinfo=None) if isinstance(v, datetime) and v.tzinfo else v for k, v in row.items()}
@@ -193,7 +195,7 @@ def test_query_answers_as_spark_on_a_real_run(spark, window):
     proc = subprocess.run([sys.executable, "-m", "fleethealth.cli.main", "query", "--lakehouse", window["lakehouse"],
                            "--format", "csv", sql], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    counts = (lake.read(spark, "gold.incidents", window["lakehouse"]).groupBy("kind", "status").count()
+    counts = (lake.read(spark, "gold.incidents", Lakehouse.at(window["lakehouse"])).groupBy("kind", "status").count()
               .orderBy("kind", "status").collect())
     want = [f"{r['kind']},{r['status']},{r['count']}" for r in counts]
     assert proc.stdout.splitlines() == ["kind,status,n", *want]

@@ -13,7 +13,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from fleethealth import jobs
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.pipeline import window as pipeline
 from fleethealth.cli import demo
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.gold.detectors import DETECTORS
@@ -58,12 +59,12 @@ def runs(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("straddling")
     inventory = simulate(root / "shifted", list(SHIFTS), START, end, jmx_samples_per_broker_hour=0, shifts=SHIFTS)
     unshifted = simulate(root / "unshifted", list(SHIFTS), START, end, jmx_samples_per_broker_hour=0)
-    lakehouse = str(root / "lakehouse")
+    lakehouse = Lakehouse.at(root / "lakehouse")
     inv = load_inventory(inventory)
     for hour in (START, START + timedelta(hours=1)):     # as the DAG runs them: one hour at a time
-        pull.pull_hour(inv, hour, lakehouse)
-        jobs.run_hour(spark, hour, str(inventory), lakehouse)
-    return {"found": [r.asDict() for r in lake.read(spark, "gold.incidents", lakehouse).collect()],
+        pull.pull_hour(inv, hour, Lakehouse.at(lakehouse))
+        pipeline.run_hour(spark, hour, str(inventory), Lakehouse.at(lakehouse))
+    return {"found": [r.asDict() for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()],
             "expected": json.loads((root / "shifted" / "expected_incidents.json").read_text()),
             "unshifted": json.loads((unshifted.parent / "expected_incidents.json").read_text())}
 

@@ -41,6 +41,7 @@ from deltalake import DeltaTable
 from readme_blocks import block, blocks
 from realservers import free_port
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake import tables as lake
 from fleethealth.runtime import config
 from fleethealth.simulate import simulate
@@ -438,10 +439,10 @@ def assert_same_tables(expected_lakehouse: Path, lakehouse: Path) -> None:
 
     compared = []
     for qualified, table in lake.TABLES.items():
-        if not Path(table.path(expected_lakehouse)).exists():
-            assert not Path(table.path(lakehouse)).exists(), qualified
+        if not Path(table.path(Lakehouse.at(expected_lakehouse))).exists():
+            assert not Path(table.path(Lakehouse.at(lakehouse))).exists(), qualified
             continue
-        want, got = (deltalake.DeltaTable(table.path(root)).to_pandas() for root in (expected_lakehouse, lakehouse))
+        want, got = (deltalake.DeltaTable(table.path(Lakehouse.at(root))).to_pandas() for root in (expected_lakehouse, lakehouse))
         skip = RUN_COLUMNS.get(qualified, set())
         assert skip <= set(want.columns), (qualified, skip)
         assert rows(got.drop(columns=list(skip))) == rows(want.drop(columns=list(skip))), qualified
@@ -449,7 +450,7 @@ def assert_same_tables(expected_lakehouse: Path, lakehouse: Path) -> None:
     assert {"bronze.records", "bronze.files", "silver.kafka_events", "silver.jmx_samples", "silver.reconciliation",
             "gold.incidents", "gold.incident_history", "gold.log_cleaner_status", "gold.consumer_offsets_partitions",
             "gold.broker_health_hourly", "gold.quality_results"} <= set(compared), compared
-    incidents = deltalake.DeltaTable(lake.table("gold.incidents").path(lakehouse)).to_pandas()
+    incidents = deltalake.DeltaTable(lake.table("gold.incidents").path(Lakehouse.at(lakehouse))).to_pandas()
     assert ("pm3-dead-cleaner", "log_cleaner_dead", "broker-2") in set(
         zip(incidents["cluster"], incidents["kind"], incidents["entity"]))
 

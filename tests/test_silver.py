@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.bronze import tables as bronze
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.fleet.sources import SOURCES
@@ -200,9 +201,9 @@ def _write_fleet(base: Path) -> Path:
 def _run(spark, base: Path):
     """pull -> bronze -> silver of HOUR; everything collected into Python."""
     inv = load_inventory(_write_fleet(base))
-    lakehouse = base / "lakehouse"
-    landed = pull.pull_hour(inv, HOUR, lakehouse)
-    b = bronze.records(spark, landed, landing.landing_hour_dir(HOUR, lakehouse), HOUR).cache()
+    lakehouse = Lakehouse.at(base / "lakehouse")
+    landed = pull.pull_hour(inv, HOUR, Lakehouse.at(lakehouse))
+    b = bronze.records(spark, landed, lakehouse.landing(HOUR), HOUR).cache()
     tables = silver.build(spark, b, inv)
     out = {name: [r.asDict() for r in df.collect()] for name, df in tables.items()}
     out["bronze"] = [r.asDict() for r in b.collect()]
@@ -517,10 +518,10 @@ def test_gzipped_rolled_log_parses_like_the_plain_file(spark, fleet, tmp_path):
     k = tmp_path / "fleet" / "nyc" / BROKER / "kafka"
     _put(k / "server.log.2026-11-20-05.gz", gzip.compress(_lines(SERVER_LOG)))
     inv = load_inventory(inv_path)
-    lakehouse = tmp_path / "lakehouse"
-    landed = pull.pull_hour(inv, HOUR, lakehouse)
+    lakehouse = Lakehouse.at(tmp_path / "lakehouse")
+    landed = pull.pull_hour(inv, HOUR, Lakehouse.at(lakehouse))
     assert [x.file for x in landed] == [f"nyc/{BROKER}/kafka/server.log.2026-11-20-05.gz"]
-    b = bronze.records(spark, landed, landing.landing_hour_dir(HOUR, lakehouse), HOUR)
+    b = bronze.records(spark, landed, lakehouse.landing(HOUR), HOUR)
     tables = silver.build(spark, b, inv)
     keep = lambda r: {k: v for k, v in r.items() if k not in ("file",)}   # noqa: E731
     gz = sorted((keep(r.asDict()) for r in tables["silver.kafka_events"].collect()), key=lambda r: r["line_number"])

@@ -28,10 +28,11 @@ from pathlib import Path
 
 import pytest
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.bronze import tables as bronze
 from fleethealth.cli.parse import CONSTANT_COLUMNS, utc_text
 from fleethealth.fleet.inventory import parse_inventory
-from fleethealth.pull.landing import Landed, landing_hour_dir
+from fleethealth.pull.landing import Landed
 from fleethealth.silver import tables as silver
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
@@ -101,7 +102,7 @@ def _sorted(rows: list[dict]) -> list[dict]:
 def corpus(spark, tmp_path_factory):
     """{sample path: {table: rows, ..., "reconciliation": counts}} for every case, from one silver build."""
     base = tmp_path_factory.mktemp("golden")
-    landing = landing_hour_dir(HOUR, base / "lakehouse")
+    landing = Lakehouse.at(base / "lakehouse").landing(HOUR)
     clusters: dict[str, list[dict]] = {}
     landed, case_of = [], {}
     for i, (source, raw) in enumerate(CASES):

@@ -24,9 +24,10 @@ from pathlib import Path
 import pytest
 from conftest import SHARED_SAMPLES
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.bronze import tables as bronze
 from fleethealth.fleet.inventory import parse_inventory
-from fleethealth.pull.landing import Landed, landing_hour_dir
+from fleethealth.pull.landing import Landed
 from fleethealth.silver import tables as silver
 
 UTC = timezone.utc
@@ -75,7 +76,7 @@ def land(src: Path, landing: Path, host: str, source: str) -> Landed:
 def parsed(spark, tmp_path_factory):
     base = tmp_path_factory.mktemp("samples")
     inv = parse_inventory(INVENTORY, "samples-inventory")
-    landing = landing_hour_dir(HOUR, base / "lakehouse")
+    landing = Lakehouse.at(base / "lakehouse").landing(HOUR)
     landed = [land(KAFKA_SAMPLES / name, landing, host, "kafka")
               for host, names in KAFKA_FILES.items() for name in names]
     if LOGHUB_LOG.exists():

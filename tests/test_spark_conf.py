@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.runtime.spark_conf import spark_conf
 
 
@@ -58,26 +59,64 @@ def test_tables_on_s3_get_s3a_settings_from_the_aws_variables(monkeypatch):
 
     for key, value in S3_ENV.items():
         monkeypatch.setenv(key, value)
-    assert not any(k.startswith("spark.hadoop.fs.s3a.") for k in spark_conf("/lake"))   # tables in the folder
+    monkeypatch.setenv("FLEETHEALTH_LAKEHOUSE", "/lake")
+    folder = Lakehouse.from_settings()
+    assert not any(k.startswith("spark.hadoop.fs.s3a.") for k in spark_conf(folder.warehouse, tables=folder.tables))
     monkeypatch.setenv("FLEETHEALTH_TABLES", "s3a://fleet/prod/tables/")
-    assert lake.table("gold.incidents").path("/lake") == "s3a://fleet/prod/tables/gold/incidents"
-    assert lake.staging_path("silver.kafka_events", datetime(2026, 11, 20, 10), "/lake") == \
-        "s3a://fleet/prod/tables/_staging/20261120T10/silver/kafka_events"
-    local = spark_conf("/lake")
+    s3 = Lakehouse.from_settings()
+    assert lake.table("gold.incidents").path(s3) == "s3a://fleet/prod/tables/gold/incidents"
+    assert lake.staging_path("silver.kafka_events", datetime(2026, 11, 20, 10), s3) == \
+        "s3a://fleet/prod/tables/_staging/2026-11-20T10/silver/kafka_events"
+    local = spark_conf(s3.warehouse, tables=s3.tables)
+    assert local["spark.sql.warehouse.dir"] == "/lake/_warehouse"
     assert {k: v for k, v in local.items() if k.startswith("spark.hadoop.fs.s3a.")} == {
         "spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9000", "spark.hadoop.fs.s3a.path.style.access": "true",
         "spark.hadoop.fs.s3a.endpoint.region": "eu-west-1"}
     assert not any(k.startswith("spark.executorEnv.") for k in local)    # S3A's chain reads the driver's own
-    cluster = spark_conf("/lake", master="spark://127.0.0.1:7077")
+    cluster = spark_conf(s3.warehouse, tables=s3.tables, master="spark://127.0.0.1:7077")
     assert {k: v for k, v in cluster.items() if k.startswith("spark.executorEnv.")} == {
         "spark.executorEnv.AWS_ACCESS_KEY_ID": "fleet", "spark.executorEnv.AWS_SECRET_ACCESS_KEY": "s3cr3t"}
     monkeypatch.setenv("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "true")
-    assert spark_conf("/lake")["spark.hadoop.fs.s3a.path.style.access"] == "false"
+    assert spark_conf(s3.warehouse, tables=s3.tables)["spark.hadoop.fs.s3a.path.style.access"] == "false"
 
 
 def test_a_tables_folder_is_a_path_and_a_lakehouse_without_it_holds_the_tables(monkeypatch, tmp_path):
     from fleethealth.lake import tables as lake
 
-    assert lake.table("bronze.records").path(tmp_path) == f"{tmp_path}/bronze/records"
+    assert lake.table("bronze.records").path(Lakehouse.at(tmp_path)) == f"{tmp_path}/bronze/records"
+    monkeypatch.setenv("FLEETHEALTH_LAKEHOUSE", str(tmp_path))
     monkeypatch.setenv("FLEETHEALTH_TABLES", str(tmp_path / "tables"))
-    assert lake.table("bronze.records").path("/elsewhere") == f"{tmp_path}/tables/bronze/records"
+    assert lake.table("bronze.records").path(Lakehouse.at(tmp_path)) == f"{tmp_path}/tables/bronze/records"
+
+
+def test_an_explicit_lakehouse_that_is_not_the_tables_one_is_refused_in_one_line(monkeypatch, tmp_path, capsys):
+    """FLEETHEALTH_TABLES belongs to FLEETHEALTH_LAKEHOUSE: another --lakehouse beside it is a mistake
+    named in one line (which tables it meant would be a guess), never a silent override."""
+    from fleethealth.cli import main as cli
+    from fleethealth.lake.catalog import LakehouseError
+
+    monkeypatch.setenv("FLEETHEALTH_LAKEHOUSE", str(tmp_path / "prod"))
+    monkeypatch.setenv("FLEETHEALTH_TABLES", "s3a://fleet/prod")
+    assert Lakehouse.from_settings(tmp_path / "prod").tables == "s3a://fleet/prod"      # the same folder: agreed
+    with pytest.raises(LakehouseError, match=r"--lakehouse .*/other is not \$FLEETHEALTH_LAKEHOUSE"):
+        Lakehouse.from_settings(tmp_path / "other")
+    assert cli.main(["query", "--lakehouse", str(tmp_path / "other"), "SELECT 1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fleethealth: --lakehouse {tmp_path / 'other'} is not $FLEETHEALTH_LAKEHOUSE")
+    assert err.count("\n") == 1 and "unset FLEETHEALTH_TABLES" in err
+    monkeypatch.delenv("FLEETHEALTH_TABLES")
+    assert Lakehouse.from_settings(tmp_path / "other").tables == str(tmp_path / "other")   # no tables elsewhere
+
+
+def test_every_sub_path_is_the_catalogs_with_one_hour_stamp(tmp_path):
+    from datetime import datetime
+
+    lh = Lakehouse(tmp_path, "s3a://b/t")
+    hour = datetime(2026, 11, 20, 10)
+    assert (lh.landing(hour), lh.hour_lock(hour, "c.k1"), lh.staging(hour, "gold")) == (
+        tmp_path / "landing" / "2026-11-20T10", tmp_path / "_locks" / "2026-11-20T10.c.k1.lock",
+        "s3a://b/t/_staging/2026-11-20T10/gold")
+    assert (lh.pull_state("c", "k1"), lh.table_lock("gold.notifications")) == (
+        tmp_path / "landing" / "_state" / "c" / "k1.json", tmp_path / "_locks" / "gold.notifications.lock")
+    assert (lh.data_docs, lh.report, lh.warehouse, lh.table("gold", "incidents")) == (
+        tmp_path / "quality" / "data_docs", tmp_path / "report", tmp_path / "_warehouse", "s3a://b/t/gold/incidents")

@@ -1,18 +1,18 @@
 """A window of hours through bronze, silver and gold in one pass, without the Delta round trips and
 gates (test_jobs, test_scenarios and the end-to-end DAG test cover those): each hour is pulled into
 landing, bronze, silver and gold are built for all hours at once with the jobs' functions (rows keep
-their hour; `jobs.gold_tables` over a window gives what each hour gives alone)."""
+their hour; `gold.job.gold_tables` over a window gives what each hour gives alone)."""
 from __future__ import annotations
 
 from functools import reduce
 
 from pyspark.sql import DataFrame
 
-from fleethealth import jobs
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.gold import job as gold_job
 from fleethealth.bronze import tables as bronze
 from fleethealth.gold import thresholds
 from fleethealth.pull import hour as pull
-from fleethealth.pull import landing
 from fleethealth.runtime import frames
 from fleethealth.silver import tables as silver
 
@@ -22,19 +22,19 @@ def run_window(spark, inventory, hours, lakehouse) -> dict:
     "findings": [row dicts], "health": [row dicts]} of the hours (frames materialized)."""
     per_hour, files = [], []
     for hour in hours:
-        landed = pull.pull_hour(inventory, hour, lakehouse)
-        records = bronze.records(spark, landed, landing.landing_hour_dir(hour, lakehouse), hour)
+        landed = pull.pull_hour(inventory, hour, Lakehouse.at(lakehouse))
+        records = bronze.records(spark, landed, lakehouse.landing(hour), hour)
         per_hour.append(records)
         files.append(bronze.files(spark, landed, records, hour))
     records = frames.materialize(reduce(DataFrame.unionByName, per_hour))
     files = frames.materialize(reduce(DataFrame.unionByName, files))
     tables = frames.materialize_all(silver.build(spark, records, inventory, files))
     recon = frames.materialize(silver.reconciliation(records, tables, tables["silver.quarantine"], files))
-    window_silver = {name: tables[f"silver.{name}"] for name in jobs.GOLD_INPUTS if name != "reconciliation"}
+    window_silver = {name: tables[f"silver.{name}"] for name in gold_job.INPUTS if name != "reconciliation"}
     window_silver["reconciliation"] = recon
     hosts = silver.hosts_frame(spark, inventory)
     limits = thresholds.load()
-    out = jobs.gold_tables(jobs.facts_of(hours, hosts, window_silver, limits["incidents.lookback_minutes"]), limits)
+    out = gold_job.gold_tables(gold_job.facts_of(hours, hosts, window_silver, limits["incidents.lookback_minutes"]), limits)
     findings = [r.asDict() for r in out["gold.incident_findings"].collect()]
     health = [r.asDict() for r in out["gold.broker_health_hourly"].collect()]
     return {

@@ -12,6 +12,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, hours_between
 from fleethealth.runtime import config
 
@@ -30,7 +31,7 @@ def run_dag_hour(hour: datetime, env: dict, log: Path) -> bool:
     return proc.returncode == 0 and "state=success" in log.read_text()
 
 
-def print_incidents(lakehouse: Path) -> int:
+def print_incidents(lakehouse: Lakehouse) -> int:
     from fleethealth.report import text as report
 
     rows = report.incident_rows(lakehouse)
@@ -38,12 +39,11 @@ def print_incidents(lakehouse: Path) -> int:
     return len(rows)
 
 
-def write_report(lakehouse: Path) -> Path:
+def write_report(lakehouse: Lakehouse) -> Path:
     """The demo window's HTML report (the DAG's report task wrote the last 24 hours' there already)."""
-    from fleethealth.lake import tables as lake
     from fleethealth.report import html
 
-    return html.write_report(lakehouse, START, END, lake.report_dir(lakehouse))
+    return html.write_report(lakehouse, START, END)
 
 
 def main() -> int:
@@ -66,11 +66,12 @@ def main() -> int:
         if not ok:
             print("".join(log.read_text().splitlines(keepends=True)[-40:]), file=sys.stderr)
             return 1
-    print_incidents(lakehouse)
+    catalog = Lakehouse.at(lakehouse)
+    print_incidents(catalog)
     print(f"\nlakehouse: {lakehouse}  (query it: .venv/bin/fleethealth query --lakehouse {lakehouse} "
           f"\"SELECT kind, count(*) AS n FROM gold.incidents GROUP BY kind\")")
-    print(f"Data Docs: {lakehouse / 'quality' / 'data_docs' / 'index.html'}")
-    print(f"HTML report: {write_report(lakehouse)}")
+    print(f"Data Docs: {catalog.data_docs / 'index.html'}")
+    print(f"HTML report: {write_report(catalog)}")
     print(f"demo wall time: {time.monotonic() - t0:.0f} s")
     return 0
 

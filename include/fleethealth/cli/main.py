@@ -17,6 +17,7 @@ from pathlib import Path
 
 from fleethealth.fleet.inventory import InventoryError, load_inventory
 from fleethealth.lake import locks
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, parse_window
 from fleethealth.runtime import config, interrupt
 
@@ -29,13 +30,15 @@ class UsageError(Exception):
     """A user mistake: printed as one line, exit 2."""
 
 
-def _session(app: str, lakehouse: str | None, cores: str = "local[*]", short_lived: bool = False,
+def _session(app: str, lakehouse: Lakehouse | None, cores: str = "local[*]", short_lived: bool = False,
              warehouse: str | None = None):
+    """A session for `lakehouse`'s tables (its warehouse folder, unless `warehouse`)."""
     from fleethealth.runtime.session import build_session, jvm_stderr_filtered
 
     try:
         with jvm_stderr_filtered():
-            return build_session(app, lakehouse, master=cores, short_lived=short_lived, warehouse=warehouse)
+            return build_session(app, warehouse or (lakehouse and lakehouse.warehouse),
+                                 tables=lakehouse.tables if lakehouse else "", master=cores, short_lived=short_lived)
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
 
@@ -76,7 +79,7 @@ def cmd_run(args) -> int:
     """Pull, then bronze, silver and gold, each computed, validated hour by hour by its gate and
     published (the DAG's steps in one Spark session). Consecutive hours are processed as windows
     (silver and gold computed once per window and the hours that passed published together,
-    jobs.run_window), each window holding its hours' locks from pull to publish. A failed critical expectation fails that hour (its layer and everything above
+    pipeline.window), each window holding its hours' locks from pull to publish. A failed critical expectation fails that hour (its layer and everything above
     it unpublished) and the command exits 1 naming the expectation. Ctrl-C or SIGTERM cancels the
     Spark jobs, publishes nothing more (a layer being published is finished: runtime.interrupt),
     prints one line naming the hours not published and exits 130 or 143."""
@@ -140,7 +143,7 @@ def _run(args, inventory, hours: list, published: list) -> int:
                 window = []
                 locked.close()
     interrupt.check()
-    rows = report.incident_rows(config.lakehouse_dir(args.lakehouse))
+    rows = report.incident_rows(args.lakehouse)
     # a failed run's summary is of the hours published before: never a healthy fleet's "no incidents"
     print("\n" + report.incidents_report(rows, failed=f"{len(failed)} of {len(hours)} hours failed" if failed else ""))
     interrupt.check()
@@ -160,14 +163,13 @@ def _run(args, inventory, hours: list, published: list) -> int:
     return 0
 
 
-def _refresh_report(lakehouse, start, end) -> None:
+def _refresh_report(lakehouse: Lakehouse, start, end) -> None:
     """The HTML report of the run's window into <lakehouse>/report/; a failure of it is one line on
     stderr, never the run's."""
-    from fleethealth.lake import tables as lake
     from fleethealth.report import html
 
     try:
-        print(f"HTML report: {html.write_report(config.lakehouse_dir(lakehouse), start, end, lake.report_dir(lakehouse))}")
+        print(f"HTML report: {html.write_report(lakehouse, start, end)}")
     except Exception as exc:  # noqa: BLE001 - the report is a view of gold: gold is published either way
         print(f"fleethealth: HTML report not written: {exc}", file=sys.stderr)
 
@@ -181,14 +183,14 @@ def _window_full(window: list) -> bool:
 
 
 def _run_window(spark, window: list, args, failed: list, published: list) -> None:
-    """jobs.run_window over the pulled hours of `window` ([(hour, landed files)]), reported hour by hour;
-    `failed` and `published` receive its hours."""
-    from fleethealth import jobs
+    """pipeline.window.run_window over the pulled hours of `window` ([(hour, landed files)]), reported
+    hour by hour; `failed` and `published` receive its hours."""
+    from fleethealth.pipeline import window as pipeline
     from fleethealth.quality.suites import QualityGateError
     from fleethealth.report import text as report
 
     t0 = time.monotonic()
-    outcomes = jobs.run_window(spark, [hour for hour, _ in window], args.inventory, args.lakehouse,
+    outcomes = pipeline.run_window(spark, [hour for hour, _ in window], args.inventory, args.lakehouse,
                                args.thresholds, echo=print)
     took = f"{time.monotonic() - t0:.1f} s" + (f" for {len(window)} hours" if len(window) > 1 else "")
     for hour, landed in window:
@@ -196,7 +198,7 @@ def _run_window(spark, window: list, args, failed: list, published: list) -> Non
         if isinstance(out, BaseException):
             if hour not in failed:
                 failed.append(hour)
-            if isinstance(out, QualityGateError):
+            if isinstance(out.cause, QualityGateError):
                 print(f"{hour.isoformat()}: FAILED quality gate, nothing of the layer published:\n{out}",
                       file=sys.stderr)
             else:
@@ -222,7 +224,7 @@ def cmd_parse(args) -> int:
     if args.source not in SOURCES:
         raise UsageError(f"--source {args.source}: unknown source (one of {', '.join(SOURCES)})")
     with tempfile.TemporaryDirectory() as tmp:
-        spark = _session("fleethealth-parse", tmp, cores="local[2]", short_lived=True).newSession()
+        spark = _session("fleethealth-parse", None, cores="local[2]", short_lived=True, warehouse=tmp).newSession()
         if raw.stat().st_size <= SMALL_FILE_BYTES:
             for key, value in SMALL_INPUT_CONF.items():
                 spark.conf.set(key, value)
@@ -252,14 +254,14 @@ def cmd_parse(args) -> int:
 def cmd_query(args) -> int:
     from fleethealth.cli import query
 
-    root = config.lakehouse_dir(args.lakehouse)
-    if not root.is_dir():
+    root = args.lakehouse
+    if not root.root.is_dir():
         raise UsageError(f"no lakehouse at {root} (give --lakehouse, or set ${config.ENV_LAKEHOUSE})")
     out = Path(args.out).resolve() if args.out else None
     if out is not None:
         if out.suffix.lower() not in query.OUT_FORMATS:
             raise UsageError(f"--out {args.out}: name it .parquet, .csv or .json")
-        if out.is_relative_to(root.resolve()):
+        if out.is_relative_to(root.root):
             raise UsageError(f"--out {args.out}: inside the lakehouse; `query` never writes there")
         if out.exists() and not args.overwrite:
             raise UsageError(f"--out {args.out}: exists (--overwrite to replace it)")
@@ -273,7 +275,7 @@ def cmd_query(args) -> int:
     return _query_duckdb(args, root, out, limit)
 
 
-def _query_duckdb(args, root: Path, out: Path | None, limit: int) -> int:
+def _query_duckdb(args, root: Lakehouse, out: Path | None, limit: int) -> int:
     """The default engine: DuckDB over delta-rs, no JVM (fleethealth.cli.query_duckdb)."""
     from fleethealth.cli import query_duckdb as q
     from fleethealth.cli.query import Refused
@@ -307,7 +309,7 @@ def _query_duckdb(args, root: Path, out: Path | None, limit: int) -> int:
     return _query_done(shown, limit, out)
 
 
-def _query_spark(args, root: Path, out: Path | None, limit: int) -> int:
+def _query_spark(args, root: Lakehouse, out: Path | None, limit: int) -> int:
     """--engine spark: Spark SQL (Delta's own reader, Spark's dialect) in a local JVM."""
     import logging
 
@@ -373,8 +375,8 @@ def cmd_report(args) -> int:
     from fleethealth.report import html
 
     hours = parse_window(args.start, args.end)
-    root = config.lakehouse_dir(args.lakehouse)
-    if not root.is_dir():
+    root = args.lakehouse
+    if not root.root.is_dir():
         raise UsageError(f"no lakehouse at {root} (give --lakehouse, or set ${config.ENV_LAKEHOUSE})")
     out = Path(args.out).resolve()
     if out.is_file():
@@ -409,7 +411,7 @@ def _first_line(exc: Exception) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fleethealth", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
-    lakehouse = dict(default=None, help=f"lakehouse root (default ${config.ENV_LAKEHOUSE} or ./lakehouse)")
+    lakehouse = dict(default=None, help=f"the lakehouse folder (default ${config.ENV_LAKEHOUSE})")
 
     s = sub.add_parser("simulate", help="write a simulated fleet (logs, JMX, dumps, log-dirs) and its inventory")
     s.add_argument("--out", required=True)
@@ -488,6 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if hasattr(args, "lakehouse"):
+            args.lakehouse = Lakehouse.from_settings(args.lakehouse)
         return args.func(args)
     except InventoryError as exc:
         for line in exc.problems:

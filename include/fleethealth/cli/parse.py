@@ -49,7 +49,7 @@ def parsed_file(spark: SparkSession, raw: Path, source: str, timezone: str = "UT
     """(silver rows, quarantine rows, {extra table: rows}) of one raw file, ordered by line number;
     valid inside the block."""
     from fleethealth.bronze import tables as bronze
-    from fleethealth.pull.landing import Landed, landing_hour_dir
+    from fleethealth.pull.landing import Landed
     from fleethealth.silver import tables as silver
 
     folder = SOURCES[source]
@@ -60,7 +60,7 @@ def parsed_file(spark: SparkSession, raw: Path, source: str, timezone: str = "UT
                                                "hosts": [host]}]}, "--timezone")
     hour = datetime(1970, 1, 1, tzinfo=dt_timezone.utc)
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
-        landing = landing_hour_dir(hour, tmp)
+        landing = Path(tmp) / "landing"
         rel = f"parse/file/{folder}/{landed_name(raw, source)}"
         (landing / rel).parent.mkdir(parents=True)
         shutil.copyfile(raw, landing / rel)

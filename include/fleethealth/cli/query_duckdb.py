@@ -30,6 +30,7 @@ import uuid
 from pathlib import Path
 
 from fleethealth.cli.query import OUT_FORMATS, Refused, _emitter
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.tables import LAYERS, TABLES, present
 
 READS = "SELECT/WITH/VALUES/FROM, SHOW, DESCRIBE, SUMMARIZE, EXPLAIN"
@@ -110,7 +111,7 @@ def _explained(duckdb, con, sql: str):
     return inner[0] if len(inner) == 1 else None
 
 
-def present_tables(root: Path) -> dict[str, str]:
+def present_tables(root: Lakehouse) -> dict[str, str]:
     """The catalog's tables found in the lakehouse (or where $FLEETHEALTH_TABLES puts them),
     qualified name -> location."""
     return {t.qualified: t.path(root) for t in TABLES.values() if present(t.qualified, root)}
@@ -174,7 +175,7 @@ def import_engine():
     return module
 
 
-def connect(root: Path, sql: str):
+def connect(root: Lakehouse, sql: str):
     """A sandboxed, locked in-memory DuckDB connection with the lakehouse tables `sql` needs as
     `<layer>.<table>` views, and the statement (judged by check_statement)."""
     duckdb = import_engine()
@@ -186,7 +187,7 @@ def connect(root: Path, sql: str):
         raise
 
 
-def _prepare(con, root: Path, sql: str):
+def _prepare(con, root: Lakehouse, sql: str):
     # the sandbox first, before anything of the statement is even parsed (binding a table function
     # such as read_json() opens its file: DuckDB's get_table_names binds). DuckDB spills to its temp directory, the one
     # folder the sandbox lets it use: a private one, removed at exit

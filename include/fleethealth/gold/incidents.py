@@ -18,7 +18,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import process_entity
-from fleethealth.gold.thresholds import SEVERITY_RANK
+from fleethealth.runtime.vocabulary import SEVERITY_RANK
 
 KEY = ["cluster", "kind", "entity"]
 TRANSITIONS = ("opened", "escalated", "resolved")

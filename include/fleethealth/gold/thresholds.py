@@ -1,20 +1,20 @@
 """Thresholds: declared once in thresholds.yaml (default, bounds, doc), validated centrally.
 
-A bad value fails fast with one line naming the file, the key and what is wrong.
+The declarations make a pydantic model, one field per threshold; it checks the defaults and an
+override file alike. A bad value fails fast with one line naming the file, the key and what is wrong.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
+from pydantic import BaseModel, Field, Strict, create_model
 
 from fleethealth.runtime import config
-
-
-# incident severities, most severe first (each kind's `<kind>.severity` is one of them)
-SEVERITY_RANK = {"critical": 4, "major": 3, "minor": 2, "info": 1}
+from fleethealth.runtime.validation import Schema, check, holds, says
 
 
 class ThresholdError(ValueError):
@@ -25,27 +25,40 @@ def declarations() -> dict[str, dict[str, Any]]:
     return yaml.safe_load(resources.files("fleethealth.gold").joinpath("thresholds.yaml").read_text())
 
 
-def _check(name: str, decl: dict[str, Any], value: Any, where: str) -> Any:
-    default = decl["value"]
+def _accepts(decl: dict[str, Any]) -> Any:
+    """The type of a threshold: one of its choices, or a number (an integer if its default is one)
+    within its bounds."""
     if "choices" in decl:
-        if value not in decl["choices"]:
-            raise ThresholdError(f"{where}: {name}: {value!r} is not one of {', '.join(decl['choices'])}")
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            isinstance(default, int) and not isinstance(value, int)):
-        kind = "an integer" if isinstance(default, int) else "a number"
-        raise ThresholdError(f"{where}: {name}: expected {kind}, got {value!r}")
-    if "min" in decl and value < decl["min"]:
-        raise ThresholdError(f"{where}: {name}: {value} is below the minimum {decl['min']}")
-    if "max" in decl and value > decl["max"]:
-        raise ThresholdError(f"{where}: {name}: {value} is above the maximum {decl['max']}")
-    return value
+        return Annotated[Literal[tuple(decl["choices"])], says(f"{{got}} is not one of {', '.join(decl['choices'])}")]
+    whole = isinstance(decl["value"], int)
+    bounds = [holds(lambda v, low=decl["min"]: v >= low, f"{{value}} is below the minimum {decl['min']}")
+              ] if "min" in decl else []
+    bounds += [holds(lambda v, high=decl["max"]: v <= high, f"{{value}} is above the maximum {decl['max']}")
+               ] if "max" in decl else []
+    return Annotated[(int if whole else float, Strict(),
+                      says(f"expected {'an integer' if whole else 'a number'}, got {{got}}"), *bounds)]
+
+
+@lru_cache(maxsize=1)
+def _model() -> type[BaseModel]:
+    """Every threshold, by its name in thresholds.yaml (a field's alias: the names hold dots); its
+    default is validated too."""
+    return create_model("Thresholds", __base__=Schema, **{
+        name.replace(".", "__"): (_accepts(decl), Field(decl["value"], alias=name, validate_default=True))
+        for name, decl in declarations().items()})
+
+
+def _validate(doc: dict[str, Any], where: str) -> dict[str, Any]:
+    known = ", ".join(sorted(field.alias for field in _model().model_fields.values()))
+    values, lines, *_ = check(_model(), doc, unknown=f"unknown threshold (known: {known})", suggest=False)
+    if lines:
+        raise ThresholdError("\n".join(f"{where}: {line}" for line in lines))
+    return values.model_dump(by_alias=True)
 
 
 def load(override: str | Path | None = None) -> dict[str, Any]:
     """Defaults, overridden by `override` (or $FLEETHEALTH_THRESHOLDS); every value validated."""
-    decls = declarations()
-    values = {name: _check(name, d, d["value"], "thresholds.yaml") for name, d in decls.items()}
+    values = _validate({}, "thresholds.yaml")
     path = override or config.thresholds_path()
     if path:
         try:
@@ -54,8 +67,5 @@ def load(override: str | Path | None = None) -> dict[str, Any]:
             raise ThresholdError(f"{path}: cannot read thresholds: {exc}") from None
         if not isinstance(doc, dict):
             raise ThresholdError(f"{path}: expected a mapping of threshold names to values")
-        for name, value in doc.items():
-            if name not in decls:
-                raise ThresholdError(f"{path}: {name}: unknown threshold (known: {', '.join(sorted(decls))})")
-            values[name] = _check(name, decls[name], value, str(path))
+        values = _validate(doc, str(path))
     return values

@@ -1,7 +1,7 @@
 """One writer per hour: the DAG's tasks and `fleethealth run` take the hour's lock before they pull,
 stage, validate or publish it, so two runs of the same hour never interleave their writes.
 
-The lock is an exclusive `flock` on <lakehouse>/_locks/<YYYYMMDDTHH>.lock (released by the kernel
+The lock is an exclusive `flock` on <lakehouse>/_locks/<YYYY-MM-DDTHH>.lock (released by the kernel
 when its process dies, even by kill -9), re-entrant within one thread. Whoever holds it is written
 into the file, so a run that waits longer than FLEETHEALTH_LOCK_WAIT_S (default 600 s) refuses with
 a message naming the holder. A table written whole by runs of any hour (gold.notifications) has
@@ -22,6 +22,7 @@ from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.runtime import config, interrupt
 
 POLL_S = 0.5
@@ -36,26 +37,20 @@ def wait_seconds() -> float:
     return config.lock_wait_s()
 
 
-def lock_path(hour: datetime, lakehouse=None, part: str = "") -> Path:
-    name = hour.strftime("%Y%m%dT%H") + (f".{part}" if part else "")
-    return config.lakehouse_dir(lakehouse) / "_locks" / f"{name}.lock"
-
-
 @contextmanager
-def hour_lock(hour: datetime, lakehouse=None, what: str = "", wait_s: float | None = None, part: str = ""):
+def hour_lock(hour: datetime, lakehouse: Lakehouse, what: str = "", wait_s: float | None = None, part: str = ""):
     """Hold the lock of `hour` (or of one `part` of it, such as a host's pull), waiting up to `wait_s`
     (default wait_seconds()); raises HourBusy."""
-    with _flock(lock_path(hour, lakehouse, part), f"{hour.isoformat()} is being processed", what, wait_s):
+    with _flock(lakehouse.hour_lock(hour, part), f"{hour.isoformat()} is being processed", what, wait_s):
         yield
 
 
 @contextmanager
-def table_lock(qualified: str, lakehouse=None, what: str = "", wait_s: float | None = None):
+def table_lock(qualified: str, lakehouse: Lakehouse, what: str = "", wait_s: float | None = None):
     """Hold the lock of a table written whole by runs of any hour (gold.notifications: two runs of
     different hours must not both read it, send, and overwrite each other's record of what was sent);
     <lakehouse>/_locks/<layer.table>.lock, waiting as hour_lock does; raises HourBusy."""
-    path = config.lakehouse_dir(lakehouse) / "_locks" / f"{qualified}.lock"
-    with _flock(path, f"{qualified} is being written", what, wait_s):
+    with _flock(lakehouse.table_lock(qualified), f"{qualified} is being written", what, wait_s):
         yield
 
 
@@ -102,7 +97,7 @@ def _flock(path: Path, busy: str, what: str, wait_s: float | None):
 
 
 @contextmanager
-def hours_lock(hours, lakehouse=None, what: str = ""):
+def hours_lock(hours, lakehouse: Lakehouse, what: str = ""):
     """Hold the locks of several hours, taken in time order (two runs of overlapping windows cannot
     each hold an hour the other waits for)."""
     with ExitStack() as stack:
@@ -130,7 +125,7 @@ def holding_hour(what: str):
         def locked(*args, **kwargs):
             call = signature.bind(*args, **kwargs)
             call.apply_defaults()
-            with hour_lock(call.arguments["hour"], call.arguments.get("lakehouse"), what.format(**call.arguments)):
+            with hour_lock(call.arguments["hour"], call.arguments["lakehouse"], what.format(**call.arguments)):
                 return fn(*args, **kwargs)
         return locked
     return decorate

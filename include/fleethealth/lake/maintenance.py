@@ -2,7 +2,7 @@
 
 Hourly replaceWhere writes leave a few small files per hour and table, and every rewrite leaves
 the replaced files behind for time travel; run this daily (DAG `fleet_health_maintenance`). The
-Data Docs (24-odd pages an hour) are pruned with the same retention (`prune_data_docs`).
+Data Docs (24-odd pages an hour) are pruned with the same retention (quality.docs.prune_data_docs).
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
 
 # Delta's own safety floor: VACUUM below 7 days can break readers of older versions (and time
 # travel the quality gates' tests rely on); Delta refuses less unless its check is disabled.
@@ -29,7 +30,7 @@ def _num_files(spark, path: str) -> int:
     return spark.sql(f"DESCRIBE DETAIL delta.`{path}`").first()["numFiles"]
 
 
-def maintain(spark, lakehouse=None, retain_hours: float = DEFAULT_RETAIN_HOURS,
+def maintain(spark, lakehouse: Lakehouse, retain_hours: float = DEFAULT_RETAIN_HOURS,
              tables: list[str] | None = None) -> list[Maintained]:
     """OPTIMIZE then VACUUM every existing table of the catalog (or `tables`)."""
     from delta.tables import DeltaTable
@@ -49,11 +50,3 @@ def maintain(spark, lakehouse=None, retain_hours: float = DEFAULT_RETAIN_HOURS,
             done.append(Maintained(name, before, _num_files(spark, path), int(metrics["numFilesRemoved"])))
     return done
 
-
-def prune_data_docs(lakehouse=None, retain_hours: float = DEFAULT_RETAIN_HOURS) -> int:
-    """Remove the Data Docs' validation results validated more than `retain_hours` ago (the tables'
-    retention) and their pages, and rebuild the index; returns how many results were removed. Every
-    result stays in gold.quality_results. No Spark."""
-    from fleethealth.quality import docs
-
-    return len(docs.prune(lake.quality_dir(lakehouse), retain_hours))

@@ -19,6 +19,7 @@ from datetime import datetime
 from pyspark.sql import DataFrame, SparkSession
 
 from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.runtime.frames import concurrently, local_frame
 
 
@@ -26,7 +27,7 @@ class Staged:
     """`df` (rows of `hours` only) written into `qualified`'s files, uncommitted."""
 
     def __init__(self, spark: SparkSession, df: DataFrame, qualified: str, hours: Sequence[datetime],
-                 lakehouse=None):
+                 lakehouse: Lakehouse):
         self.spark, self.qualified, self.hours = spark, qualified, list(hours)
         self.path, self.lakehouse = lake.table(qualified).path(lakehouse), lakehouse
         self._prepare_table(df)
@@ -78,7 +79,7 @@ class Staged:
         self.discarded = True
 
 
-def stage_all(spark: SparkSession, frames: dict, hours: Sequence[datetime], lakehouse=None) -> dict:
+def stage_all(spark: SparkSession, frames: dict, hours: Sequence[datetime], lakehouse: Lakehouse) -> dict:
     """Stage each of `frames` (qualified name -> rows of `hours`) at once: name -> Staged. If one
     fails (or a signal cancels its jobs), the files of those already written are deleted."""
     staged = {}

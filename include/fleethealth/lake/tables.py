@@ -1,8 +1,9 @@
 """The lakehouse catalog and its I/O: every Delta table's name, layer and location in one place.
 
 Tables live at <tables root>/<layer>/<table>, the root being the lakehouse folder or
-$FLEETHEALTH_TABLES (an object store URI such as s3a://bucket/prefix: config.tables_root); hourly tables are partitioned by `hour` (UTC) and an
-hour is rewritten with `replaceWhere`, so re-running an hour replaces exactly that hour.
+$FLEETHEALTH_TABLES (an object store URI such as s3a://bucket/prefix: fleethealth.lake.catalog, which
+every function here is given); hourly tables are partitioned by `hour` (UTC) and an hour is rewritten
+with `replaceWhere`, so re-running an hour replaces exactly that hour.
 
 Write-audit-publish: a layer job computes its hour's tables, its quality gate validates them, and
 only then are they published into the real tables (`write_hour`: replaceWhere of its hours, or the
@@ -15,9 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
-from fleethealth.runtime import config
+from fleethealth.lake.catalog import Lakehouse
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,8 @@ class Table:
     def qualified(self) -> str:
         return f"{self.layer}.{self.name}"
 
-    def path(self, lakehouse: str | Path | None = None) -> str:
-        return f"{config.tables_root(lakehouse)}/{self.layer}/{self.name}"
+    def path(self, lakehouse: Lakehouse) -> str:
+        return lakehouse.table(self.layer, self.name)
 
 
 TABLES = {t.qualified: t for t in (
@@ -80,13 +80,13 @@ def table(qualified: str) -> Table:
         raise KeyError(f"unknown table {qualified!r}; known: {', '.join(sorted(TABLES))}") from None
 
 
-def exists(spark, qualified: str, lakehouse=None) -> bool:
+def exists(spark, qualified: str, lakehouse: Lakehouse) -> bool:
     from delta.tables import DeltaTable
 
     return DeltaTable.isDeltaTable(spark, table(qualified).path(lakehouse))
 
 
-def present(qualified: str, lakehouse=None) -> bool:
+def present(qualified: str, lakehouse: Lakehouse) -> bool:
     """Whether the table exists, asked of delta-rs (no Spark; an object store's credentials and
     endpoint come from the standard AWS_* variables, as for every AWS tool)."""
     from deltalake import DeltaTable
@@ -94,7 +94,7 @@ def present(qualified: str, lakehouse=None) -> bool:
     return DeltaTable.is_deltatable(table(qualified).path(lakehouse))
 
 
-def read(spark, qualified: str, lakehouse=None, hour: datetime | Sequence[datetime] | None = None):
+def read(spark, qualified: str, lakehouse: Lakehouse, hour: datetime | Sequence[datetime] | None = None):
     """The table's rows (of one hour, or of several, if given)."""
     from pyspark.sql import functions as F
 
@@ -104,7 +104,7 @@ def read(spark, qualified: str, lakehouse=None, hour: datetime | Sequence[dateti
     return df
 
 
-def read_or_empty(spark, qualified: str, schema, lakehouse=None,
+def read_or_empty(spark, qualified: str, schema, lakehouse: Lakehouse,
                   hour: datetime | Sequence[datetime] | None = None):
     if exists(spark, qualified, lakehouse):
         return read(spark, qualified, lakehouse, hour)
@@ -124,7 +124,7 @@ def _timestamp(hour: datetime) -> str:
     return f"TIMESTAMP '{hour.strftime('%Y-%m-%d %H:%M:%S')}'"
 
 
-def write_hour(df, qualified: str, hour: datetime | Sequence[datetime], lakehouse=None,
+def write_hour(df, qualified: str, hour: datetime | Sequence[datetime], lakehouse: Lakehouse,
                where: str | None = None) -> None:
     """Replace exactly `hour` (or hours) of an hourly table with `df` (whose rows must all be of
     them), in one commit; `where` narrows what is replaced further (e.g. one validated table's
@@ -140,12 +140,9 @@ def write_hour(df, qualified: str, hour: datetime | Sequence[datetime], lakehous
        .save(t.path(lakehouse)))
 
 
-def overwrite(df, qualified: str, lakehouse=None) -> None:
+def overwrite(df, qualified: str, lakehouse: Lakehouse) -> None:
     (df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
        .save(table(qualified).path(lakehouse)))
-
-
-STAGING = "_staging"
 
 
 def layer_tables(layer: str) -> list[str]:
@@ -154,23 +151,18 @@ def layer_tables(layer: str) -> list[str]:
     return [q for q, t in TABLES.items() if t.layer == layer and t.gated]
 
 
-def staging_dir(hour: datetime, lakehouse=None, layer: str | None = None) -> str:
-    folder = f"{config.tables_root(lakehouse)}/{STAGING}/{hour.strftime('%Y%m%dT%H')}"
-    return f"{folder}/{layer}" if layer else folder
-
-
-def staging_path(qualified: str, hour: datetime, lakehouse=None) -> str:
+def staging_path(qualified: str, hour: datetime, lakehouse: Lakehouse) -> str:
     t = table(qualified)
-    return f"{staging_dir(hour, lakehouse, t.layer)}/{t.name}"
+    return f"{lakehouse.staging(hour, t.layer)}/{t.name}"
 
 
-def stage(df, qualified: str, hour: datetime, lakehouse=None) -> None:
+def stage(df, qualified: str, hour: datetime, lakehouse: Lakehouse) -> None:
     """Write the rejected hour of `qualified` (or the whole table, if not hourly) to its staging table."""
     (df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
        .save(staging_path(qualified, hour, lakehouse)))
 
 
-def read_staged(spark, qualified: str, hour: datetime, lakehouse=None):
+def read_staged(spark, qualified: str, hour: datetime, lakehouse: Lakehouse):
     path = staging_path(qualified, hour, lakehouse)
     from delta.tables import DeltaTable
 
@@ -180,11 +172,11 @@ def read_staged(spark, qualified: str, hour: datetime, lakehouse=None):
     return spark.read.format("delta").load(path)
 
 
-def drop_staging(spark, hour: datetime, layer: str, lakehouse=None) -> None:
+def drop_staging(spark, hour: datetime, layer: str, lakehouse: Lakehouse) -> None:
     """Delete the layer's staged tables of the hour, and the hour's folder once its last layer is gone
     (through Hadoop's file system of the tables' root: a folder or an object store alike)."""
     jvm = spark._jvm
-    folder = jvm.org.apache.hadoop.fs.Path(staging_dir(hour, lakehouse, layer))
+    folder = jvm.org.apache.hadoop.fs.Path(lakehouse.staging(hour, layer))
     fs = folder.getFileSystem(spark._jsparkSession.sessionState().newHadoopConf())
     fs.delete(folder, True)
     parent = folder.getParent()
@@ -192,17 +184,7 @@ def drop_staging(spark, hour: datetime, layer: str, lakehouse=None) -> None:
         fs.delete(parent, False)
 
 
-def quality_dir(lakehouse=None) -> Path:
-    """Where GX Data Docs (HTML) are written."""
-    return config.lakehouse_dir(lakehouse) / "quality" / "data_docs"
-
-
-def report_dir(lakehouse=None) -> Path:
-    """Where the HTML report (fleethealth.report.html) is refreshed by the DAG, `run` and the demo."""
-    return config.lakehouse_dir(lakehouse) / "report"
-
-
-def register_all(spark, lakehouse=None) -> list[str]:
+def register_all(spark, lakehouse: Lakehouse) -> list[str]:
     """Make every existing table addressable as layer.name in SQL; returns the registered names."""
     registered = []
     layers = sorted({t.layer for t in TABLES.values()})

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 
 def __getattr__(name: str):
-    # notify() and its result, without importing delta-rs and the hooks with the package (the
-    # inventory imports fleethealth.notify.config)
+    # notify() and its result, without importing delta-rs and the hooks with the package (a
+    # module such as notify.messages stays light)
     if name in ("notify", "NotifyResult"):
         from fleethealth.notify import run
 

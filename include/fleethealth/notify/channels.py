@@ -11,7 +11,7 @@ import os
 import socket
 
 from fleethealth.notify import messages
-from fleethealth.notify.config import Channel
+from fleethealth.fleet.channels import Channel
 
 TIMEOUT_S = 10.0
 

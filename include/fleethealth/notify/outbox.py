@@ -12,6 +12,7 @@ from datetime import datetime
 import pyarrow as pa
 
 from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
 
 TABLE = "gold.notifications"
 KEY = ("incident_id", "transition", "severity", "channel")
@@ -39,12 +40,12 @@ def read_rows(path: str) -> list[dict] | None:
     return DeltaTable(path).to_pyarrow_table().to_pylist()
 
 
-def read(lakehouse=None) -> dict[tuple, dict]:
+def read(lakehouse: Lakehouse) -> dict[tuple, dict]:
     """The outbox by KEY (empty before the first run)."""
     return {key(r): r for r in read_rows(lake.table(TABLE).path(lakehouse)) or []}
 
 
-def write(rows: dict[tuple, dict], lakehouse=None) -> None:
+def write(rows: dict[tuple, dict], lakehouse: Lakehouse) -> None:
     from deltalake import write_deltalake
 
     ordered = sorted(rows.values(), key=lambda r: (r["hour"], r["created_at"], *key(r)))

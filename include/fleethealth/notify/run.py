@@ -14,9 +14,10 @@ from datetime import datetime, timedelta, timezone
 
 from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.notify import channels as delivery
 from fleethealth.notify import messages, outbox
-from fleethealth.notify.config import Channel
+from fleethealth.fleet.channels import Channel
 
 HISTORY = lake.table("gold.incident_history")
 
@@ -54,7 +55,7 @@ class NotifyResult:
         return "notifications: " + ";\n  ".join(parts) + (" -- retried next run" if retried else "")
 
 
-def notify(lakehouse, channels: Sequence[Channel], send: bool = True, now: datetime | None = None) -> NotifyResult:
+def notify(lakehouse: Lakehouse, channels: Sequence[Channel], send: bool = True, now: datetime | None = None) -> NotifyResult:
     """Record (and, with `send`, deliver) every gold.incident_history transition each channel wants
     and has not had; with send=False (a quiet backfill) new ones are recorded 'suppressed', never sent."""
     now = messages.utc(now) or datetime.now(timezone.utc)

@@ -15,17 +15,18 @@ from pathlib import Path
 
 from fleethealth.fleet.inventory import Host
 from fleethealth.fleet.sources import NAMES as SOURCES
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, file_span, hour_label, in_hour, time_in_name
 from fleethealth.pull import linecut
-from fleethealth.pull.identity import Seen, SeenIndex, load_state, save_state, state_path
+from fleethealth.pull.identity import Seen, SeenIndex, load_state, save_state
 from fleethealth.pull.inflate import cut_after_last_newline, ends_with_newline, gunzip, gzip_damage
 from fleethealth.pull.landing import (MANIFEST, PARTIAL, PROMETHEUS_FILE, Landed, PullError, inside, landed_name,
-                                      landing_hour_dir, safe_name, sha256_of)
+                                      safe_name, sha256_of)
 from fleethealth.pull.transports import jolokia, open_transport
 from fleethealth.pull.transports.base import FileError, RemoteFile, TransportError
 from fleethealth.pull.transports.local import LocalTransport
-from fleethealth.report.text import printable
 from fleethealth.runtime import config
+from fleethealth.runtime.text import printable
 
 log = logging.getLogger(__name__)
 MAX_FILE_BYTES = 2 * 1024**3          # the default of an inventory's max_file_bytes
@@ -74,15 +75,15 @@ class HostPull:
     (`by_content`, `json_lines`) or by its name, mtime and what the state knows of it (`by_identity`);
     what lands or is rejected is a `Landed` row of the host's manifest."""
 
-    def __init__(self, host: Host, timezone_name: str, hour: datetime, lakehouse, now: datetime | None):
+    def __init__(self, host: Host, timezone_name: str, hour: datetime, lakehouse: Lakehouse, now: datetime | None):
         self.host, self.timezone_name, self.hour = host, timezone_name, hour
         self.now = now or datetime.now(timezone.utc)
         self.label = hour_label(hour)
-        base = landing_hour_dir(hour, lakehouse)
+        base = lakehouse.landing(hour)
         self.host_dir = base / host.cluster / host.host
         self.tmp = base / PARTIAL / host.cluster / host.host
         self.cap = host.max_file_bytes or MAX_FILE_BYTES
-        self.state_file = state_path(host, lakehouse)
+        self.state_file = lakehouse.pull_state(host.cluster, host.host)
         self.landed: list[Landed] = []
         self.timeout_s = config.pull_timeout_s()
         self.deadline = time.monotonic() + self.timeout_s

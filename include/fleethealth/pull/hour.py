@@ -39,13 +39,14 @@ from datetime import datetime
 
 from fleethealth.fleet.inventory import Host, Inventory
 from fleethealth.lake import locks
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.pull.host import HostPull
 from fleethealth.pull.landing import Landed, PullError
 
 log = logging.getLogger(__name__)
 
 
-def pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse=None,
+def pull_host(host: Host, timezone_name: str, hour: datetime, lakehouse: Lakehouse,
               now: datetime | None = None) -> list[Landed]:
     """Land what is new on `host` for `hour`; returns what landed (also in the host's manifest).
     One pull of a host-hour at a time (its lock): two would share the `_partial` folder."""
@@ -64,7 +65,7 @@ class HostsFailed(PullError):
         super().__init__("\n".join(errors))
 
 
-def pull_hour(inventory: Inventory, hour: datetime, lakehouse=None) -> list[Landed]:
+def pull_hour(inventory: Inventory, hour: datetime, lakehouse: Lakehouse) -> list[Landed]:
     """Pull every host (a host failing in any way does not stop the others); raises HostsFailed at
     the end."""
     out: list[Landed] = []

@@ -25,13 +25,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from fleethealth.fleet.inventory import Host
 from fleethealth.lake.hours import time_in_name
 from fleethealth.pull.landing import PullError
 from fleethealth.pull.transports.base import RemoteFile, Transport
-from fleethealth.runtime import config
 
-STATE = "_state"
 IDENTITY_BYTES = 1024
 STATE_KEEP = timedelta(days=14)       # forget files last landed longer ago than this
 
@@ -56,10 +53,6 @@ class Seen:
     @property
     def end(self) -> int:
         return max((r["end"] for r in self.ranges), default=0)
-
-
-def state_path(host: Host, lakehouse=None) -> Path:
-    return config.lakehouse_dir(lakehouse) / "landing" / STATE / host.cluster / f"{host.host}.json"
 
 
 def load_state(path: Path) -> list[Seen]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from fleethealth.runtime import config
+from fleethealth.lake.catalog import Lakehouse
 
 MANIFEST = "_manifest.json"
 PARTIAL = "_partial"
@@ -41,10 +41,6 @@ class Landed:
     @property
     def read_path(self) -> str:
         return self.path or self.file   # manifests written before `path` existed: the name as is
-
-
-def landing_hour_dir(hour: datetime, lakehouse=None) -> Path:
-    return config.lakehouse_dir(lakehouse) / "landing" / hour.strftime("%Y-%m-%dT%H")
 
 
 def sha256_of(path: Path) -> str:
@@ -84,9 +80,9 @@ def inside(folder: Path, path: Path) -> Path:
     return path
 
 
-def read_manifests(hour: datetime, lakehouse=None) -> list[Landed]:
+def read_manifests(hour: datetime, lakehouse: Lakehouse) -> list[Landed]:
     """Everything landed for `hour` (all hosts)."""
-    base = landing_hour_dir(hour, lakehouse)
+    base = lakehouse.landing(hour)
     out: list[Landed] = []
     for manifest in sorted(base.glob(f"*/*/{MANIFEST}")):
         out.extend(Landed(**row) for row in json.loads(manifest.read_text()))

@@ -38,6 +38,9 @@ import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.lake.maintenance import DEFAULT_RETAIN_HOURS
+
 import great_expectations
 from great_expectations.render.components import RenderedContent
 from great_expectations.render.view import DefaultJinjaIndexPageView, DefaultJinjaPageView
@@ -215,6 +218,13 @@ def prune(data_docs_dir: Path, retain_hours: float, now: datetime | None = None)
                 _drop_empty_folders(root)
         offline_pages(data_docs_dir)
     return old
+
+
+def prune_data_docs(lakehouse: Lakehouse, retain_hours: float = DEFAULT_RETAIN_HOURS) -> int:
+    """Remove the lakehouse's Data Docs results validated more than `retain_hours` ago (the tables'
+    retention, lake.maintenance) and their pages, and rebuild the index; returns how many results
+    were removed. Every result stays in gold.quality_results. No Spark."""
+    return len(prune(lakehouse.data_docs, retain_hours))
 
 
 def offline_pages(data_docs_dir: Path) -> int:

@@ -2,8 +2,10 @@
 GX suites (fleethealth.quality.suites), record the results in gold.quality_results and the Data
 Docs, and only if no critical expectation failed publish them (replaceWhere of the hour). A failed
 gate raises QualityGateError, leaves the published tables as they were and stages the rejected ones
-in <lakehouse>/_staging/<hour>/<layer>/. Owns gold.quality_results and the cross-table audit
-gold.completeness (validated, never stored).
+in <lakehouse>/_staging/<hour>/<layer>/. Owns gold.quality_results. A layer may add audits: frames
+derived across its tables, validated with their own suite and never stored (gold's completeness).
+A window of hours is audited hour by hour (`of_hours`) and the hours that passed are published
+together (`publish_passed`).
 """
 from __future__ import annotations
 
@@ -15,18 +17,14 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from fleethealth.fleet.inventory import load_inventory
-from fleethealth.gold.detectors.base import process_entity
 from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.quality import suites as quality
 from fleethealth.runtime import config, interrupt
 from fleethealth.runtime.frames import local_frame, materialize_all, run_all
-from fleethealth.silver import tables as silver
 
 log = logging.getLogger("fleethealth.quality.gate")
-# checks over several tables of a layer: a derived frame validated with expectations/<name>.json
-COMPLETENESS = "gold.completeness"
 
 
 @dataclass
@@ -49,60 +47,29 @@ class GateReport:
         return text
 
 
-def data_docs_dir(lakehouse=None) -> Path | None:
+def data_docs_dir(lakehouse: Lakehouse) -> Path | None:
     """Where Data Docs go, or None when FLEETHEALTH_DATA_DOCS=0 (validation still runs)."""
-    return lake.quality_dir(lakehouse) if config.data_docs_enabled() else None
-
-
-def audits(spark: SparkSession, layer: str, tables: dict, inventory_path: str | None) -> dict:
-    """Derived frames checked across tables of a layer (validated, never stored)."""
-    if layer != "gold" or inventory_path is None:
-        return {}
-    return {COMPLETENESS: completeness(silver.hosts_frame(spark, load_inventory(inventory_path)),
-                                       tables["gold.broker_health_hourly"],
-                                       tables["gold.incident_findings"])}
-
-
-def completeness(hosts: DataFrame, health: DataFrame, findings: DataFrame) -> DataFrame:
-    """One row per inventory host and expected source: did it arrive, or is a data_missing finding
-    (or, for a host that sent nothing, a host_silent one) reporting it? `unreported` (host:source) is
-    set when neither: no data must never look healthy."""
-    expected = hosts.select("cluster", "host", F.explode("expect").alias("source"), process_entity().alias("process"))
-    arrived = health.select("cluster", "host", F.explode("sources_arrived").alias("source"),
-                            F.lit(True).alias("arrived"))
-    reported = (findings.where(F.col("kind") == "data_missing")
-                .select("cluster", F.col("entity").alias("_entity"), F.lit(True).alias("reported")))
-    silent = (findings.where(F.col("kind") == "host_silent")
-              .select("cluster", F.col("entity").alias("process"), F.lit(True).alias("silent")).distinct())
-    out = (expected.join(arrived, ["cluster", "host", "source"], "left")
-           .withColumn("_entity", F.concat_ws(":", "host", "source"))
-           .join(reported, ["cluster", "_entity"], "left")
-           .join(silent, ["cluster", "process"], "left"))
-    ok = (F.coalesce("arrived", F.lit(False)) | F.coalesce("reported", F.lit(False))
-          | F.coalesce("silent", F.lit(False)))
-    return out.select("cluster", "host", "source",
-                      F.coalesce("arrived", F.lit(False)).alias("arrived"),
-                      (F.coalesce("reported", F.lit(False)) | F.coalesce("silent", F.lit(False))).alias("reported"),
-                      F.when(~ok, F.col("_entity")).alias("unreported"))
+    return lakehouse.data_docs if config.data_docs_enabled() else None
 
 
 @locks.holding_hour("validate_{layer}")
-def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse=None,
-         inventory_path: str | None = None, staged: dict | None = None) -> GateReport:
+def gate(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse: Lakehouse,
+         audits: dict | None = None, staged: dict | None = None) -> GateReport:
     """The quality gate of `layer` for `hour` on the layer's computed tables (name -> materialized
-    frame, or the frame of its files `staged`, see publish): validate them (and the layer's audits),
+    frame, or the frame of its files `staged`, see publish): validate them (and the layer's `audits`),
     record the results, then either publish them (one commit per table) or, on a critical failure,
     stage them for inspection and raise QualityGateError (nothing published)."""
-    report = audit(spark, layer, hour, tables, lakehouse, inventory_path)
+    report = audit(spark, layer, hour, tables, lakehouse, audits)
     publish(tables, [hour], lakehouse, [report], staged)
     report.published = lake.layer_tables(layer)
     return report
 
 
 @locks.holding_hour("validate_{layer}")
-def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse=None,
-          inventory_path: str | None = None) -> GateReport:
-    """The gate without its publishing: validate the hour's tables and the layer's audits; on a
+def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehouse: Lakehouse,
+          audits: dict | None = None) -> GateReport:
+    """The gate without its publishing: validate the hour's tables and the layer's `audits` (name ->
+    a frame derived across them, validated with expectations/<name>.json, never stored); on a
     critical failure record the results, stage the tables for inspection and raise QualityGateError.
     The results of an hour that passed are recorded when it is published (`publish(..., reports)`,
     in the same batch of writes). A window validates each of its hours so, then publishes those that
@@ -112,7 +79,7 @@ def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehou
     names = lake.layer_tables(layer)
     if sorted(tables) != sorted(names):
         raise ValueError(f"the {layer} gate needs exactly the tables {', '.join(names)}; got {', '.join(tables)}")
-    frames = dict(tables, **materialize_all(audits(spark, layer, tables, inventory_path)))
+    frames = dict(tables, **materialize_all(audits or {}))
     docs = data_docs_dir(lakehouse)
     report = GateReport(layer, hour, data_docs=docs / "index.html" if docs else None)
     report.results = quality.validate_tables(frames, hour=hour, data_docs_dir=docs, persist=False)
@@ -130,7 +97,7 @@ def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehou
     return report
 
 
-def record(reports: list[GateReport], lakehouse=None) -> None:
+def record(reports: list[GateReport], lakehouse: Lakehouse) -> None:
     """Write the results of gates (of one layer, one or several hours) into gold.quality_results, in
     one commit replacing those hours' results of the validated tables."""
     validated = ", ".join(f"'{name}'" for name in dict.fromkeys(n for r in reports for n in r.validated))
@@ -141,7 +108,7 @@ def record(reports: list[GateReport], lakehouse=None) -> None:
                     where=f"`table` IN ({validated})")
 
 
-def publish(tables: dict, hours: list[datetime], lakehouse=None, reports: list[GateReport] = (),
+def publish(tables: dict, hours: list[datetime], lakehouse: Lakehouse, reports: list[GateReport] = (),
             staged: dict | None = None) -> None:
     """Write validated tables (name -> frame holding rows of `hours` only) into the published ones:
     one commit per table replacing those hours (a table that is not hourly, whole); `reports` (the
@@ -164,3 +131,19 @@ def publish(tables: dict, hours: list[datetime], lakehouse=None, reports: list[G
         writes.insert(0, lambda: record(list(reports), lakehouse))
     with interrupt.publishing():
         run_all(writes)
+
+
+def of_hours(tables: dict, hours) -> dict:
+    """The rows of `hours` (or of one hour) of each hourly table of a window (a table that is not
+    hourly as it is)."""
+    return {name: df.where(F.expr(lake.hour_predicate(hours))) if lake.table(name).hourly else df
+            for name, df in tables.items()}
+
+
+def publish_passed(tables: dict, passed: list[datetime], out: dict, lakehouse: Lakehouse, staged=None) -> None:
+    """Publish the rows of the hours of a window (`tables`) that passed their audit (`out`: hour ->
+    (result, its GateReport)), at once (`staged`: see publish)."""
+    if passed:
+        publish(of_hours(tables, passed), passed, lakehouse, [out[hour][1] for hour in passed], staged)
+        for hour in passed:
+            out[hour][1].published = [name for name in lake.TABLES if name in tables]

@@ -11,9 +11,9 @@ substituted by :func:`validate` for the processed hour:
 * ``"$hour_end"``   hour + 1 h + the tolerance
 
 Allowed-value sets that the code owns are named, not copied: ``"value_set": "$values:<name>"`` is
-replaced by ``VALUE_SETS[name]()`` (incident kinds from the detector registry, severities from
-thresholds.yaml, event types from the rules YAML files...), so a new detector or event rule widens
-the suite without editing JSON. Suite ``meta.row_keys`` names the columns shown with each offending
+replaced by ``VALUE_SETS[name]()`` (incident kinds from the detector registry, event types from the
+rules YAML files: each registered by the layer that owns it, `register_values`; severities and
+sources from the floors below), so a new detector or event rule widens the suite without editing JSON. Suite ``meta.row_keys`` names the columns shown with each offending
 value (e.g. cluster, host, source), so a failure message points at rows, not just values.
 
 Typical use in a job::
@@ -146,26 +146,10 @@ def hour_placeholders(suite: dict, hour: datetime) -> dict[str, datetime]:
     }
 
 
-def _incident_kinds() -> list[str]:
-    from fleethealth.gold.detectors import DETECTORS
-
-    return sorted(DETECTORS)
-
-
 def _severities() -> list[str]:
-    from fleethealth.gold.thresholds import declarations
+    from fleethealth.runtime.vocabulary import SEVERITY_RANK
 
-    choices = {c for name, d in declarations().items() if name.endswith(".severity")
-               for c in d.get("choices", [])}
-    return sorted(choices)
-
-
-def _event_types(source: str):
-    def values() -> list[str]:
-        from fleethealth.silver.parsers.rules import load_rules
-
-        return sorted({r.event_type for r in load_rules(source)} | {"other"})
-    return values
+    return sorted(SEVERITY_RANK)
 
 
 def _sources() -> list[str]:
@@ -174,14 +158,17 @@ def _sources() -> list[str]:
     return sorted(NAMES)
 
 
-# "$values:<name>" in a suite -> the list the code owns (imported lazily: some need pyspark)
+# "$values:<name>" in a suite -> the list the code owns (called when a suite is read: some need pyspark);
+# the layers above add theirs (register_values) when their package is imported
 VALUE_SETS = {
-    "incident_kinds": _incident_kinds,
     "severities": _severities,
-    "kafka_event_types": _event_types("kafka"),
-    "zookeeper_event_types": _event_types("zookeeper"),
     "sources": _sources,
 }
+
+
+def register_values(name: str, values) -> None:
+    """Let suites name `values()` (a callable returning the allowed values) as "$values:<name>"."""
+    VALUE_SETS[name] = values
 _VALUES_PREFIX = "$values:"
 
 

@@ -1,20 +1,10 @@
 """Plain-text renderings for the CLI and job logs."""
 from __future__ import annotations
 
-import re
-
 from tabulate import tabulate
 
-# control characters (C0 but tab, DEL, C1): a file name or a log line holding a newline or an ESC
-# must not forge lines or colours in what a terminal shows
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-
-
-def printable(value):
-    """`value` with its control characters escaped (\\n, \\x1b, ...), when it is text."""
-    if not isinstance(value, str):
-        return value
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), value)
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.runtime.text import printable
 
 
 def table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple") -> str:
@@ -24,12 +14,12 @@ def table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple
     return tabulate([[printable(r.get(c)) for c in columns] for r in rows], headers=columns, tablefmt=fmt)
 
 
-def incident_rows(lakehouse) -> list[dict]:
+def incident_rows(lakehouse: Lakehouse) -> list[dict]:
     """gold.incidents as the on-call engineer reads them: the most severe first, then by first seen.
     Read with delta-rs, not Spark (a fraction of a second, not a JVM); [] before the first gold hour."""
     from deltalake import DeltaTable
 
-    from fleethealth.gold.thresholds import SEVERITY_RANK
+    from fleethealth.runtime.vocabulary import SEVERITY_RANK
     from fleethealth.lake import tables as lake
 
     if not lake.present("gold.incidents", lakehouse):

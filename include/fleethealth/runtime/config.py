@@ -10,12 +10,57 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import BeforeValidator, Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from fleethealth.runtime.validation import says
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 SPARK_CONN_ID = "spark_default"
 DAG_ID = "fleet_health_hourly"
 MAINTENANCE_DAG_ID = "fleet_health_maintenance"
+
+
+PREFIX = "FLEETHEALTH_"
+# what a setting accepts (its value as written: a string)
+Seconds = Annotated[float, Field(ge=0), says("expected a number of seconds >= 0, got {got}")]
+Timeout = Annotated[float, Field(gt=0), says("expected a number of seconds > 0, got {got}")]
+Count = Annotated[int, Field(ge=0), says("expected a whole number >= 0, got {got}")]
+Hours = Annotated[int, Field(ge=1), says("expected a whole number of hours >= 1, got {got}")]
+Megabytes = Annotated[float, Field(gt=0), says("expected a number of MB > 0, got {got}")]
+Flag = Annotated[bool, says("expected true or false (1 or 0), got {got}")]
+Instant = Annotated[datetime, BeforeValidator(lambda v: datetime.fromisoformat(v) if isinstance(v, str) else v),
+                    says("expected an ISO-8601 date and time, e.g. 2026-01-01T00:00:00+00:00, got {got}")]
+
+
+class SettingError(ValueError):
+    """A FLEETHEALTH_* variable holds what it does not accept; one line per variable."""
+
+
+class Settings(BaseSettings):
+    """Every FLEETHEALTH_* variable: the field's name in capitals after the prefix, what it accepts,
+    its default as one writes it, and what it does (`description`). Empty counts as unset."""
+    model_config = SettingsConfigDict(env_prefix=PREFIX, env_ignore_empty=True, validate_default=True, frozen=True)
+
+    lakehouse: str = Field(str(PROJECT_ROOT / "lakehouse"), description="the lakehouse folder (fleethealth.lake.catalog)")
+    tables: str = Field("", description="where the Delta tables live, if not in the lakehouse folder: a folder, or a URI that Spark (Hadoop's file systems) and delta-rs both read, e.g. s3a://bucket/prefix; landing, locks, the report and Data Docs stay in the lakehouse folder")
+    inventory: Path = Field(str(PROJECT_ROOT / "inventory.yaml"), description="the fleet inventory YAML the DAG reads")
+    jars: Path = Field(str(PROJECT_ROOT / "jars"), description="JVM jars resolved by Maven at set-up (pom.xml)")
+    thresholds: str = Field("", description="a YAML of threshold overrides (values only); none: the defaults")
+    spark_master: str = Field("local[*]", description="Spark master of sessions not started by spark-submit")
+    spark_conf: str = Field("", description="a file of Spark settings for this deployment (spark-defaults.conf format: `key value` lines); they add to and override fleethealth's own (runtime/spark_conf.py)")
+    lock_wait_s: Seconds = Field("600", description="seconds a run waits for an hour another run holds, then refuses")
+    data_docs: Flag = Field("1", description="0: no GX Data Docs are written (validation still runs)")
+    run_window_hours: Hours = Field("24", description="`fleethealth run`: at most this many hours in one Spark plan")
+    run_window_mb: Megabytes = Field("256", description="`fleethealth run`: at most this many MB landed in one Spark plan")
+    start_date: Instant = Field("2026-01-01T00:00:00+00:00", description="the hourly DAG's start date (ISO-8601)")
+    catchup: Flag = Field("false", description="true: the hourly DAG runs the hours since its start date")
+    pull_retries: Count = Field("3", description="the DAG's tries of a host's pull after the first")
+    pull_retry_delay_s: Seconds = Field("30", description="the DAG's first delay between pull tries (exponential back-off)")
+    pull_timeout_s: Timeout = Field("900", description="a host's pull (a try of the DAG's task, `pull`, `run`) stops after this many seconds")
 
 
 @dataclass(frozen=True)
@@ -25,98 +70,77 @@ class Setting:
     doc: str
 
 
-SETTINGS = {s.env: s for s in (
-    Setting("FLEETHEALTH_LAKEHOUSE", "lakehouse", "lakehouse root; relative to the working folder"),
-    Setting("FLEETHEALTH_TABLES", "", "where the Delta tables live, if not in the lakehouse folder: a folder, or a URI that Spark (Hadoop's file systems) and delta-rs both read, e.g. s3a://bucket/prefix; landing, locks, the report and Data Docs stay in the lakehouse folder"),
-    Setting("FLEETHEALTH_INVENTORY", str(PROJECT_ROOT / "inventory.yaml"), "the fleet inventory YAML the DAG reads"),
-    Setting("FLEETHEALTH_JARS", str(PROJECT_ROOT / "jars"), "JVM jars resolved by Maven at set-up (pom.xml)"),
-    Setting("FLEETHEALTH_THRESHOLDS", "", "a YAML of threshold overrides (values only); none: the defaults"),
-    Setting("FLEETHEALTH_SPARK_MASTER", "local[*]", "Spark master of sessions not started by spark-submit"),
-    Setting("FLEETHEALTH_SPARK_CONF", "", "a file of Spark settings for this deployment (spark-defaults.conf format: `key value` lines); they add to and override fleethealth's own (runtime/spark_conf.py)"),
-    Setting("FLEETHEALTH_LOCK_WAIT_S", "600", "seconds a run waits for an hour another run holds, then refuses"),
-    Setting("FLEETHEALTH_DATA_DOCS", "1", "0: no GX Data Docs are written (validation still runs)"),
-    Setting("FLEETHEALTH_RUN_WINDOW_HOURS", "24", "`fleethealth run`: at most this many hours in one Spark plan"),
-    Setting("FLEETHEALTH_RUN_WINDOW_MB", "256", "`fleethealth run`: at most this many MB landed in one Spark plan"),
-    Setting("FLEETHEALTH_START_DATE", "2026-01-01T00:00:00+00:00", "the hourly DAG's start date (ISO-8601)"),
-    Setting("FLEETHEALTH_CATCHUP", "false", "true: the hourly DAG runs the hours since its start date"),
-    Setting("FLEETHEALTH_PULL_RETRIES", "3", "the DAG's tries of a host's pull after the first"),
-    Setting("FLEETHEALTH_PULL_RETRY_DELAY_S", "30", "the DAG's first delay between pull tries (exponential back-off)"),
-    Setting("FLEETHEALTH_PULL_TIMEOUT_S", "900", "a host's pull (a try of the DAG's task, `pull`, `run`) stops after this many seconds"),
-)}
+SETTINGS = {f"{PREFIX}{name.upper()}": Setting(f"{PREFIX}{name.upper()}", field.default, field.description)
+            for name, field in Settings.model_fields.items()}
 ENV_LAKEHOUSE = "FLEETHEALTH_LAKEHOUSE"
+ENV_TABLES = "FLEETHEALTH_TABLES"
 ENV_INVENTORY = "FLEETHEALTH_INVENTORY"
 ENV_JARS = "FLEETHEALTH_JARS"
 ENV_THRESHOLDS = "FLEETHEALTH_THRESHOLDS"
 
 
+def settings() -> Settings:
+    """Every FLEETHEALTH_* variable, read now and validated; SettingError names each wrong one."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise SettingError("\n".join(f"{PREFIX}{str(e['loc'][0]).upper()}: {e['msg']}" for e in exc.errors())) from None
+
+
 def setting(env: str) -> str:
-    """The value of a FLEETHEALTH_* variable, or its default (an empty value counts as unset)."""
+    """The value of a FLEETHEALTH_* variable as written, or its default (an empty value counts as unset)."""
     return os.environ.get(env) or SETTINGS[env].default
 
 
 def spark_master() -> str:
-    return setting("FLEETHEALTH_SPARK_MASTER")
+    return settings().spark_master
 
 
 def spark_conf_file() -> Path | None:
-    value = setting("FLEETHEALTH_SPARK_CONF")
+    value = settings().spark_conf
     return Path(value).expanduser() if value else None
 
 
 def lock_wait_s() -> float:
-    return float(setting("FLEETHEALTH_LOCK_WAIT_S"))
+    return settings().lock_wait_s
 
 
 def data_docs_enabled() -> bool:
-    return setting("FLEETHEALTH_DATA_DOCS") != "0"
+    return settings().data_docs
 
 
 def run_window() -> tuple[int, float]:
     """(hours, megabytes): the most one Spark plan of `fleethealth run` holds."""
-    return int(setting("FLEETHEALTH_RUN_WINDOW_HOURS")), float(setting("FLEETHEALTH_RUN_WINDOW_MB"))
+    s = settings()
+    return s.run_window_hours, s.run_window_mb
 
 
 def inventory_path() -> str:
-    return setting(ENV_INVENTORY)
+    return str(settings().inventory)
 
 
 def thresholds_path() -> str | None:
-    return setting(ENV_THRESHOLDS) or None
+    return settings().thresholds or None
 
 
 def dag_start_date() -> datetime:
-    return datetime.fromisoformat(setting("FLEETHEALTH_START_DATE"))
+    return settings().start_date
 
 
 def dag_catchup() -> bool:
-    return setting("FLEETHEALTH_CATCHUP").lower() == "true"
+    return settings().catchup
 
 
 def pull_retries() -> int:
-    return int(setting("FLEETHEALTH_PULL_RETRIES"))
+    return settings().pull_retries
 
 
 def pull_retry_delay_s() -> float:
-    return float(setting("FLEETHEALTH_PULL_RETRY_DELAY_S"))
+    return settings().pull_retry_delay_s
 
 
 def pull_timeout_s() -> float:
-    return float(setting("FLEETHEALTH_PULL_TIMEOUT_S"))
-
-
-def lakehouse_dir(explicit: str | os.PathLike | None = None) -> Path:
-    """The lakehouse root: explicit argument, else $FLEETHEALTH_LAKEHOUSE, else ./lakehouse."""
-    value = explicit or setting(ENV_LAKEHOUSE)
-    return Path(value).expanduser().resolve()
-
-
-def tables_root(lakehouse: str | os.PathLike | None = None) -> str:
-    """Where the Delta tables live: $FLEETHEALTH_TABLES (a folder or a URI such as s3a://bucket/prefix),
-    else the lakehouse folder."""
-    value = setting("FLEETHEALTH_TABLES")
-    if not value:
-        return str(lakehouse_dir(lakehouse))
-    return value.rstrip("/") if is_uri(value) else str(Path(value).expanduser().resolve())
+    return settings().pull_timeout_s
 
 
 def is_uri(location: str) -> bool:
@@ -126,7 +150,7 @@ def is_uri(location: str) -> bool:
 
 def jars_dir() -> Path:
     """Folder of JVM jars resolved by Maven at set-up (pom.xml); Spark is pointed at it explicitly."""
-    return Path(setting(ENV_JARS)).resolve()
+    return settings().jars.resolve()
 
 
 def jar_files() -> list[Path]:

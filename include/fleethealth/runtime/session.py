@@ -5,15 +5,14 @@ import os
 from contextlib import contextmanager
 
 from fleethealth.runtime import config, interrupt
-from fleethealth.runtime.spark_conf import is_local, library_zip, spark_conf
+from fleethealth.runtime.spark_conf import SMALL_HOUR_BYTES, SMALL_INPUT_CONF, is_local, library_zip, spark_conf
 
 
-def build_session(app_name: str, lakehouse: str | None = None, master: str | None = None,
-                  short_lived: bool = False, warehouse: str | None = None):
+def build_session(app_name: str, warehouse: str | os.PathLike | None = None, *, tables: str = "",
+                  master: str | None = None, short_lived: bool = False):
     """A Delta-enabled session. Under spark-submit the master comes from the submit arguments; on a
     cluster master the executors get the jars (spark_conf) and the fleethealth package (library_zip).
-    `short_lived`: see spark_conf; `warehouse`: where the catalog's databases go (default
-    <lakehouse>/_warehouse)."""
+    `warehouse`, `tables`, `short_lived`: see spark_conf (a lakehouse's: fleethealth.lake.catalog)."""
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
@@ -28,8 +27,7 @@ def build_session(app_name: str, lakehouse: str | None = None, master: str | Non
         # the JVM's defaults once connected to it)
         SparkContext._ensure_initialized()
         master = SparkConf().get("spark.master", "local[*]")
-    for key, value in spark_conf(str(config.lakehouse_dir(lakehouse)), short_lived=short_lived,
-                                 warehouse=warehouse, master=master).items():
+    for key, value in spark_conf(warehouse, tables=tables, short_lived=short_lived, master=master).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     if not is_local(master):
@@ -53,6 +51,13 @@ def settings(spark, conf: dict):
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+def small_input(spark, landed_bytes: int):
+    """The session set for a small input (spark_conf.SMALL_INPUT_CONF) for a block, if the files landed
+    for the hours it computes are that small; bronze and gold use it, silver's parse is faster
+    compiled even then."""
+    return settings(spark, SMALL_INPUT_CONF if landed_bytes < SMALL_HOUR_BYTES else {})
 
 
 # what the JVM prints on every start that says nothing to a user of the command line: Spark's

@@ -17,7 +17,7 @@ from fleethealth.runtime import cds, config
 # For small inputs (a demo's hour, one file of `fleethealth parse`) a job is mostly the driver's fixed
 # work: Janino compiling the generated code of every operator costs more than interpreting it over a few
 # thousand rows, and adaptive execution re-plans more than it saves (a demo hour's gold 29 -> 19 s;
-# its silver, whose parse is heavier per row, is faster compiled: jobs.small_input).
+# its silver, whose parse is heavier per row, is faster compiled: runtime.session.small_input).
 SMALL_INPUT_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.shuffle.partitions": "1",
                     "spark.sql.adaptive.enabled": "false"}
 # a line of spark-defaults.conf (Java properties: `key value`, `key=value` or `key: value`)
@@ -37,10 +37,10 @@ def is_local(master: str) -> bool:
     return master.startswith("local")
 
 
-def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
-               class_sharing: bool = True, warehouse: str | None = None,
-               master: str = "local[*]") -> dict[str, str]:
-    """Settings every fleethealth Spark application gets.
+def spark_conf(warehouse: str | os.PathLike | None = None, *, tables: str = "", short_lived: bool = False,
+               class_sharing: bool = True, master: str = "local[*]") -> dict[str, str]:
+    """Settings every fleethealth Spark application gets: `warehouse` is where the catalog's databases
+    go, `tables` where the Delta tables live (a lakehouse's, fleethealth.lake.catalog: its S3A settings).
 
     The Delta jars and the engine jar come from the Maven-resolved folder (never Ivy at run time): on
     the driver's class path, and, for a cluster `master`, shipped to the executors by `spark.jars`
@@ -102,9 +102,9 @@ def spark_conf(lakehouse: str | None = None, *, short_lived: bool = False,
         conf["spark.sql.codegen.wholeStage"] = "false"
     if not is_local(master):
         conf["spark.jars"] = ",".join(str(j) for j in config.jar_files())
-    if warehouse or lakehouse:
-        conf["spark.sql.warehouse.dir"] = warehouse or f"{lakehouse}/_warehouse"
-    return {**conf, **s3a_conf(config.tables_root(lakehouse), master), **deployment_conf()}
+    if warehouse:
+        conf["spark.sql.warehouse.dir"] = str(warehouse)
+    return {**conf, **s3a_conf(tables, master), **deployment_conf()}
 
 
 # the AWS SDKs' and delta-rs's variables, so one set of settings serves Spark and the readers without it

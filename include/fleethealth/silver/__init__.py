@@ -5,5 +5,19 @@ silver.kafka_events, silver.zk_events, silver.jmx_samples, silver.threads, silve
 silver.partition_sizes, silver.quarantine (every record that did not parse, with its reason) and
 silver.reconciliation (bronze records = silver + quarantine, per host, source and hour). Log rules
 are data (`rules/*.yaml`), read by the generic engine `parsers/rules.py`; jmx_exporter series map
-back onto MBeans through `jmx_prometheus_mapping.yaml`.
+back onto MBeans through `jmx_prometheus_mapping.yaml`. The layer's job (`job`: read the published
+bronze, compute, gate, publish) is run by fleethealth.pipeline.
 """
+from fleethealth.quality import suites
+
+
+def _event_types(source: str):
+    def values() -> list[str]:
+        from fleethealth.silver.parsers.rules import load_rules
+
+        return sorted({r.event_type for r in load_rules(source)} | {"other"})
+    return values
+
+
+suites.register_values("kafka_event_types", _event_types("kafka"))
+suites.register_values("zookeeper_event_types", _event_types("zookeeper"))

@@ -4,24 +4,51 @@ A finding row: cluster, kind, severity, entity, first_seen, last_seen (UTC), evi
 hour. Entities: `broker-<id>`, `zk-<myid>`, `<topic>-<partition>@broker-<id>`, `<host>:<source>`.
 A module with `LOOKBACK = True` detects episodes that may straddle an hour end: it reads each hour
 with the end of the hour before it (`incidents.lookback_minutes`).
+
+Every module of this package but HELPERS is a detector, found here (DETECTORS: kind -> module, by
+module name): it defines KIND (its module's name), `detect` and REPORT, what the HTML report shows of
+its incidents as a literal `{"chart": <chart id or None>, "table": <gold fact table>, "columns": [...]}`
+(None when no fact table is behind them). The report reads REPORT from the module's source
+(fleethealth.report.html.incidents): it runs without Spark, which the detectors import.
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from functools import reduce
+from types import ModuleType
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from fleethealth.gold.detectors import (broker_deadlock, broker_flapping, broker_isolated, data_missing, fd_exhaustion,
-                                        host_silent, known_bug_exposure, leader_election_storm, log_cleaner_dead,
-                                        metadata_divergence, offsets_partition_bloat, request_queue_saturation,
-                                        slow_group_load, zk_follower_disconnect, zk_session_expired)
 from fleethealth.gold.detectors.base import FINDING_COLUMNS
 
-DETECTORS = {m.KIND: m for m in (log_cleaner_dead, offsets_partition_bloat, host_silent, data_missing,
-                                 known_bug_exposure, broker_deadlock, broker_isolated, fd_exhaustion, slow_group_load,
-                                 zk_follower_disconnect, zk_session_expired, leader_election_storm,
-                                 broker_flapping, metadata_divergence, request_queue_saturation)}
+HELPERS = ("base",)   # the modules of the package that are not detectors
+REQUIRED = ("KIND", "detect", "REPORT")
+
+
+class DetectorError(TypeError):
+    pass
+
+
+def discover() -> dict[str, ModuleType]:
+    """kind -> module of every detector of the package, in the order of their modules' names."""
+    found = {}
+    for name in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        if name in HELPERS:
+            continue
+        module = importlib.import_module(f"{__name__}.{name}")
+        missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
+        if missing:
+            raise DetectorError(f"{module.__name__}: a detector module defines {', '.join(REQUIRED)}; "
+                                f"it has no {', '.join(missing)} (a helper module is listed in HELPERS)")
+        if module.KIND != name:
+            raise DetectorError(f"{module.__name__}: KIND is {module.KIND!r}, not the module's name")
+        found[module.KIND] = module
+    return found
+
+
+DETECTORS = discover()
 
 
 def detect_all(facts, thresholds: dict) -> DataFrame:

@@ -17,6 +17,8 @@ from pyspark.sql import functions as F
 from fleethealth.gold.detectors.base import finding
 
 KIND = "broker_deadlock"
+REPORT = {"chart": None, "table": "deadlocks",
+          "columns": ["hour", "broker_id", "cycle_threads", "lock_classes", "first_seen"]}
 TIME = "yyyy-MM-dd HH:mm:ss'Z'"
 
 

@@ -22,6 +22,8 @@ from fleethealth.gold.detectors.base import finding
 
 KIND = "broker_flapping"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
+REPORT = {"chart": "chart-zk", "table": "zk_sessions",
+          "columns": ["hour", "broker_id", "expiries", "registrations", "log_expired_ts"]}
 TS_FMT = "HH:mm:ss'Z'"
 
 

@@ -20,6 +20,9 @@ from fleethealth.gold.detectors.base import finding
 
 KIND = "broker_isolated"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
+REPORT = {"chart": "chart-isr", "table": "isr_churn",
+          "columns": ["hour", "topic", "partition", "broker", "shrinks", "isr_first", "isr_last",
+                      "dropped_brokers"]}
 TIME = "HH:mm:ss'Z'"
 
 

@@ -16,6 +16,8 @@ from fleethealth.fleet import mbeans
 from fleethealth.gold.detectors.base import finding
 
 KIND = "fd_exhaustion"
+REPORT = {"chart": "chart-fd", "table": "fd",
+          "columns": ["minute", "broker_id", "open_fds", "max_fds"]}
 
 
 def fd_samples(jmx: DataFrame) -> DataFrame:

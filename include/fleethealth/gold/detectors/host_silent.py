@@ -12,6 +12,8 @@ from pyspark.sql import functions as F
 from fleethealth.gold.detectors.base import finding, process_entity
 
 KIND = "host_silent"
+REPORT = {"chart": "chart-completeness", "table": "broker_health_hourly",
+          "columns": ["hour", "host", "sources_expected", "sources_missing"]}
 
 
 def detect(facts, thresholds):

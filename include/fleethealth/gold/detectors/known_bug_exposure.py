@@ -12,6 +12,7 @@ from fleethealth.gold import known_bugs
 from fleethealth.gold.detectors.base import finding
 
 KIND = "known_bug_exposure"
+REPORT = None   # no fact table is behind its incidents: the inventory's versions against known_bugs.yaml
 
 
 def detect(facts, thresholds):

@@ -25,6 +25,9 @@ from fleethealth.gold.detectors.base import finding
 
 KIND = "leader_election_storm"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
+REPORT = {"chart": "chart-leaders", "table": "leader_elections",
+          "columns": ["hour", "trigger_ts", "trigger", "controller", "lost_broker", "partitions",
+                      "offsets_partitions", "storm"]}
 HMS = "HH:mm:ss.SSS'Z'"
 ONLINE, OFFLINE = "OnlinePartition", "OfflinePartition"
 

@@ -12,6 +12,9 @@ from pyspark.sql import functions as F
 from fleethealth.gold.detectors.base import finding
 
 KIND = "log_cleaner_dead"
+REPORT = {"chart": "chart-cleaner", "table": "log_cleaner_status",
+          "columns": ["hour", "broker_id", "status", "dead_since", "time_since_last_run_ms",
+                      "cleaner_error_ts", "evidence"]}
 
 
 def detect(facts, thresholds):

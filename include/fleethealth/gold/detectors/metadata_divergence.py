@@ -25,6 +25,8 @@ from fleethealth.gold.detectors.base import finding
 
 KIND = "metadata_divergence"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
+REPORT = {"chart": "chart-isr", "table": "metadata_divergence",
+          "columns": ["hour", "topic", "partition", "broker", "stuck_epoch", "epochs_not_taken", "lag_ms"]}
 TS_FMT = "HH:mm:ss'Z'"
 PART = ["cluster", "hour", "topic", "partition"]
 KEY = PART + ["broker"]

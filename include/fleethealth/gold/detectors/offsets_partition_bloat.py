@@ -15,6 +15,9 @@ from fleethealth.gold.detectors.base import finding
 from fleethealth.gold.facts.core import offsets_size_samples
 
 KIND = "offsets_partition_bloat"
+REPORT = {"chart": "chart-offsets", "table": "consumer_offsets_partitions",
+          "columns": ["hour", "broker_id", "partition", "size_bytes", "growth_bytes", "compaction_seen",
+                      "size_source"]}
 GIB = 1024 ** 3
 
 

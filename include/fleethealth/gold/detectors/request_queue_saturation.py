@@ -20,6 +20,9 @@ from pyspark.sql import functions as F
 from fleethealth.gold.detectors.base import finding
 
 KIND = "request_queue_saturation"
+REPORT = {"chart": "chart-requests", "table": "request_saturation",
+          "columns": ["hour", "broker_id", "saturated_samples", "samples", "max_queue", "queue_limit",
+                      "min_handler_idle", "min_network_idle"]}
 TS_FMT = "HH:mm:ss'Z'"
 KEY = ["cluster", "broker_id", "hour"]
 

@@ -15,6 +15,8 @@ from fleethealth.fleet.kafka import OFFSETS_TOPIC
 from fleethealth.gold.detectors.base import finding
 
 KIND = "slow_group_load"
+REPORT = {"chart": "chart-offsets", "table": "consumer_offsets_partitions",
+          "columns": ["hour", "broker_id", "partition", "size_bytes", "growth_bytes", "groups"]}
 
 
 def detect(facts, thresholds):

@@ -21,6 +21,9 @@ from fleethealth.gold.detectors.base import finding
 
 KIND = "zk_follower_disconnect"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
+REPORT = {"chart": "chart-zk", "table": "zk_quorum",
+          "columns": ["hour", "host", "zk_myid", "state", "elections", "follower_disconnects",
+                      "transaction_timeouts"]}
 HMS = "HH:mm:ss.SSS'Z'"
 
 

@@ -27,6 +27,9 @@ from fleethealth.gold.detectors.base import finding
 
 KIND = "zk_session_expired"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
+REPORT = {"chart": "chart-zk", "table": "zk_sessions",
+          "columns": ["hour", "broker_id", "expiries", "sessions", "log_expired_ts", "server_expired_ts",
+                      "jmx_expiries"]}
 HMS = "HH:mm:ss.SSS'Z'"
 
 

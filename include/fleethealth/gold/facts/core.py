@@ -16,7 +16,7 @@ from fleethealth.gold.facts.coordinators import groups_by_partition
 CLEANER_THREAD = "kafka-log-cleaner-thread-%"
 
 
-# silver.kafka_events as gold reads it (jobs.gold_window): records of the event types no fact or
+# silver.kafka_events as gold reads it (gold.job.window): records of the event types no fact or
 # detector reads are left out (`other` and the segment rolls and deletions are nearly all of a healthy
 # broker's lines), and so are their lineage and, but for the KafkaConfig blocks'
 # (request_saturation.queued_max_requests), the record text
@@ -35,7 +35,11 @@ def kafka_events_read(kafka_events: DataFrame) -> DataFrame:
             .withColumn("detail", F.when(text, F.col("detail"))))
 
 
-SILVER_FIELDS = ("kafka_events", "jmx", "threads", "partition_sizes", "reconciliation", "zk_events", "deadlocks")
+# gold's inputs: the silver table each frame of Facts is read from, by field
+SILVER_INPUTS = {"kafka_events": "kafka_events", "jmx": "jmx_samples", "threads": "threads",
+                 "partition_sizes": "partition_sizes", "reconciliation": "reconciliation", "zk_events": "zk_events",
+                 "deadlocks": "deadlocks"}
+SILVER_FIELDS = tuple(SILVER_INPUTS)
 
 
 def hour_lit(hour: datetime):
@@ -48,7 +52,7 @@ class Facts:
 
     Every frame carries `hour` (the processed hour of its rows) and every fact and detector keeps it in
     its keys, joins and windows: one plan computes a window of hours exactly as it computes each hour
-    alone (jobs.gold_tables). A frame without an `hour` column (a unit test's) is given the one hour."""
+    alone (gold.job.gold_tables). A frame without an `hour` column (a unit test's) is given the one hour."""
     hours: datetime | Sequence[datetime]
     hosts: DataFrame            # inventory, one row per host (given one row per host and hour)
     kafka_events: DataFrame     # silver, these hours
@@ -80,7 +84,7 @@ class Facts:
             self.hosts = self.hosts.withColumn("hour", F.explode(F.array(*[hour_lit(h) for h in self.hours])))
 
     def table(self, name: str, thresholds: dict) -> DataFrame:
-        """A gold fact table of this hour (see fleethealth.gold.facts.registry), built once: run_gold
+        """A gold fact table of this hour (see fleethealth.gold.facts.registry), built once: the gold job
         materializes each before the detectors run; a detector unit test gets it built on demand."""
         if name not in self.derived:
             from fleethealth.gold.facts.registry import BUILDERS

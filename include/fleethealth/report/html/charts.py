@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import altair as alt
 import pandas as pd
 
-from fleethealth.gold.thresholds import SEVERITY_RANK
+from fleethealth.runtime.vocabulary import SEVERITY_RANK
 from fleethealth.lake.hours import HOUR
 from fleethealth.report.html.read import (Gold, as_list, cell_text, clusters_of, hour_label, json_value,
                                           open_severity_by_hour, page_name)

@@ -2,11 +2,17 @@
 (and chart) behind it."""
 from __future__ import annotations
 
+import ast
+import importlib.util
+import pkgutil
 import re
+from functools import cache
+from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
-from fleethealth.gold.thresholds import SEVERITY_RANK
+from fleethealth.runtime.vocabulary import SEVERITY_RANK
 from fleethealth.lake.hours import HOUR, floor_hour
 from fleethealth.report.html.read import Gold, records
 
@@ -31,48 +37,41 @@ def entity_keys(entity: str) -> dict:
     return {"host": entity.split(":", 1)[0]}
 
 
-# kind -> (chart id, table, columns shown); the rows are those of the incident's entity and hours
-FACTS = {
-    "offsets_partition_bloat": ("chart-offsets", "consumer_offsets_partitions",
-                                ["hour", "broker_id", "partition", "size_bytes", "growth_bytes", "compaction_seen",
-                                 "size_source"]),
-    "slow_group_load": ("chart-offsets", "consumer_offsets_partitions",
-                        ["hour", "broker_id", "partition", "size_bytes", "growth_bytes", "groups"]),
-    "log_cleaner_dead": ("chart-cleaner", "log_cleaner_status",
-                         ["hour", "broker_id", "status", "dead_since", "time_since_last_run_ms", "cleaner_error_ts",
-                          "evidence"]),
-    "zk_session_expired": ("chart-zk", "zk_sessions",
-                           ["hour", "broker_id", "expiries", "sessions", "log_expired_ts", "server_expired_ts",
-                            "jmx_expiries"]),
-    "broker_flapping": ("chart-zk", "zk_sessions",
-                        ["hour", "broker_id", "expiries", "registrations", "log_expired_ts"]),
-    "zk_follower_disconnect": ("chart-zk", "zk_quorum",
-                               ["hour", "host", "zk_myid", "state", "elections", "follower_disconnects",
-                                "transaction_timeouts"]),
-    "leader_election_storm": ("chart-leaders", "leader_elections",
-                              ["hour", "trigger_ts", "trigger", "controller", "lost_broker", "partitions", "offsets_partitions", "storm"]),
-    "broker_isolated": ("chart-isr", "isr_churn",
-                        ["hour", "topic", "partition", "broker", "shrinks", "isr_first", "isr_last", "dropped_brokers"]),
-    "metadata_divergence": ("chart-isr", "metadata_divergence",
-                            ["hour", "topic", "partition", "broker", "stuck_epoch", "epochs_not_taken", "lag_ms"]),
-    "request_queue_saturation": ("chart-requests", "request_saturation",
-                                 ["hour", "broker_id", "saturated_samples", "samples", "max_queue", "queue_limit",
-                                  "min_handler_idle", "min_network_idle"]),
-    "fd_exhaustion": ("chart-fd", "fd", ["minute", "broker_id", "open_fds", "max_fds"]),
-    "broker_deadlock": (None, "deadlocks", ["hour", "broker_id", "cycle_threads", "lock_classes", "first_seen"]),
-    "host_silent": ("chart-completeness", "broker_health_hourly", ["hour", "host", "sources_expected", "sources_missing"]),
-    "data_missing": ("chart-completeness", "broker_health_hourly", ["hour", "host", "sources_expected", "sources_missing"]),
-}
+# the package whose modules declare what the report shows of each kind (REPORT, see its docstring)
+DETECTOR_PACKAGE = "fleethealth.gold.detectors"
+
+
+class Shown(NamedTuple):
+    """What the report shows of an incident: its chart (on its cluster's page), the fact table and
+    its columns; the rows are those of the incident's entity and hours."""
+    chart: str | None
+    table: str
+    columns: list[str]
+
+
+@cache
+def shown() -> dict[str, Shown | None]:
+    """kind -> what the report shows of its incidents, as its detector module declares it (REPORT).
+    Read from the modules' source, not imported: they import Spark, which the report does without."""
+    found = {}
+    for module in pkgutil.iter_modules(importlib.util.find_spec(DETECTOR_PACKAGE).submodule_search_locations):
+        source = Path(module.module_finder.path, f"{module.name}.py")
+        values = {target.id: node.value for node in ast.parse(source.read_text(), str(source)).body
+                  if isinstance(node, ast.Assign) for target in node.targets if isinstance(target, ast.Name)}
+        if "KIND" in values and "REPORT" in values:
+            report = ast.literal_eval(values["REPORT"])
+            found[ast.literal_eval(values["KIND"])] = Shown(**report) if report is not None else None
+    return found
 
 
 def chart_of(kind: str) -> str | None:
     """The id of the chart (on its cluster's page) that shows the facts of an incident of `kind`."""
-    return FACTS.get(kind, (None,))[0]
+    return facts.chart if (facts := shown().get(kind)) else None
 
 
 def fact_rows(gold: Gold, incident) -> tuple[str | None, str | None, list[dict]]:
     """(chart id, table, rows) of the facts behind an incident: its entity's rows in its hours."""
-    chart, table, columns = FACTS.get(incident.kind, (None, None, []))
+    chart, table, columns = shown().get(incident.kind) or (None, None, [])
     df = gold.get(table, incident.cluster) if table else None
     if df is None or df.empty:
         return chart, table, []

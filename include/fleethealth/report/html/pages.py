@@ -12,8 +12,9 @@ import altair as alt
 import pandas as pd
 
 from fleethealth.gold import runbooks, thresholds as gold_thresholds
-from fleethealth.gold.thresholds import SEVERITY_RANK
+from fleethealth.runtime.vocabulary import SEVERITY_RANK
 from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, floor_hour
 from fleethealth.report.html.charts import (Chart, cleaner_chart, completeness_heatmap, fd_chart, fleet_heatmap,
                                             incident_timeline, isr_chart, leaders_chart, offsets_chart, requests_chart,
@@ -219,10 +220,11 @@ def _write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_report(lakehouse, start: datetime, end: datetime, out, cluster: str | None = None,
-                 limits: dict | None = None) -> Path:
-    """Write `out`/index.html and one page per cluster of the window [start, end); returns index.html."""
-    root = Path(lakehouse)
+def write_report(lakehouse: Lakehouse, start: datetime, end: datetime, out: Path | None = None,
+                 cluster: str | None = None, limits: dict | None = None) -> Path:
+    """Write `out` (default: the lakehouse's report folder)/index.html and one page per cluster of the
+    window [start, end); returns index.html."""
+    root = lakehouse
     if not any(lake.present(f"gold.{t}", root) for t in HOURLY + WHOLE):
         raise ReportError(f"{root}: no gold tables (run `fleethealth run` or the DAG first)")
     gold = read_gold(root, start, end, cluster)
@@ -231,7 +233,7 @@ def write_report(lakehouse, start: datetime, end: datetime, out, cluster: str | 
         known = clusters_of(read_gold(root, start, end))
         raise ReportError(f"--cluster {cluster}: no data of it in this window (clusters: {', '.join(known) or 'none'})")
     limits = limits or gold_thresholds.load()
-    out = Path(out)
+    out = Path(out) if out is not None else lakehouse.report
     out.mkdir(parents=True, exist_ok=True)
     bundle = javascript_bundle(out)
     pages = {page_name(c) for c in clusters}

@@ -9,8 +9,9 @@ from datetime import datetime
 import pandas as pd
 
 from fleethealth.fleet import mbeans
-from fleethealth.gold.thresholds import SEVERITY_RANK
+from fleethealth.runtime.vocabulary import SEVERITY_RANK
 from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, floor_hour, hours_between
 
 HOURLY = ("incident_findings", "consumer_offsets_partitions", "log_cleaner_status", "broker_health_hourly",
@@ -56,7 +57,7 @@ def _window_filter(start: datetime, end: datetime, cluster: str | None):
     return cond & (ds.field("cluster") == cluster) if cluster else cond
 
 
-def read_gold(lakehouse, start: datetime, end: datetime, cluster: str | None = None) -> Gold:
+def read_gold(lakehouse: Lakehouse, start: datetime, end: datetime, cluster: str | None = None) -> Gold:
     import pyarrow.dataset as ds
 
     gold = Gold(start, end)
@@ -96,7 +97,7 @@ def _with_lifecycle(incidents: pd.DataFrame) -> pd.DataFrame:
     return incidents.assign(**missing) if missing else incidents
 
 
-def _fd_samples(lakehouse, start, end, cluster, gold: Gold) -> pd.DataFrame | None:
+def _fd_samples(lakehouse: Lakehouse, start, end, cluster, gold: Gold) -> pd.DataFrame | None:
     """Brokers' OpenFileDescriptorCount and MaxFileDescriptorCount per minute (the largest of the minute):
     gold keeps no fd table (fd_exhaustion reads silver.jmx_samples), so neither does this."""
     import pyarrow.dataset as ds

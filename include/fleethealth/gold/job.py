@@ -1,0 +1,176 @@
+"""The gold job of a window of hours: the published silver -> fact tables and findings, then each hour
+in time order gated with the incident lifecycle rebuilt as it will be published, the hours that passed
+published together."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from fleethealth.fleet.inventory import load_inventory
+from fleethealth.gold import incidents as gold_incidents
+from fleethealth.gold import thresholds as thresholds_mod
+from fleethealth.gold.detectors import detect_all
+from fleethealth.gold.detectors.base import process_entity
+from fleethealth.gold.facts import core as gold_facts
+from fleethealth.gold.facts import registry as fact_tables
+from fleethealth.lake import locks
+from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.pull import landing
+from fleethealth.quality.gate import audit, of_hours, publish_passed
+from fleethealth.quality.suites import QualityGateError
+from fleethealth.runtime.frames import materialize, materialize_all
+from fleethealth.runtime.session import small_input
+from fleethealth.silver import tables as silver
+
+# gold's inputs: silver table names (gold.facts.core.SILVER_INPUTS says which Facts frame each is)
+INPUTS = tuple(gold_facts.SILVER_INPUTS.values())
+# the silver tables a look-back reads, by their Facts field
+LOOKBACK_INPUTS = {field: gold_facts.SILVER_INPUTS[field] for field in gold_facts.LOOKBACK_FIELDS}
+LIFECYCLE_INPUTS = ("gold.incident_findings", "gold.broker_health_hourly")
+LIFECYCLE_TABLES = ("gold.incidents", "gold.incident_history")
+# checked across the gold tables of an hour: a derived frame validated with expectations/<name>.json
+COMPLETENESS = "gold.completeness"
+
+
+def window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse: Lakehouse,
+           thresholds_path: str | None = None) -> dict:
+    """Published silver of `hours` -> their gold tables computed at once (one plan per table), each
+    hour in time order audited with the incident lifecycle rebuilt from the findings and host-hours as
+    they will be published, then the hours that passed published together. Per hour: (its incidents,
+    gate report), or the QualityGateError of its failed gate."""
+    limits = thresholds_mod.load(thresholds_path)
+    inventory = load_inventory(inventory_path)
+    landed = [x for hour in hours for x in landing.read_manifests(hour, lakehouse)]
+    with locks.hours_lock(hours, lakehouse, "gold job"), small_input(spark, sum(x.size for x in landed)):
+        try:
+            inputs = {name: lake.read(spark, f"silver.{name}", lakehouse, hours) for name in INPUTS}
+            inputs["kafka_events"] = gold_facts.kafka_events_read(inputs["kafka_events"])
+            inputs = materialize_all(inputs)
+            minutes = limits["incidents.lookback_minutes"]
+            earlier = materialize_all(read_lookback(spark, min(hours), minutes, lakehouse)) if minutes else {}
+            hosts = silver.hosts_frame(spark, inventory)
+            facts = facts_of(hours, hosts, inputs, minutes, earlier)
+            computed = gold_tables(facts, limits)
+            history = {name: lake.read(spark, name, lakehouse) if lake.exists(spark, name, lakehouse) else None
+                       for name in LIFECYCLE_INPUTS}
+            out, passed, lifecycle = {}, [], {}
+            for hour in hours:
+                outputs = of_hours(computed, hour)
+                # the findings and host-hours as they will be published: this hour's and the window's
+                # hours passed so far replace theirs, every other hour keeps what is published
+                replaced = lake.hour_predicate(passed + [hour])
+                inputs = {name: _as_published(computed[name], history[name], replaced) for name in LIFECYCLE_INPUTS}
+                incidents, changes = gold_incidents.lifecycle(
+                    inputs["gold.incident_findings"], inputs["gold.broker_health_hourly"],
+                    limits["incidents.resolve_after_hours"])
+                outputs["gold.incidents"], outputs["gold.incident_history"] = materialize_all(
+                    {"gold.incidents": incidents, "gold.incident_history": changes}).values()
+                try:
+                    report = audit(spark, "gold", hour, outputs, lakehouse, audits(hosts, outputs))
+                except QualityGateError as exc:
+                    out[hour] = exc
+                    continue
+                passed.append(hour)
+                lifecycle = {name: outputs[name] for name in LIFECYCLE_TABLES}
+                out[hour] = (hour_incidents(outputs["gold.incidents"], outputs["gold.incident_findings"]), report)
+            publish_passed(dict(computed, **lifecycle), passed, out, lakehouse)
+            return out
+        finally:
+            spark.catalog.clearCache()
+
+
+def facts_of(hours, hosts: DataFrame, silver_tables: dict, lookback_minutes: int = 0,
+             earlier: dict | None = None) -> gold_facts.Facts:
+    """The Facts of an hour or a window of hours from their silver tables (`silver_tables`: INPUTS
+    name -> frame, rows of those hours), with their look-back (gold.facts.core.with_lookback) when
+    `lookback_minutes`: from the window's own hours, and for its first hour from `earlier` (the rows
+    of the hour before it: INPUTS name -> frame, e.g. read_lookback)."""
+    facts = gold_facts.Facts(hours=hours, hosts=hosts, **{field: silver_tables[name] for field, name
+                                                          in gold_facts.SILVER_INPUTS.items()})
+    if lookback_minutes:
+        before = {field: earlier[name] for field, name in LOOKBACK_INPUTS.items() if earlier and name in earlier}
+        facts.lookback = gold_facts.with_lookback(facts, lookback_minutes, before)
+    return facts
+
+
+def read_lookback(spark: SparkSession, first: datetime, minutes: int, lakehouse: Lakehouse) -> dict:
+    """The published silver rows of the last `minutes` of the hour before `first` that a look-back reads
+    (LOOKBACK_INPUTS; none when that hour is not published): a bounded read, whatever the history."""
+    before = first - timedelta(hours=1)
+    since = F.lit(first - timedelta(minutes=minutes)).cast("timestamp")
+    out = {}
+    for name in LOOKBACK_INPUTS.values():
+        if lake.exists(spark, f"silver.{name}", lakehouse):
+            df = lake.read(spark, f"silver.{name}", lakehouse, before).where(F.col("ts") >= since)
+            out[name] = gold_facts.kafka_events_read(df) if name == "kafka_events" else df
+    return out
+
+
+def gold_tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
+    """Every hourly gold table of the hours of `facts` (all but gold.incidents), each computed once:
+    the facts first, then the detectors that read them. A window of hours gives the rows each of its
+    hours gives alone, in one plan per table (hour is a key of every fact and detector)."""
+    facts.offsets_groups = materialize(facts.offsets_groups)  # read by three of the frames below
+    independent = materialize_all({
+        "offsets": gold_facts.offsets_partitions(facts),
+        "cleaner": gold_facts.cleaner_status(facts, limits["log_cleaner_dead.stale_ms"]),
+        **{name: facts.table(name, limits) for name in fact_tables.BUILDERS}})
+    facts.offsets_partitions, facts.cleaner_status = independent.pop("offsets"), independent.pop("cleaner")
+    facts.derived.update(independent)
+    facts.broker_health = materialize(gold_facts.broker_health(facts))  # joins the two above
+    if facts.lookback is not None:   # the hours' own, whatever a look-back detector reads of them
+        facts.lookback.offsets_partitions, facts.lookback.cleaner_status, facts.lookback.broker_health = (
+            facts.offsets_partitions, facts.cleaner_status, facts.broker_health)
+    return {
+        "gold.consumer_offsets_partitions": facts.offsets_partitions,
+        "gold.log_cleaner_status": facts.cleaner_status,
+        "gold.broker_health_hourly": facts.broker_health,
+        **facts.derived,
+        "gold.incident_findings": materialize(detect_all(facts, limits)),
+    }
+
+
+def audits(hosts: DataFrame, tables: dict) -> dict:
+    """The gold gate's audits of an hour's tables (`hosts`: the inventory's, silver.hosts_frame)."""
+    return {COMPLETENESS: completeness(hosts, tables["gold.broker_health_hourly"], tables["gold.incident_findings"])}
+
+
+def completeness(hosts: DataFrame, health: DataFrame, findings: DataFrame) -> DataFrame:
+    """One row per inventory host and expected source: did it arrive, or is a data_missing finding
+    (or, for a host that sent nothing, a host_silent one) reporting it? `unreported` (host:source) is
+    set when neither: no data must never look healthy."""
+    expected = hosts.select("cluster", "host", F.explode("expect").alias("source"), process_entity().alias("process"))
+    arrived = health.select("cluster", "host", F.explode("sources_arrived").alias("source"),
+                            F.lit(True).alias("arrived"))
+    reported = (findings.where(F.col("kind") == "data_missing")
+                .select("cluster", F.col("entity").alias("_entity"), F.lit(True).alias("reported")))
+    silent = (findings.where(F.col("kind") == "host_silent")
+              .select("cluster", F.col("entity").alias("process"), F.lit(True).alias("silent")).distinct())
+    out = (expected.join(arrived, ["cluster", "host", "source"], "left")
+           .withColumn("_entity", F.concat_ws(":", "host", "source"))
+           .join(reported, ["cluster", "_entity"], "left")
+           .join(silent, ["cluster", "process"], "left"))
+    ok = (F.coalesce("arrived", F.lit(False)) | F.coalesce("reported", F.lit(False))
+          | F.coalesce("silent", F.lit(False)))
+    return out.select("cluster", "host", "source",
+                      F.coalesce("arrived", F.lit(False)).alias("arrived"),
+                      (F.coalesce("reported", F.lit(False)) | F.coalesce("silent", F.lit(False))).alias("reported"),
+                      F.when(~ok, F.col("_entity")).alias("unreported"))
+
+
+def _as_published(computed: DataFrame, published: DataFrame | None, replaced: str) -> DataFrame:
+    """The rows of an hourly table as publishing the window's `replaced` hours will leave it."""
+    rows = computed.where(F.expr(replaced))
+    return rows if published is None else published.where(~F.expr(replaced)).unionByName(
+        rows, allowMissingColumns=True).select(*rows.columns)
+
+
+def hour_incidents(incidents: DataFrame, findings: DataFrame) -> list[dict]:
+    """The incidents an hour's findings belong to (the gold step's log lists them), most severe first."""
+    keys = findings.select(*gold_incidents.KEY, "hour").distinct()
+    hit = incidents.join(keys, gold_incidents.KEY).where(F.col("hour").between(F.col("first_hour"), F.col("last_hour")))
+    return [r.asDict() for r in hit.drop("hour").distinct().orderBy(
+        gold_incidents.severity_rank().desc(), "first_seen", *gold_incidents.KEY).collect()]

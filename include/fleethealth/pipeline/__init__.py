@@ -1,0 +1,6 @@
+"""Pipeline: the one driver of the layers — a window of hours through bronze, silver and gold, gated.
+
+In: pulled hours, the lakehouse (lake.catalog) and the inventory. Out: each hour's layers run in order
+in one Spark session by one error policy (`window`: the DAG's Spark step, `fleethealth run` and
+`backfill`), and the spark-submit entry points' arguments and body (`submit`). Owns no table.
+"""

@@ -1,0 +1,77 @@
+"""Command-line arguments and the main body shared by the spark-submit entry points in spark/."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse, LakehouseError
+from fleethealth.lake.hours import parse_hour
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--hour", required=True, type=parse_hour, help="processed hour, ISO-8601 UTC")
+    p.add_argument("--lakehouse", default=None, help="the lakehouse folder (default $FLEETHEALTH_LAKEHOUSE)")
+    p.add_argument("--inventory", required=True, help="fleet inventory YAML")
+    return p
+
+
+def layers(text: str) -> list[str]:
+    """`--layers bronze,silver`: known layers, in the layers' order."""
+    chosen = {x.strip() for x in text.split(",") if x.strip()}
+    unknown = chosen - set(lake.LAYERS)
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"layers are some of {','.join(lake.LAYERS)}; got {text!r}")
+    return [layer for layer in lake.LAYERS if layer in chosen]
+
+
+def lakehouse_of(p: argparse.ArgumentParser, args: argparse.Namespace) -> Lakehouse:
+    """The catalog of the entry point's --lakehouse; a usage error (exit 2) when it is ambiguous."""
+    try:
+        return Lakehouse.from_settings(args.lakehouse)
+    except LakehouseError as exc:
+        p.error(str(exc))
+
+
+def run_hour(args: argparse.Namespace, lakehouse: Lakehouse, layers: list[str]) -> int:
+    """The body of spark/layers.py: `layers` of the hour `args.hour` in one Spark session, through the
+    one driver (pipeline.window). Exit status 1 when a gate failed (that layer not published, the
+    layers after it not run; the message names the failed expectations)."""
+    from fleethealth.pipeline import window
+    from fleethealth.quality import gate
+    from fleethealth.quality import suites as quality
+    from fleethealth.report import text as report
+    from fleethealth.runtime.session import build_session
+
+    quality.preload()  # overlaps the GX import with the JVM start
+    spark = build_session(f"fleethealth-{'-'.join(layers)}", lakehouse.warehouse, tables=lakehouse.tables)
+    docs = gate.data_docs_dir(lakehouse)
+    started = [time.monotonic()]
+
+    def echo(summary: str) -> None:     # each gate's summary, with the time its layer took
+        print(f"{summary} ({time.monotonic() - started[0]:.1f} s)", flush=True)
+        started[0] = time.monotonic()
+
+    hour = args.hour
+    try:
+        out = window.run_window(spark, [hour], args.inventory, lakehouse, args.thresholds, echo, layers)[hour]
+        done = out if isinstance(out, dict) else {}
+        if "bronze_records" in done:
+            print(f"bronze {hour.isoformat()}: {done['bronze_records']} records")
+        if "reconciliation" in done:
+            print(report.reconciliation_text(done["reconciliation"]))
+        if "incidents" in done:
+            print(report.hour_incidents_text(hour, done["incidents"]))
+        if not isinstance(out, window.LayerFailed):
+            return 0
+        if not isinstance(out.cause, quality.QualityGateError):
+            raise out.cause
+        print(f"validate_{out.layer} {hour.isoformat()}: nothing published (rejected tables staged in "
+              f"{lakehouse.staging(hour, out.layer)})\n{out.cause}", file=sys.stderr)
+        return 1
+    finally:
+        if docs:
+            print(f"Data Docs: {docs / 'index.html'}")
+        spark.stop()

@@ -1,0 +1,108 @@
+"""The one driver of the layers: a window of (already pulled) hours through bronze, silver and gold,
+each hour gated per layer, in one Spark session. spark/layers.py (the DAG's Spark step, a window of
+one hour), `fleethealth run` / `backfill` and the tests run hours through it; its error policy is
+the product's:
+
+  - bronze hour by hour, then silver and gold each computed once for the hours that passed the layer
+    below (a window's plan costs about what one hour's does), each hour audited on its own and the
+    hours that passed published together;
+  - an hour that fails a gate (or whose job raises) is left out of the layers above it; the other
+    hours go on;
+  - if computing a window raises, its hours are retried one by one, so one hour's input cannot fail
+    the others;
+  - a signal (runtime.interrupt) stops the window between jobs: it is never taken for a failed hour.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from pyspark.sql import SparkSession
+
+from fleethealth.bronze import job as bronze_job
+from fleethealth.gold import job as gold_job
+from fleethealth.lake import tables as lake
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.runtime import interrupt
+from fleethealth.silver import job as silver_job
+
+log = logging.getLogger("fleethealth.pipeline")
+# what an hour's outcome holds of each layer
+RESULTS = {"bronze": "bronze_records", "silver": "reconciliation", "gold": "incidents"}
+
+
+class LayerFailed(Exception):
+    """An hour's layer failed (`cause`: its QualityGateError or what its job raised); the layers above
+    it did not run for that hour."""
+
+    def __init__(self, layer: str, hour: datetime, cause: BaseException):
+        super().__init__(str(cause))
+        self.layer, self.hour, self.cause = layer, hour, cause
+
+
+def run_hour(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse: Lakehouse,
+             thresholds_path: str | None = None, echo=None) -> dict:
+    """Bronze, silver and gold of one (already pulled) hour, each gated. Raises the exception that
+    stopped it (a QualityGateError for a failed gate)."""
+    outcome = run_window(spark, [hour], inventory_path, lakehouse, thresholds_path, echo)[hour]
+    if isinstance(outcome, LayerFailed):
+        raise outcome.cause
+    return outcome
+
+
+def run_window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse: Lakehouse,
+               thresholds_path: str | None = None, echo=None, layers=lake.LAYERS) -> dict:
+    """`layers` (default all, in their order) of (already pulled) `hours`, by the policy above.
+    `echo(text)` receives each gate's summary.
+
+    Per hour: {"bronze_records", "reconciliation", "incidents"} (of the layers run: gold.job.hour_incidents)
+    and "gates" (layer -> its quality.gate.GateReport), or a LayerFailed naming the layer that stopped it."""
+    echo = echo or log.info
+    out: dict = {hour: {} for hour in sorted(hours)}
+    jobs = {"bronze": None,
+            "silver": (silver_job.window, (inventory_path, lakehouse)),
+            "gold": (gold_job.window, (inventory_path, lakehouse, thresholds_path))}
+
+    def settle(layer: str, outcomes: dict) -> None:
+        for hour, outcome in sorted(outcomes.items()):
+            if isinstance(outcome, BaseException):
+                out[hour] = LayerFailed(layer, hour, outcome)
+            else:
+                out[hour][RESULTS[layer]], report = outcome
+                out[hour].setdefault("gates", {})[layer] = report
+                echo(report.summary())
+
+    def going() -> list[datetime]:
+        return [hour for hour, outcome in out.items() if not isinstance(outcome, BaseException)]
+
+    for layer in (x for x in lake.LAYERS if x in layers):
+        hours_left = going()
+        if not hours_left:
+            break
+        interrupt.check()
+        if jobs[layer] is None:     # bronze: an hour's files are its own, hour by hour
+            settle(layer, {hour: _outcome(bronze_job.run, spark, hour, lakehouse) for hour in hours_left})
+            continue
+        window_fn, args = jobs[layer]
+        try:
+            outcomes = window_fn(spark, hours_left, *args)
+        except Exception as exc:
+            interrupt.check()     # a job the signal cancelled: not a failed window
+            if len(hours_left) == 1:
+                outcomes = {hours_left[0]: exc}
+            else:
+                log.warning("%s of %d hours failed (%s); hour by hour instead", layer, len(hours_left), exc)
+                outcomes = {hour: _outcome(window_fn, spark, [hour], *args, of=hour) for hour in hours_left}
+        settle(layer, outcomes)
+    return out
+
+
+def _outcome(fn, *args, of: datetime | None = None):
+    """fn(*args), or the exception it raised; `of`: take that hour's outcome of a window function."""
+    interrupt.check()
+    try:
+        result = fn(*args)
+    except Exception as exc:
+        interrupt.check()         # a job the signal cancelled: not a failed hour
+        return exc
+    return result[of] if of is not None else result
