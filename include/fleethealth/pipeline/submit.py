@@ -57,7 +57,7 @@ def run_hour(args: argparse.Namespace, lakehouse: Lakehouse, layers: list[str]) 
     hour = args.hour
     try:
         out = window.run_window(spark, [hour], args.inventory, lakehouse, args.thresholds, echo, layers)[hour]
-        done = out if isinstance(out, dict) else {}
+        done = out.done if isinstance(out, window.LayerFailed) else out
         if "bronze_records" in done:
             print(f"bronze {hour.isoformat()}: {done['bronze_records']} records")
         if "reconciliation" in done:

@@ -33,11 +33,11 @@ RESULTS = {"bronze": "bronze_records", "silver": "reconciliation", "gold": "inci
 
 class LayerFailed(Exception):
     """An hour's layer failed (`cause`: its QualityGateError or what its job raised); the layers above
-    it did not run for that hour."""
+    it did not run for that hour. `done`: what the layers below it gave (as an hour's outcome)."""
 
-    def __init__(self, layer: str, hour: datetime, cause: BaseException):
+    def __init__(self, layer: str, hour: datetime, cause: BaseException, done: dict | None = None):
         super().__init__(str(cause))
-        self.layer, self.hour, self.cause = layer, hour, cause
+        self.layer, self.hour, self.cause, self.done = layer, hour, cause, done or {}
 
 
 def run_hour(spark: SparkSession, hour: datetime, inventory_path: str, lakehouse: Lakehouse,
@@ -66,7 +66,7 @@ def run_window(spark: SparkSession, hours: list[datetime], inventory_path: str, 
     def settle(layer: str, outcomes: dict) -> None:
         for hour, outcome in sorted(outcomes.items()):
             if isinstance(outcome, BaseException):
-                out[hour] = LayerFailed(layer, hour, outcome)
+                out[hour] = LayerFailed(layer, hour, outcome, out[hour])
             else:
                 out[hour][RESULTS[layer]], report = outcome
                 out[hour].setdefault("gates", {})[layer] = report
