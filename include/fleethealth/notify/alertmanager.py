@@ -1,14 +1,38 @@
-"""Incidents as Prometheus Alertmanager alerts (API v2: POST <url>/api/v2/alerts).
+"""The Prometheus Alertmanager channel type (`alertmanager: <base URL>`): incidents as alerts (API v2:
+POST <url>/api/v2/alerts), one alert per incident.
 
-An open incident is posted with endsAt = now + ends_after at every hourly run. Without endsAt,
-Alertmanager resolves it by itself after resolve_timeout (5 min by default) and it would flap every
-hour; ends_after must outlast a failed run, as Prometheus sends 4x its resend interval. A resolved
-incident is posted once more with endsAt = resolved_at, which resolves it at once.
+An alert's labels are fixed for its incident's life (alertname = kind, cluster, entity, incident_id,
+source): Alertmanager de-duplicates by the labels' fingerprint, so an escalation updates the one
+alert (severity is an annotation, as Grafana carries a severity change as a new evaluation of the
+same rule) instead of starting a second one beside the first.
+
+An open incident that is news is posted with endsAt = now + ends_after at every hourly run (REFRESH):
+without endsAt, Alertmanager resolves it by itself after resolve_timeout (5 min by default) and it
+would flap every hour; ends_after must outlast a failed run, as Prometheus sends 4x its resend
+interval. A resolved incident is posted once more with endsAt = resolved_at, a retracted one with
+endsAt = now: either ends it at once.
 """
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
+from typing import Annotated
+
+from pydantic import Field
+
+from fleethealth.fleet.channels import DEFAULT_ENDS_AFTER_S, Channel, Url
+from fleethealth.runtime.validation import Int, Schema, required, says
+
+TYPE = "alertmanager"
+KEY = "alertmanager"
+REFRESH = True
+
+
+class Settings(Schema):
+    alertmanager: Url = required()
+    ends_after_seconds: Annotated[Int, Field(ge=3600),
+                                  says("expected an integer >= 3600 (one hourly run), got {got}")] = DEFAULT_ENDS_AFTER_S
+
 
 API = "api/v2/alerts"
 SOURCE = "fleethealth"
@@ -32,21 +56,31 @@ def runbook_text(runbook: dict | None) -> str | None:
     return "\n".join(line for line in lines if line) or None
 
 
+def labels(incident: dict) -> dict:
+    """An incident's alert labels: the same whatever its severity or state (one alert per incident)."""
+    return {k: str(v) for k, v in {"alertname": incident["kind"], "cluster": incident["cluster"],
+                                   "entity": incident["entity"], "incident_id": incident["incident_id"],
+                                   "source": SOURCE}.items()}
+
+
 def alert(incident: dict, now: datetime, ends_after: timedelta) -> dict:
     """One postable alert for one incident message."""
-    labels = {"alertname": incident["kind"], "cluster": incident["cluster"], "severity": incident["severity"],
-              "entity": incident["entity"], "incident_id": incident["incident_id"], "source": SOURCE}
-    annotations = {"summary": incident.get("summary"), "evidence": incident.get("evidence"),
-                   "runbook": runbook_text(incident.get("runbook")), "known_bug": incident.get("known_bug")}
+    annotations = {"severity": incident.get("severity"), "summary": incident.get("summary"),
+                   "evidence": incident.get("evidence"), "runbook": runbook_text(incident.get("runbook")),
+                   "known_bug": incident.get("known_bug"), "replaced_by": incident.get("replaced_by")}
+    starts_at = incident.get("first_seen")
     if incident["status"] == "resolved":
-        ends_at = incident["resolved_at"]
+        ends_at = incident["resolved_at"] or _utc(now)
     elif incident["status"] == "open":
         ends_at = _utc(now + ends_after)
+    elif incident["status"] == "retracted":       # ended now: it never was (or is another incident now)
+        ends_at = _utc(now)
+        starts_at = _utc(now - timedelta(seconds=1))
     else:
         raise ValueError(f"incident {incident['incident_id']}: unknown status {incident['status']!r}")
-    return {"labels": {k: str(v) for k, v in labels.items()},
+    return {"labels": labels(incident),
             "annotations": {k: str(v) for k, v in annotations.items() if v is not None},
-            "startsAt": incident["first_seen"], "endsAt": ends_at}
+            "startsAt": starts_at or _utc(now), "endsAt": ends_at}
 
 
 def alerts(incidents: list[dict], now: datetime, ends_after: timedelta) -> list[dict]:
@@ -54,19 +88,24 @@ def alerts(incidents: list[dict], now: datetime, ends_after: timedelta) -> list[
     return [alert(incident, now, ends_after) for incident in incidents]
 
 
-def post(url: str, payload: list[dict], timeout: float = 10.0) -> None:
+def post(url: str, payload: list[dict], timeout: float | None = None) -> None:
     """POST the alerts to the Alertmanager at base `url` (e.g. http://127.0.0.1:9093).
 
-    Raises on any failure: requests' ConnectionError / Timeout, AirflowException on a non-2xx answer.
+    Raises on any failure: requests' ConnectionError / Timeout, webhook.Refused on a non-2xx answer.
     """
-    from airflow.providers.http.hooks.http import HttpHook
-    from airflow.sdk import Connection
+    from fleethealth.notify.webhook import post_json
 
-    class _Hook(HttpHook):
-        # the base URL is given, not an Airflow connection id
-        def get_connection(self, conn_id):
-            return Connection(conn_id="alertmanager", conn_type="http", host=url.rstrip("/"))
+    post_json(url.rstrip("/") + "/" + API, payload, timeout=timeout)
 
-    _Hook(method="POST", http_conn_id="alertmanager").run(
-        API, data=json.dumps(payload), headers={"Content-Type": "application/json"},
-        extra_options={"timeout": timeout})
+
+def deliver(channel: Channel, messages: Sequence[dict], now: datetime) -> Iterable[BaseException | None]:
+    """One post of every message's incident, in its last message's state; the same outcome for each."""
+    latest = {m["incident_id"]: m for m in messages}
+    try:
+        post(channel.target, alerts(list(latest.values()), now, timedelta(seconds=channel.ends_after_seconds)))
+    except Exception as exc:  # noqa: BLE001 - the outcome: recorded by notify.run
+        outcome = exc
+    else:
+        outcome = None
+    for _ in messages:
+        yield outcome
