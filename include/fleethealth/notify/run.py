@@ -298,7 +298,10 @@ def _next(outcomes, timeout_s: float) -> BaseException | None:
 
 def latest_hours(lakehouse: Lakehouse, since: datetime) -> dict[str, datetime]:
     """cluster -> its latest gold hour at or after `since` (gold.broker_health_hourly), read from the
-    table's file list (partition values; the cluster column of those files only), not the table."""
+    table's file list (partition values, the cluster's min/max statistics), and only where a file
+    holds several clusters, that file's cluster column: not the table."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
     from deltalake import DeltaTable
 
     path = HEALTH.path(lakehouse)
@@ -306,8 +309,8 @@ def latest_hours(lakehouse: Lakehouse, since: datetime) -> dict[str, datetime]:
         return {}
     table = DeltaTable(path)
     out: dict[str, datetime] = {}
-    files = []
-    for action in table.get_add_actions(flatten=True).to_pylist():
+    mixed = set()
+    for action in pa.table(table.get_add_actions(flatten=True)).to_pylist():
         hour = _hour(action.get("partition.hour"))
         if hour is None or hour < since:
             continue
@@ -315,18 +318,13 @@ def latest_hours(lakehouse: Lakehouse, since: datetime) -> dict[str, datetime]:
         if low is not None and low == high:
             out[low] = max(out.get(low, hour), hour)
         else:
-            files.append((action["path"], hour))
-    if files:
-        import pyarrow.dataset as ds
-
-        for path_, hour in files:
-            full = path_ if "://" in path_ or path_.startswith("/") else f"{table.table_uri.rstrip('/')}/{path_}"
-            try:
-                names = ds.dataset(full.removeprefix("file://"), format="parquet").to_table(columns=["cluster"])
-            except Exception:  # noqa: BLE001 - a file not readable here: its hour is not counted
-                continue
-            for cluster in set(names.column("cluster").to_pylist()):
-                out[cluster] = max(out.get(cluster, hour), hour)
+            mixed.add(hour)
+    if mixed:
+        rows = table.to_pyarrow_dataset().to_table(
+            columns=["cluster", "hour"], filter=ds.field("hour").isin(pa.array(sorted(mixed), pa.timestamp("us", tz="UTC"))))
+        for r in rows.to_pylist():
+            hour = _hour(r["hour"])
+            out[r["cluster"]] = max(out.get(r["cluster"], hour), hour)
     return out
 
 

@@ -26,7 +26,9 @@ def deliver(channel: Channel, messages: Sequence[dict], now: datetime) -> Iterab
     from airflow.providers.slack.hooks.slack_webhook import SlackWebhookHook
 
     secrets = connection_secrets(channel.target)
-    hook = SlackWebhookHook(slack_webhook_conn_id=channel.target, timeout=max(1, int(config.notify_send_timeout_s())))
+    # no retry handlers: slack_sdk's log the webhook URL (its token) at each retry; the next run retries
+    hook = SlackWebhookHook(slack_webhook_conn_id=channel.target, timeout=max(1, int(config.notify_send_timeout_s())),
+                            retry_handlers=[])
     try:
         secrets.append(hook._get_conn_params()["url"])     # the webhook URL: its path is the token
     except Exception:  # noqa: BLE001 - the send below fails with the reason
