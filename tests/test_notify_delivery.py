@@ -487,7 +487,7 @@ def test_a_channel_type_from_a_module_of_its_own(tmp_path, servers, monkeypatch)
     [channel] = load_inventory(inv).notifications
     assert (channel.type, channel.target, channel.option("routing_key")) == ("pager", servers["hook"].url, "R1")
 
-    inv.write_text(head + "notifications:\n  - {name: p, pager: 'ftp://x', to: [a@b]}\n")
+    inv.write_text(head + "notifications:\n  - {name: p, pager: 'ftp://x', routing_key: R1, to: [a@b]}\n")
     with pytest.raises(InventoryError) as err:              # its own validation, and the others' keys
         load_inventory(inv)
     assert sorted(line.split(": ", 1)[1] for line in err.value.problems) == [
