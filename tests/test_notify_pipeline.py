@@ -44,10 +44,10 @@ def run(spark, inventory, lakehouse, *hours):
     assert not [o for o in out.values() if isinstance(o, BaseException)], out
 
 
-def silence(host, local: datetime) -> None:
-    """Broker 2 sends nothing and broker 3 no JMX in the hour starting at `local` (file names are
+def silence(host, local: datetime, broker: str = "healthy-kafka-2") -> None:
+    """`broker` sends nothing and broker 3 no JMX in the hour starting at `local` (file names are
     local time, Europe/Berlin)."""
-    for f in [*(host / "healthy-kafka-2").rglob(f"*{local:%Y-%m-%d-%H}*"), *(host / "healthy-kafka-2").rglob(f"*T{local:%H}-*"),
+    for f in [*(host / broker).rglob(f"*{local:%Y-%m-%d-%H}*"), *(host / broker).rglob(f"*T{local:%H}-*"),
               *(host / "healthy-kafka-3" / "jmx").glob(f"*{local:%Y-%m-%d-%H}")]:
         f.unlink()
 
@@ -173,3 +173,71 @@ def _table(lakehouse: Lakehouse, name: str) -> list[dict]:
     from deltalake import DeltaTable
 
     return DeltaTable(lake.table(name).path(lakehouse)).to_pyarrow_table().to_pylist()
+
+
+def test_fleethealth_backfill_and_run_follow_the_same_rule(tmp_path):
+    """The command line's path (`fleethealth backfill`, `run --no-notify`, `run`; each its own process
+    and Spark session): a backfill of hours 8 days old sends nothing; --no-notify records its own
+    hour's changes suppressed; a run of the last complete hour pages for what opened in it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    fleethealth = str(Path(sys.executable).with_name("fleethealth"))
+    env = dict(os.environ, FLEETHEALTH_DATA_DOCS="0")
+    berlin = ZoneInfo("Europe/Berlin")
+    last = datetime.now(timezone.utc).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    old = last - timedelta(days=8)
+    hook = Receiver()
+    lakehouse = Lakehouse.at(tmp_path / "lakehouse")
+
+    def fleet(name: str, start: datetime, hours: int, silent: list[tuple[datetime, str]]) -> Path:
+        inventory = simulate(tmp_path / name, ["healthy"], start, start + timedelta(hours=hours),
+                             jmx_samples_per_broker_hour=0)
+        for hour, broker in silent:
+            silence(tmp_path / name / "fleet" / "healthy", hour.astimezone(berlin), broker)
+        doc = yaml.safe_load(inventory.read_text())
+        doc["notifications"] = [{"name": "hook", "webhook": hook.url}]
+        inventory.write_text(yaml.safe_dump(doc))
+        return inventory
+
+    def cli(*args: str) -> str:
+        proc = subprocess.run([fleethealth, *args, "--lakehouse", str(tmp_path / "lakehouse")], capture_output=True,
+                              text=True, timeout=900, env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout
+
+    def statuses(hour: datetime) -> set[str]:
+        return {r["status"] for r in _table(lakehouse, "gold.notifications")
+                if r["hour"].replace(tzinfo=timezone.utc) == hour}
+
+    try:
+        past = fleet("past", old, 2, [(old + timedelta(hours=1), "healthy-kafka-2")])
+        out = cli("backfill", "--inventory", str(past), "--from", old.isoformat(),
+                  "--to", (old + timedelta(hours=2)).isoformat())
+        assert hook.bodies == [] and "skipped (not news" in out, out
+        assert statuses(old + timedelta(hours=1)) == {"skipped"}
+
+        now = fleet("now", last - timedelta(hours=1), 2, [(last - timedelta(hours=1), "healthy-kafka-2"),
+                                                          (last, "healthy-kafka-1")])
+        quiet = cli("run", "--inventory", str(now), "--from", (last - timedelta(hours=1)).isoformat(),
+                    "--to", last.isoformat(), "--no-notify")
+        assert statuses(last - timedelta(hours=1)) == {"suppressed"}, quiet      # the window's own hour
+        silent = [b for b in hook.bodies if (b["kind"], b["entity"]) == ("host_silent", "broker-2")]
+        assert silent == []
+
+        live = cli("run", "--inventory", str(now), "--from", last.isoformat(),
+                   "--to", (last + timedelta(hours=1)).isoformat())
+        assert statuses(last - timedelta(hours=1)) == {"suppressed"}              # still never sent
+        assert "sent" in statuses(last), live
+        pages = [(b["kind"], b["entity"], b["transition"]) for b in hook.bodies]
+        assert pages.count(("host_silent", "broker-1", "opened")) == 1, pages
+        assert ("host_silent", "broker-2", "opened") not in pages
+        count = len(hook.bodies)
+        cli("run", "--inventory", str(now), "--from", last.isoformat(), "--to", (last + timedelta(hours=1)).isoformat())
+        assert len(hook.bodies) == count                                          # a re-run: nothing new
+    finally:
+        hook.stop()
