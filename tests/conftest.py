@@ -62,7 +62,7 @@ TEST_FILES = {      # make test (2026-11-27)
 }
 SLOW_FILES = {      # make test-slow (2026-11-27)
     "test_scheduler.py": 800, "test_bronze_big_files.py": 475, "test_interrupt.py": 470, "test_e2e_dag.py": 370,
-    "test_notify_pipeline.py": 400, "test_faults.py": 200, "test_scenarios_straddling.py": 160,
+    "test_notify_pipeline.py": 850, "test_faults.py": 200, "test_scenarios_straddling.py": 160,
     "test_archive_equivalence.py": 75, "test_healthy_day.py": 60, "test_lakehouse_s3.py": 250,
 }
 
