@@ -9,8 +9,9 @@ Each incident keeps the evidence that first fired it (`first_evidence`) and what
 hour (`evidence`); gold.incident_history has its transitions (opened, escalated, resolved), which is
 what notifications are sent for.
 
-Both tables are rebuilt whole from the findings and the host-hours after every hour, so re-running or
-backfilling any hour recomputes the same lifecycle.
+lifecycle() computes both from findings and host-hours: from scratch, or carrying open incidents on
+from their rows (STATE); gold.lifecycle decides which, so that the published tables always equal a
+rebuild, whatever the order in which hours are run.
 """
 from __future__ import annotations
 
