@@ -79,31 +79,6 @@ def incident_kinds() -> frozenset[str]:
     return frozenset(doc["kinds"])
 
 
-def _url(value: Any) -> str:
-    """A webhook or Alertmanager URL; a mistake does not repeat it (a webhook's path may hold its token)."""
-    if not isinstance(value, str):
-        raise fail(f"expected an http:// or https:// URL, got {type(value).__name__}")
-    try:
-        parts = urllib.parse.urlsplit(value)
-        parts.port
-    except ValueError:
-        raise fail("not a valid URL") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise fail("expected an http:// or https:// URL with a host")
-    if parts.username or parts.password:
-        raise fail("must not carry credentials (user:password@): keep secrets in Airflow connections")
-    return value
-
-
-Url = Annotated[Any, AfterValidator(_url)]
-ConnId = Annotated[str, holds(_NAME.fullmatch, ""), says("expected an Airflow connection id")]
-TO = "expected a non-empty list of e-mail addresses (required with smtp_conn_id)"
-
-
-def _names(what: str) -> Any:
-    return Annotated[tuple[str, ...], Field(min_length=1), says(f"expected a non-empty list of {what}s")]
-
-
 class ChannelType(Protocol):
     """What a channel type is: a module (or any object) with these names. Adding one is one module;
     `types()` finds it (fleethealth's in BUILTIN_TYPES, a deployment's in FLEETHEALTH_NOTIFY_CHANNEL_MODULES).
