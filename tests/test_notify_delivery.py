@@ -151,7 +151,7 @@ def test_a_backfill_of_last_week_pages_no_one_then_the_last_hour_pages_once(tmp_
     [body] = servers["hook"].bodies
     assert (body["incident_id"], body["transition"], body["idempotency_key"]) == (p + "still", "opened", p + "still:opened")
     [alert] = active(servers["am"], p)
-    assert alert["labels"]["incident_id"] == p + "still" and alert["annotations"]["severity"] == "major"
+    assert alert["labels"]["incident_id"] == p + "still" and alert["labels"]["severity"] == "major"
     assert status_of(lh)[(p + "over", "resolved", "critical", "hook")] == "skipped"    # resolved a week ago
     notify(lh, chans)
     assert counts(servers) == (1, 1, 1) and len(active(servers["am"], p)) == 1        # once
@@ -179,8 +179,7 @@ def test_a_backfill_of_last_week_pages_no_one_then_the_last_hour_pages_once(tmp_
     write_gold(lh, [{**again, "severity": "critical"}, over], [*rerun, history(again, "escalated", last, "critical")])
     notify(lh, chans)
     [alert] = active(servers["am"], p)
-    assert alert["labels"]["incident_id"] == p + "again" and alert["annotations"]["severity"] == "critical"
-    assert "severity" not in alert["labels"]
+    assert alert["labels"]["incident_id"] == p + "again" and alert["labels"]["severity"] == "critical"
     assert servers["hook"].bodies[-1]["idempotency_key"] == p + "again:escalated:critical"
 
     # removed altogether by a re-run: retracted with no replacement, its alert ended

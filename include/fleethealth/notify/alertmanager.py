@@ -1,10 +1,11 @@
 """The Prometheus Alertmanager channel type (`alertmanager: <base URL>`): incidents as alerts (API v2:
 POST <url>/api/v2/alerts), one alert per incident.
 
-An alert's labels are fixed for its incident's life (alertname = kind, cluster, entity, incident_id,
-source): Alertmanager de-duplicates by the labels' fingerprint, so an escalation updates the one
-alert (severity is an annotation, as Grafana carries a severity change as a new evaluation of the
-same rule) instead of starting a second one beside the first.
+An alert's labels are alertname (the kind), cluster, entity, incident_id, source and severity, the
+label routes match on (a critical to the pager, a minor to a chat). Alertmanager tells alerts apart
+by their labels' fingerprint, so an escalation would start a second alert beside the first: the
+post that carries an escalation also ends (endsAt = now) the incident's label sets of every lower
+severity, so exactly one alert per open incident is active at any moment.
 
 An open incident that is news is posted with endsAt = now + ends_after at every hourly run (REFRESH):
 without endsAt, Alertmanager resolves it by itself after resolve_timeout (5 min by default) and it
@@ -22,6 +23,7 @@ from pydantic import Field
 
 from fleethealth.fleet.channels import DEFAULT_ENDS_AFTER_S, Channel, Url
 from fleethealth.runtime.validation import Int, Schema, required, says
+from fleethealth.runtime.vocabulary import SEVERITY_RANK
 
 TYPE = "alertmanager"
 KEY = "alertmanager"
@@ -56,16 +58,23 @@ def runbook_text(runbook: dict | None) -> str | None:
     return "\n".join(line for line in lines if line) or None
 
 
-def labels(incident: dict) -> dict:
-    """An incident's alert labels: the same whatever its severity or state (one alert per incident)."""
+def labels(incident: dict, severity: str | None = None) -> dict:
+    """An incident's alert labels, in its severity (or in `severity`)."""
     return {k: str(v) for k, v in {"alertname": incident["kind"], "cluster": incident["cluster"],
                                    "entity": incident["entity"], "incident_id": incident["incident_id"],
-                                   "source": SOURCE}.items()}
+                                   "source": SOURCE, "severity": severity or incident["severity"]}.items()}
+
+
+def ended_below(incident: dict, now: datetime) -> list[dict]:
+    """The incident's label sets of every severity below its own, ended now: what an escalation leaves."""
+    rank = SEVERITY_RANK.get(incident["severity"], 0)
+    return [{"labels": labels(incident, lower), "annotations": {}, "startsAt": _utc(now - timedelta(seconds=1)),
+             "endsAt": _utc(now)} for lower, r in SEVERITY_RANK.items() if r < rank]
 
 
 def alert(incident: dict, now: datetime, ends_after: timedelta) -> dict:
     """One postable alert for one incident message."""
-    annotations = {"severity": incident.get("severity"), "summary": incident.get("summary"),
+    annotations = {"summary": incident.get("summary"),
                    "evidence": incident.get("evidence"), "runbook": runbook_text(incident.get("runbook")),
                    "known_bug": incident.get("known_bug"), "replaced_by": incident.get("replaced_by")}
     starts_at = incident.get("first_seen")
@@ -84,8 +93,14 @@ def alert(incident: dict, now: datetime, ends_after: timedelta) -> dict:
 
 
 def alerts(incidents: list[dict], now: datetime, ends_after: timedelta) -> list[dict]:
-    """The Alertmanager API v2 postable alerts of these incident messages, in their order."""
-    return [alert(incident, now, ends_after) for incident in incidents]
+    """The Alertmanager API v2 postable alerts of these incident messages, in their order (an
+    escalation's with the lower severities' alerts of its incident ended)."""
+    out = []
+    for incident in incidents:
+        out.append(alert(incident, now, ends_after))
+        if incident.get("transition") == "escalated":
+            out += ended_below(incident, now)
+    return out
 
 
 def post(url: str, payload: list[dict], timeout: float | None = None) -> None:
