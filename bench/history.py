@@ -95,7 +95,7 @@ def _time(inventory: Path, hour, work: Path, runs: int) -> int:
             if took is None:
                 print(out[-4000:], file=sys.stderr)
                 return 1
-            gold = re.search(r"gold gate .*\(([\d.]+) s\)", out)
+            gold = re.search(r"validate_gold .*\(([\d.]+) s\)", out)
             times[name].append((took, float(gold.group(1)) if gold else float("nan")))
             print(f"  gold hour on {name:5} history  {took:6.1f}s spark-submit, gold layer {times[name][-1][1]:5.1f}s",
                   flush=True)
