@@ -10,6 +10,7 @@
 #   bash bench/run.sh fleet [--brokers 10,30,100] [--hours 48]
 #                                            hours end to end, layer by layer (goals 2, 5, 6)
 #   bash bench/run.sh backfill [--hours 3]   hours of a small fleet one by one vs as one window
+#   bash bench/run.sh history [--days 365]   a gold hour after a year of history vs on an empty one (issue 45)
 #   bash bench/run.sh query [--lakehouse DIR] `fleethealth query` on the demo's lakehouse: first and repeat
 #                                            (≤ 3 s, ≤ 1 s; issue 32)
 set -euo pipefail
@@ -28,6 +29,7 @@ case "${1:-all}" in
     tiny) shift; exec "$python" bench/tiny_hour.py "$@" ;;
     parse-file) shift; exec "$python" bench/parse_file.py "$@" ;;
     backfill) shift; exec "$python" bench/backfill.py "$@" ;;
+    history) shift; exec "$python" bench/history.py "$@" ;;
     query) shift; exec "$python" bench/query_latency.py "$@" ;;
     all) [ $# -le 1 ] || { echo "bench: arguments go after \`parse\`, \`tiny\` or \`fleet\`" >&2; exit 2; }
          log=bench/last-run.log
@@ -37,6 +39,7 @@ case "${1:-all}" in
              "$python" bench/parse_throughput.py || echo "bench: parse failed"         # goal 3: 5 brokers, 100 MB
              "$python" bench/parse_file.py || echo "bench: parse-file failed"           # a small file ≤ 10 s
              "$python" bench/tiny_hour.py || echo "bench: tiny failed"                  # goal 4: the demo's 3 DAG hours
+             "$python" bench/history.py || echo "bench: history failed"               # issue 45: a year of history
              "$python" bench/fleet_hour.py --brokers 10,30,100 --goals 2,6 || echo "bench: fleet failed"  # goals 2, 6
              # goal 5: growth with history is growth of the fixed cost, so 48 small hours (1 MB of logs,
              # 2 000 JMX samples per broker-hour) show it best and take the least time.

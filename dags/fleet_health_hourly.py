@@ -13,8 +13,9 @@ table) and the next layer starts. A red `bronze_silver_gold` task whose log says
 `validate_<layer> ... nothing published` names the failed expectation and offending rows; that
 layer's and the higher layers' published tables are unchanged and the rejected tables are in
 `<lakehouse>/_staging/<hour>/<layer>/`. gold publishes health facts, `gold.incidents` (open /
-resolved) and `gold.incident_history`; then `notify` sends each new state change of an incident to
-the inventory's `notifications:` channels (webhook, e-mail, Slack, Alertmanager), once, and
+resolved) and `gold.incident_history`; then `notify` sends each new state change of an incident
+that is still news to the inventory's `notifications:` channels (webhook, e-mail, Slack,
+Alertmanager), at least once with an idempotency key, and
 `report` refreshes the offline HTML report of the last 24 hours, `<lakehouse>/report/index.html`.
 
 The processed hour is explicit: the data interval of `CronDataIntervalTimetable` (Airflow 3
@@ -44,6 +45,8 @@ PULL_RETRIES = config.pull_retries()
 PULL_RETRY_DELAY = timedelta(seconds=config.pull_retry_delay_s())
 # a host that accepts the connection and then stalls must not hold its slot (and the hour) for ever
 PULL_TIMEOUT = timedelta(seconds=config.pull_timeout_s())
+# notify sends for at most FLEETHEALTH_NOTIFY_TIMEOUT_S; the task is stopped a minute after that
+NOTIFY_TIMEOUT = timedelta(seconds=config.notify_timeout_s() + 60)
 
 HOUR = "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
 LAYERS_TASK = "bronze_silver_gold"
@@ -112,10 +115,12 @@ with DAG(
         outlets=[Asset(f"fleethealth.{q}") for q in lake.layer_tables("gold")],
     )
 
-    # after the gold gate: each state change of an incident (opened, escalated, resolved) to the
-    # inventory's notifications: channels, once; a failed delivery is retried by the next run, and
-    # never fails the hour (the task logs it)
-    @task
+    # after the gold gate: each state change of an incident (opened, escalated, resolved, retracted)
+    # that is news to the inventory's notifications: channels, at least once with a key; whatever the
+    # run type (a backfill's old hours are not news: recorded skipped). A failed delivery is retried
+    # by the next run and never fails the hour; every send has a deadline and the task a timeout,
+    # so a slow receiver never holds the next hour (max_active_runs=1): 3 tries take at most 18 min.
+    @task(execution_timeout=NOTIFY_TIMEOUT)
     def notify(params=None) -> str:
         from fleethealth.fleet.inventory import load_inventory
         from fleethealth.notify import notify as send

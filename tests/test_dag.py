@@ -68,6 +68,17 @@ def test_task_ids_and_dependency_order(dag):
     assert dag.get_task("report").trigger_rule == "all_success"
 
 
+def test_notify_cannot_hold_the_next_hour(dag):
+    """max_active_runs=1: a slow receiver must not stall every later hour. notify sends for at most
+    FLEETHEALTH_NOTIFY_TIMEOUT_S (each send its own deadline) and the task is stopped a minute after."""
+    from fleethealth.runtime import config
+
+    assert dag.max_active_runs == 1
+    timeout = dag.get_task("notify").execution_timeout
+    assert timeout == timedelta(seconds=config.notify_timeout_s() + 60)
+    assert timeout * (dag.get_task("notify").retries + 1) < timedelta(hours=1)
+
+
 def test_pull_is_mapped_per_host(dag):
     from airflow.sdk.definitions.mappedoperator import MappedOperator
 

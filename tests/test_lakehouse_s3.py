@@ -47,8 +47,10 @@ def hook():
 
 def fleethealth(s3, *args: str, lakehouse: Path | None = None) -> str:
     """`fleethealth ARGS` with the tables on the server: FLEETHEALTH_TABLES is those of the deployment's
-    FLEETHEALTH_LAKEHOUSE (`lakehouse`), as a deployment sets them together."""
-    env = {**os.environ, **s3.env, "FLEETHEALTH_TABLES": ROOT, "PYTHONPATH": str(INCLUDE)}
+    FLEETHEALTH_LAKEHOUSE (`lakehouse`), as a deployment sets them together. The demo's hour is days
+    old: a max_age of a year keeps its transitions news (the news rule is test_notify_delivery's)."""
+    env = {**os.environ, **s3.env, "FLEETHEALTH_TABLES": ROOT, "PYTHONPATH": str(INCLUDE),
+           "FLEETHEALTH_NOTIFY_MAX_AGE_HOURS": "8760"}
     if lakehouse is not None:
         env["FLEETHEALTH_LAKEHOUSE"] = str(lakehouse)
     t0 = time.monotonic()

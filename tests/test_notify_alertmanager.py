@@ -61,13 +61,14 @@ def test_alerts_shape_open_and_resolved():
                "Check:\n1. Is the broker process up?\n2. Does it reach ZooKeeper?\n"
                "Do:\n1. Restart the broker.")
     assert alerts([opened, resolved], now, timedelta(hours=4)) == [
-        {"labels": {"alertname": "broker_isolated", "cluster": "prod-eu", "severity": "critical",
-                    "entity": "broker-3", "incident_id": "inc-1", "source": "fleethealth"},
-         "annotations": {"summary": "broker-3 of prod-eu is isolated", "evidence": "no heartbeat for 12 min",
+        {"labels": {"alertname": "broker_isolated", "cluster": "prod-eu", "entity": "broker-3",
+                    "incident_id": "inc-1", "source": "fleethealth", "severity": "critical"},
+         "annotations": {"summary": "broker-3 of prod-eu is isolated",
+                         "evidence": "no heartbeat for 12 min",
                          "runbook": runbook, "known_bug": "KAFKA-4399 (fixed in 0.10.1.1)"},
          "startsAt": "2026-11-27T01:12:00Z", "endsAt": "2026-11-27T07:00:05Z"},
-        {"labels": {"alertname": "zk_session_expired", "cluster": "prod-eu", "severity": "warning",
-                    "entity": "7", "incident_id": "inc-2", "source": "fleethealth"},
+        {"labels": {"alertname": "zk_session_expired", "cluster": "prod-eu", "entity": "7",
+                    "incident_id": "inc-2", "source": "fleethealth", "severity": "warning"},
          "annotations": {"summary": "broker-3 of prod-eu is isolated", "runbook": runbook},
          "startsAt": "2026-11-27T01:12:00Z", "endsAt": "2026-11-27T02:40:00Z"},
     ]
@@ -78,8 +79,8 @@ def test_open_incident_is_active_until_ends_after(alertmanager):
     post(alertmanager.url, alerts([incident("inc-open")], now, timedelta(seconds=30)))
     [got] = listed(alertmanager, "inc-open")
     assert got["status"]["state"] == "active"
-    assert got["labels"] == {"alertname": "broker_isolated", "cluster": "prod-eu", "severity": "critical",
-                             "entity": "broker-3", "incident_id": "inc-open", "source": "fleethealth"}
+    assert got["labels"] == {"alertname": "broker_isolated", "cluster": "prod-eu", "entity": "broker-3",
+                             "incident_id": "inc-open", "source": "fleethealth", "severity": "critical"}
     assert set(got["annotations"]) == {"summary", "evidence", "runbook", "known_bug"}
     assert abs((parse(got["endsAt"]) - (now + timedelta(seconds=30))).total_seconds()) <= 2
 
@@ -116,7 +117,7 @@ def test_post_raises_when_nothing_listens():
 
 
 def test_post_raises_on_a_4xx(alertmanager):
-    from airflow.exceptions import AirflowException
+    from fleethealth.notify.webhook import Refused as AirflowException
 
     with pytest.raises(AirflowException, match="400"):
         post(alertmanager.url + "/", [{"labels": {}, "annotations": {}}])      # no label: invalid

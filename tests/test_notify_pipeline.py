@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 from realservers import Alertmanager, Receiver, Smtpd
@@ -18,7 +19,7 @@ from fleethealth.lake.catalog import Lakehouse
 from fleethealth.pipeline import window as pipeline
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
-from fleethealth.notify import notify
+from fleethealth.notify import notify as _notify
 from fleethealth.fleet.channels import Channel
 from fleethealth.pull import hour as pull
 from fleethealth.simulate import simulate
@@ -30,11 +31,25 @@ H11, H12 = H10 + timedelta(hours=1), H10 + timedelta(hours=2)
 GONE = {("healthy", "host_silent", "broker-2"), ("healthy", "data_missing", "healthy-kafka-3:jmx")}
 
 
+def notify(lakehouse, channels, **kw):
+    """notify() with the hours of 2026-11-20 still news (a max_age of ten years): the first test is
+    about the lifecycle's messages; the second about what is news, on the wall clock."""
+    return _notify(lakehouse, channels, **{"max_age": timedelta(days=3650), **kw})
+
+
 def run(spark, inventory, lakehouse, *hours):
     for hour in hours:
         pull.pull_hour(load_inventory(inventory), hour, Lakehouse.at(lakehouse))
     out = pipeline.run_window(spark, list(hours), str(inventory), Lakehouse.at(lakehouse))
     assert not [o for o in out.values() if isinstance(o, BaseException)], out
+
+
+def silence(host, local: datetime, broker: str = "healthy-kafka-2") -> None:
+    """`broker` sends nothing and broker 3 no JMX in the hour starting at `local` (file names are
+    local time, Europe/Berlin)."""
+    for f in [*(host / broker).rglob(f"*{local:%Y-%m-%d-%H}*"), *(host / broker).rglob(f"*T{local:%H}-*"),
+              *(host / "healthy-kafka-3" / "jmx").glob(f"*{local:%Y-%m-%d-%H}")]:
+        f.unlink()
 
 
 def sent(receiver: Receiver) -> list[tuple]:
@@ -55,9 +70,7 @@ def test_state_changes_are_sent_once_and_resolutions_reach_every_channel(spark, 
     inventory = simulate(root, ["healthy"], H10, H12 + timedelta(hours=1), jmx_samples_per_broker_hour=0)
     host = root / "fleet" / "healthy"
     # file names are local time (Europe/Berlin): hour 11 UTC is the files of 12 local
-    for f in [*(host / "healthy-kafka-2").rglob("*2026-11-20-12*"), *(host / "healthy-kafka-2").rglob("*T12-*"),
-              *(host / "healthy-kafka-3" / "jmx").glob("*2026-11-20-12")]:
-        f.unlink()
+    silence(host, H11.astimezone(ZoneInfo("Europe/Berlin")))
     lakehouse = Lakehouse.at(root / "lakehouse")
     monkeypatch.setenv("AIRFLOW_CONN_SMTP_ONCALL", json.dumps({
         "conn_type": "smtp", "host": "127.0.0.1", "port": servers["smtp"].port,
@@ -106,3 +119,124 @@ def test_state_changes_are_sent_once_and_resolutions_reach_every_channel(spark, 
     incidents = {(r.kind, r.entity): (r.status, r.resolved_at) for r in
                  lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()}
     assert incidents[("host_silent", "broker-2")] == ("resolved", H12.replace(tzinfo=None))
+
+
+def test_a_backfill_of_last_week_pages_no_one_and_the_last_hour_pages_for_what_is_open(spark, tmp_path, servers):
+    """Issue 45's acceptance through the gold job: a backfill of hours 8 days old (broker 2 silent
+    in its last hour: an incident left open there) sends nothing and fires no alert; a run of the
+    last complete hour (broker 2 silent again) pages for what is open in it, once, on the wall clock."""
+    berlin = ZoneInfo("Europe/Berlin")
+    last = datetime.now(timezone.utc).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    old = [last - timedelta(days=8) + timedelta(hours=i) for i in range(2)]
+    lakehouse = Lakehouse.at(tmp_path / "lakehouse")
+    past = simulate(tmp_path / "past", ["healthy"], old[0], old[-1] + timedelta(hours=1), jmx_samples_per_broker_hour=0)
+    silence(tmp_path / "past" / "fleet" / "healthy", old[-1].astimezone(berlin))
+    now = simulate(tmp_path / "now", ["healthy"], last, last + timedelta(hours=1), jmx_samples_per_broker_hour=0)
+    silence(tmp_path / "now" / "fleet" / "healthy", last.astimezone(berlin))
+    hook = Receiver()
+    channels = [Channel("hook", "webhook", hook.url), Channel("am", "alertmanager", servers["am"].url)]
+
+    def firing() -> set:
+        """The active alerts of this lakehouse's incidents (the Alertmanager is the module's)."""
+        mine = {r["incident_id"] for r in _table(lakehouse, "gold.incidents")}
+        return {(a["labels"]["alertname"], a["labels"]["entity"], a["labels"]["incident_id"])
+                for a in servers["am"].get("/api/v2/alerts") if a["labels"]["incident_id"] in mine
+                and a["status"]["state"] == "active"}
+
+    try:
+        run(spark, past, lakehouse, *old)                             # fleethealth backfill (no --no-notify)
+        backfill = _notify(lakehouse, channels)
+        assert backfill.errors == [] and hook.bodies == [], backfill.summary()
+        assert firing() == set()
+        assert "skipped (not news" in backfill.summary()
+        open_old = {(r["kind"], r["entity"]) for r in _table(lakehouse, "gold.incidents") if r["status"] == "open"}
+        assert ("host_silent", "broker-2") in open_old                 # left open in an old hour: never fires
+
+        run(spark, now, lakehouse, last)                              # the last complete hour
+        live = _notify(lakehouse, channels)
+        assert live.errors == [], live.summary()
+        pages = {(b["kind"], b["entity"]) for b in hook.bodies}
+        assert ("host_silent", "broker-2") in pages, live.summary()
+        keys = [b["idempotency_key"] for b in hook.bodies]
+        assert len(keys) == len(set(keys))                            # once each
+        # open now: every open incident is open in its cluster's latest gold hour, the last one
+        open_now = {r["incident_id"] for r in _table(lakehouse, "gold.incidents") if r["status"] == "open"}
+        assert {b["incident_id"] for b in hook.bodies} == open_now
+        assert {b["incident_id"] for b in hook.bodies if b["transition"] == "opened"} == open_now
+        assert {i for _, _, i in firing()} == open_now                # one alert per open incident
+        count = len(hook.bodies)
+        _notify(lakehouse, channels)
+        assert len(hook.bodies) == count
+    finally:
+        hook.stop()
+
+
+def _table(lakehouse: Lakehouse, name: str) -> list[dict]:
+    from deltalake import DeltaTable
+
+    return DeltaTable(lake.table(name).path(lakehouse)).to_pyarrow_table().to_pylist()
+
+
+def test_fleethealth_backfill_and_run_follow_the_same_rule(tmp_path):
+    """The command line's path (`fleethealth backfill`, `run --no-notify`, `run`; each its own process
+    and Spark session): a backfill of hours 8 days old sends nothing; --no-notify records its own
+    hour's changes suppressed; a run of the last complete hour pages for what opened in it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    fleethealth = str(Path(sys.executable).with_name("fleethealth"))
+    env = dict(os.environ, FLEETHEALTH_DATA_DOCS="0")
+    berlin = ZoneInfo("Europe/Berlin")
+    last = datetime.now(timezone.utc).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    old = last - timedelta(days=8)
+    hook = Receiver()
+    lakehouse = Lakehouse.at(tmp_path / "lakehouse")
+
+    def fleet(name: str, start: datetime, hours: int, silent: list[tuple[datetime, str]]) -> Path:
+        inventory = simulate(tmp_path / name, ["healthy"], start, start + timedelta(hours=hours),
+                             jmx_samples_per_broker_hour=0)
+        for hour, broker in silent:
+            silence(tmp_path / name / "fleet" / "healthy", hour.astimezone(berlin), broker)
+        doc = yaml.safe_load(inventory.read_text())
+        doc["notifications"] = [{"name": "hook", "webhook": hook.url}]
+        inventory.write_text(yaml.safe_dump(doc))
+        return inventory
+
+    def cli(*args: str) -> str:
+        proc = subprocess.run([fleethealth, *args, "--lakehouse", str(tmp_path / "lakehouse")], capture_output=True,
+                              text=True, timeout=900, env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout
+
+    def statuses(hour: datetime) -> set[str]:
+        return {r["status"] for r in _table(lakehouse, "gold.notifications")
+                if r["hour"].replace(tzinfo=timezone.utc) == hour}
+
+    try:
+        past = fleet("past", old, 2, [(old, "healthy-kafka-2")])           # silent, then back: resolved
+        out = cli("backfill", "--inventory", str(past), "--from", old.isoformat(),
+                  "--to", (old + timedelta(hours=2)).isoformat())
+        assert hook.bodies == [] and "skipped (not news" in out, out
+        assert statuses(old) == {"skipped"} == statuses(old + timedelta(hours=1))
+
+        now = fleet("now", last - timedelta(hours=1), 2, [(last - timedelta(hours=1), "healthy-kafka-2"),
+                                                          (last, "healthy-kafka-1")])
+        quiet = cli("run", "--inventory", str(now), "--from", (last - timedelta(hours=1)).isoformat(),
+                    "--to", last.isoformat(), "--no-notify")
+        assert statuses(last - timedelta(hours=1)) == {"suppressed"}, quiet      # the window's own hour
+        silent = [b for b in hook.bodies if (b["kind"], b["entity"]) == ("host_silent", "broker-2")]
+        assert silent == []
+
+        live = cli("run", "--inventory", str(now), "--from", last.isoformat(),
+                   "--to", (last + timedelta(hours=1)).isoformat())
+        assert statuses(last - timedelta(hours=1)) == {"suppressed"}              # still never sent
+        assert "sent" in statuses(last), live
+        pages = [(b["kind"], b["entity"], b["transition"]) for b in hook.bodies]
+        assert pages.count(("host_silent", "broker-1", "opened")) == 1, pages
+        assert ("host_silent", "broker-2", "opened") not in pages
+    finally:
+        hook.stop()

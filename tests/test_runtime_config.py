@@ -40,6 +40,9 @@ def test_a_value_as_written_and_an_empty_one_as_unset(monkeypatch):
     ("FLEETHEALTH_RUN_WINDOW_HOURS", "1.5", "expected a whole number of hours >= 1, got '1.5'"),
     ("FLEETHEALTH_CATCHUP", "maybe", "expected true or false (1 or 0), got 'maybe'"),
     ("FLEETHEALTH_START_DATE", "yesterday", "expected an ISO-8601 date and time"),
+    ("FLEETHEALTH_NOTIFY_MAX_AGE_HOURS", "0", "expected a whole number of hours >= 1, got '0'"),
+    ("FLEETHEALTH_NOTIFY_MAX_AGE_HOURS", "6h", "expected a whole number of hours >= 1, got '6h'"),
+    ("FLEETHEALTH_NOTIFY_SEND_TIMEOUT_S", "0", "expected a number of seconds > 0, got '0'"),
 ])
 def test_a_bad_value_is_one_line_naming_the_variable(monkeypatch, env, value, accepts):
     monkeypatch.setenv(env, value)

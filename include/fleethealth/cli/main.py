@@ -150,7 +150,8 @@ def _run(args, inventory, hours: list, published: list) -> int:
     if inventory.notifications and len(failed) < len(hours):
         from fleethealth.notify import notify
 
-        print(notify(args.lakehouse, inventory.notifications, send=args.notify).summary())
+        # --no-notify: the window's own hours are recorded suppressed; the rest follows the news rule
+        print(notify(args.lakehouse, inventory.notifications, quiet_hours=() if args.notify else hours).summary())
     docs = gate.data_docs_dir(args.lakehouse)
     if docs:
         print(f"Data Docs: {docs / 'index.html'}")
@@ -448,8 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--master", default=None,
                        help="Spark master URL, e.g. spark://HOST:7077 (default $FLEETHEALTH_SPARK_MASTER or local[*])")
         s.add_argument("--no-notify", dest="notify", action="store_false",
-                       help="record the incidents' state changes as not to be sent (a quiet backfill) instead of "
-                            "sending them to the inventory's notifications: channels")
+                       help="record the state changes of the window's own hours as not to be sent (suppressed) "
+                            "instead of sending them; older ones are never sent anyway (not news: "
+                            "FLEETHEALTH_NOTIFY_MAX_AGE_HOURS)")
         s.set_defaults(func=cmd_run)
 
     from fleethealth.cli.parse import SOURCES as PARSE_SOURCES  # pure names: no Spark imported here

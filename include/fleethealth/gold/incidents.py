@@ -9,18 +9,27 @@ Each incident keeps the evidence that first fired it (`first_evidence`) and what
 hour (`evidence`); gold.incident_history has its transitions (opened, escalated, resolved), which is
 what notifications are sent for.
 
-Both tables are rebuilt whole from the findings and the host-hours after every hour, so re-running or
-backfilling any hour recomputes the same lifecycle.
+lifecycle() computes both from findings and host-hours: from scratch, or carrying open incidents on
+from their rows (STATE); gold.lifecycle decides which, so that the published tables always equal a
+rebuild, whatever the order in which hours are run.
 """
 from __future__ import annotations
+
+from datetime import datetime, timedelta
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import process_entity
+from fleethealth.runtime.frames import materialize
 from fleethealth.runtime.vocabulary import SEVERITY_RANK
 
 KEY = ["cluster", "kind", "entity"]
+# what carries an incident from one hour to the next, beside its findings' aggregates: the processed
+# hours with data from its host and no finding since its last finding (at most resolve_after_hours),
+# the first of them, and the hour that resolved it
+STATE = ("clean_hours", "clean_since", "resolved_hour")
+HOUR = timedelta(hours=1)
 TRANSITIONS = ("opened", "escalated", "resolved")
 ANY_HOST = "*"   # an entity no inventory host answers for: any data from its cluster counts
 # the process an entity names (`broker-7`, `__consumer_offsets-3@broker-7`, `zk-2`), or, for a
@@ -53,47 +62,73 @@ def _process(df: DataFrame, known: DataFrame) -> DataFrame:
             .drop("known"))
 
 
-def lifecycle(findings: DataFrame, health: DataFrame, resolve_after_hours: int) -> tuple[DataFrame, DataFrame]:
-    """(gold.incidents, gold.incident_history) of every finding and every processed host-hour."""
+def lifecycle(findings: DataFrame, health: DataFrame, resolve_after_hours: int, hosts: DataFrame | None = None,
+              seed: DataFrame | None = None, cut: datetime | None = None) -> tuple[DataFrame, DataFrame]:
+    """(gold.incidents, gold.incident_history) of the findings and processed host-hours given.
+
+    From scratch: every finding and host-hour. Carried on (`seed`): the incidents open before `cut`
+    (gold.incidents rows, STATE included) continue with the findings and host-hours from `cut` on, as if
+    their earlier hours were given; the history then has only the transitions from `cut` on.
+    `hosts` (the inventory's, silver.hosts_frame) names the processes an entity may be answered by;
+    without it, those that sent data in `health`.
+    """
     # one row per key and hour (a detector names an entity once an hour; this keeps it so)
     hourly = (findings.withColumn("rank", severity_rank())
               .groupBy(*KEY, "hour")
               .agg(F.min("first_seen").alias("first_seen"), F.max("last_seen").alias("last_seen"),
                    F.max("rank").alias("rank"), F.max_by("severity", "rank").alias("severity"),
                    F.min_by("evidence", "first_seen").alias("evidence"),
-                   F.first("known_bug", ignorenulls=True).alias("known_bug")))
+                   _first_known_bug("first_seen").alias("known_bug"))
+              .select("*", F.col("hour").alias("first_hour"), F.lit(1).alias("n"),
+                      F.col("evidence").alias("first_evidence"), F.lit(False).alias("seeded"),
+                      F.lit(0).alias("clean0"), F.lit(None).cast("timestamp").alias("clean_since0")))
+    if seed is not None:      # an open incident stands for its hours so far: one row at its last hour
+        hourly = hourly.unionByName(seed.select(
+            *KEY, F.col("last_hour").alias("hour"), "first_seen", "last_seen", severity_rank().alias("rank"),
+            "severity", "evidence", "known_bug", "first_hour", F.col("hours").alias("n"), "first_evidence",
+            F.lit(True).alias("seeded"), F.col("clean_hours").alias("clean0"),
+            F.col("clean_since").alias("clean_since0")))
     known = data_hours(health)
-    keys = _process(hourly.groupBy(*KEY).agg(F.min("hour").alias("since")), known)
+    names = known if hosts is None else _names(hosts)
+    since = F.min("hour")
+    if seed is not None:      # a seed's clean hours before `cut` are counted in it already
+        since = F.when(F.max("seeded"), F.greatest(since, F.lit(cut - HOUR).cast("timestamp"))).otherwise(since)
+    keys = _process(hourly.groupBy(*KEY).agg(since.alias("since")), names)
     # hours with data from the entity's host and no finding of the key, after its first finding
     clean = (keys.join(known, ["cluster", "process"])
              .where(F.col("hour") > F.col("since"))
              .select(*KEY, "hour")
              .join(hourly.select(*KEY, "hour"), [*KEY, "hour"], "left_anti"))
     w = Window.partitionBy(*KEY).orderBy("hour")
-    events = (hourly.select(*KEY, "hour", F.lit(1).alias("is_finding"))
-              .unionByName(clean.select(*KEY, "hour", F.lit(0).alias("is_finding")))
+    events = (hourly.select(*KEY, "hour", F.lit(1).alias("is_finding"), "clean0", "clean_since0")
+              .unionByName(clean.select(*KEY, "hour", F.lit(0).alias("is_finding"), F.lit(0).alias("clean0"),
+                                        F.lit(None).cast("timestamp").alias("clean_since0")))
               # each finding hour starts a group; the clean hours after it (until the next finding) join it
               .withColumn("grp", F.sum("is_finding").over(w.rowsBetween(Window.unboundedPreceding, 0))))
     in_group = Window.partitionBy(*KEY, "grp").orderBy("hour")
-    events = events.withColumn("clean_pos", F.row_number().over(in_group) - 1)
+    # a seed's group starts with the clean hours it had already
+    events = events.withColumn("clean_pos", F.row_number().over(in_group) - 1 + F.first("clean0").over(in_group))
+    is_clean = F.col("is_finding") == 0
     groups = events.groupBy(*KEY, "grp").agg(
         F.max("clean_pos").alias("clean_after"),
-        F.min(F.when(F.col("clean_pos") == 1, F.col("hour"))).alias("first_clean_hour"),
-        F.min(F.when(F.col("clean_pos") == resolve_after_hours, F.col("hour"))).alias("resolved_hour"))
+        F.coalesce(F.max("clean_since0"),
+                   F.min(F.when(is_clean & (F.col("clean_pos") == 1), F.col("hour")))).alias("first_clean_hour"),
+        F.min(F.when(is_clean & (F.col("clean_pos") == resolve_after_hours), F.col("hour"))).alias("resolved_hour"))
     rows = (events.where(F.col("is_finding") == 1).select(*KEY, "hour", "grp")
             .join(groups, [*KEY, "grp"])
             .join(hourly, [*KEY, "hour"]))
     # a finding after resolve_after_hours clean hours opens a new incident
     new_run = F.coalesce(F.lag("clean_after").over(w) >= resolve_after_hours, F.lit(True)).cast("int")
-    rows = rows.withColumn("run", F.sum(new_run).over(w.rowsBetween(Window.unboundedPreceding, 0)))
+    # read by both tables: computed once
+    rows = materialize(rows.withColumn("run", F.sum(new_run).over(w.rowsBetween(Window.unboundedPreceding, 0))))
     runs = rows.groupBy(*KEY, "run").agg(
         F.min("first_seen").alias("first_seen"), F.max("last_seen").alias("last_seen"),
         F.max_by("severity", "rank").alias("severity"),
         F.max_by("evidence", "hour").alias("evidence"),
-        F.min_by("evidence", "hour").alias("first_evidence"),
-        F.first("known_bug", ignorenulls=True).alias("known_bug"),
-        F.min("hour").alias("first_hour"), F.max("hour").alias("last_hour"),
-        F.count(F.lit(1)).cast("int").alias("hours"),
+        F.min_by("first_evidence", "hour").alias("first_evidence"),
+        _first_known_bug("hour").alias("known_bug"),
+        F.min("first_hour").alias("first_hour"), F.max("hour").alias("last_hour"),
+        F.sum("n").cast("int").alias("hours"),
         F.max_by("clean_after", "hour").alias("clean_after"),
         F.max_by("first_clean_hour", "hour").alias("first_clean_hour"),
         F.max_by("resolved_hour", "hour").alias("resolved_hour"))
@@ -104,20 +139,33 @@ def lifecycle(findings: DataFrame, health: DataFrame, resolve_after_hours: int) 
         F.when(resolved, "resolved").otherwise("open").alias("status"),
         "first_seen", "last_seen", F.when(resolved, F.col("first_clean_hour")).alias("resolved_at"),
         "evidence", "known_bug", "first_hour", "last_hour", "hours", "first_evidence",
+        F.least("clean_after", F.lit(resolve_after_hours)).cast("int").alias("clean_hours"),
+        F.when(F.col("clean_after") > 0, F.col("first_clean_hour")).alias("clean_since"),
         F.when(resolved, F.col("resolved_hour")).alias("resolved_hour"))
-    return incidents.drop("resolved_hour"), _history(rows, incidents)
+    return incidents, _history(rows, incidents)
+
+
+def _first_known_bug(order: str) -> Column:
+    """The first known bug named (by `order`), whatever order the rows come in."""
+    return F.min_by("known_bug", F.when(F.col("known_bug").isNotNull(), F.col(order)))
+
+
+def _names(hosts: DataFrame) -> DataFrame:
+    """(cluster, process) of every name an entity may give an inventory host (data_hours' names)."""
+    names = F.array(process_entity(), F.col("host"), F.lit(ANY_HOST))
+    return hosts.select("cluster", F.explode(names).alias("process")).distinct()
 
 
 def _history(rows: DataFrame, incidents: DataFrame) -> DataFrame:
     """gold.incident_history: opened (the run's first finding hour), escalated (an hour whose severity
     is above every earlier one of the incident), resolved (the hour that made it so: the last of the
-    clean hours needed; `at` = resolved_at)."""
+    clean hours needed; `at` = resolved_at). A seed's own row gives none (its hours were told before)."""
     w = Window.partitionBy(*KEY, "run").orderBy("hour")
     before = F.max("rank").over(w.rowsBetween(Window.unboundedPreceding, -1))
     ids = incidents.select(*KEY, "first_hour", "incident_id")
-    changes = (rows.withColumn("first_hour", F.min("hour").over(w.rowsBetween(Window.unboundedPreceding, 0)))
+    changes = (rows.withColumn("first_hour", F.min("first_hour").over(w.rowsBetween(Window.unboundedPreceding, 0)))
                .withColumn("transition", F.when(before.isNull(), "opened").when(F.col("rank") > before, "escalated"))
-               .where(F.col("transition").isNotNull())
+               .where(F.col("transition").isNotNull() & ~F.col("seeded"))
                .join(ids, [*KEY, "first_hour"])
                .select("incident_id", *KEY, "transition", "severity", "hour", F.col("first_seen").alias("at"),
                        "evidence"))

@@ -1,6 +1,6 @@
 """The gold job of a window of hours: the published silver -> fact tables and findings, then each hour
-in time order gated with the incident lifecycle rebuilt as it will be published, the hours that passed
-published together."""
+in time order gated with the incident lifecycle carried forward by it (gold.lifecycle), the hours that
+passed published together."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.gold import incidents as gold_incidents
+from fleethealth.gold import lifecycle as gold_lifecycle
 from fleethealth.gold import thresholds as thresholds_mod
 from fleethealth.gold.detectors import detect_all
 from fleethealth.gold.detectors.base import process_entity
@@ -29,7 +30,6 @@ from fleethealth.silver import tables as silver
 INPUTS = tuple(gold_facts.SILVER_INPUTS.values())
 # the silver tables a look-back reads, by their Facts field
 LOOKBACK_INPUTS = {field: gold_facts.SILVER_INPUTS[field] for field in gold_facts.LOOKBACK_FIELDS}
-LIFECYCLE_INPUTS = ("gold.incident_findings", "gold.broker_health_hourly")
 LIFECYCLE_TABLES = ("gold.incidents", "gold.incident_history")
 # checked across the gold tables of an hour: a derived frame validated with expectations/<name>.json
 COMPLETENESS = "gold.completeness"
@@ -38,8 +38,8 @@ COMPLETENESS = "gold.completeness"
 def window(spark: SparkSession, hours: list[datetime], inventory_path: str, lakehouse: Lakehouse,
            thresholds_path: str | None = None) -> dict:
     """Published silver of `hours` -> their gold tables computed at once (one plan per table), each
-    hour in time order audited with the incident lifecycle rebuilt from the findings and host-hours as
-    they will be published, then the hours that passed published together. Per hour: (its incidents,
+    hour in time order audited with the incident lifecycle as publishing it will leave it (the incidents
+    it changes: gold.lifecycle), then the hours that passed published together. Per hour: (its incidents,
     gate report), or the QualityGateError of its failed gate."""
     limits = thresholds_mod.load(thresholds_path)
     inventory = load_inventory(inventory_path)
@@ -54,27 +54,20 @@ def window(spark: SparkSession, hours: list[datetime], inventory_path: str, lake
             hosts = silver.hosts_frame(spark, inventory)
             facts = facts_of(hours, hosts, inputs, minutes, earlier)
             computed = gold_tables(facts, limits)
-            history = {name: lake.read(spark, name, lakehouse) if lake.exists(spark, name, lakehouse) else None
-                       for name in LIFECYCLE_INPUTS}
             out, passed, lifecycle = {}, [], {}
             for hour in hours:
                 outputs = of_hours(computed, hour)
-                # the findings and host-hours as they will be published: this hour's and the window's
-                # hours passed so far replace theirs, every other hour keeps what is published
-                replaced = lake.hour_predicate(passed + [hour])
-                inputs = {name: _as_published(computed[name], history[name], replaced) for name in LIFECYCLE_INPUTS}
-                incidents, changes = gold_incidents.lifecycle(
-                    inputs["gold.incident_findings"], inputs["gold.broker_health_hourly"],
-                    limits["incidents.resolve_after_hours"])
-                outputs["gold.incidents"], outputs["gold.incident_history"] = materialize_all(
-                    {"gold.incidents": incidents, "gold.incident_history": changes}).values()
+                # the lifecycle as publishing this hour and the window's hours passed so far will leave it
+                change = gold_lifecycle.update(spark, computed, passed + [hour], lakehouse, hosts,
+                                               limits["incidents.resolve_after_hours"])
+                outputs["gold.incidents"], outputs["gold.incident_history"] = change.incidents.rows, change.history.rows
                 try:
                     report = audit(spark, "gold", hour, outputs, lakehouse, audits(hosts, outputs))
                 except QualityGateError as exc:
                     out[hour] = exc
                     continue
                 passed.append(hour)
-                lifecycle = {name: outputs[name] for name in LIFECYCLE_TABLES}
+                lifecycle = {"gold.incidents": change.incidents, "gold.incident_history": change.history}
                 out[hour] = (hour_incidents(outputs["gold.incidents"], outputs["gold.incident_findings"]), report)
             publish_passed(dict(computed, **lifecycle), passed, out, lakehouse)
             return out
@@ -159,13 +152,6 @@ def completeness(hosts: DataFrame, health: DataFrame, findings: DataFrame) -> Da
                       F.coalesce("arrived", F.lit(False)).alias("arrived"),
                       (F.coalesce("reported", F.lit(False)) | F.coalesce("silent", F.lit(False))).alias("reported"),
                       F.when(~ok, F.col("_entity")).alias("unreported"))
-
-
-def _as_published(computed: DataFrame, published: DataFrame | None, replaced: str) -> DataFrame:
-    """The rows of an hourly table as publishing the window's `replaced` hours will leave it."""
-    rows = computed.where(F.expr(replaced))
-    return rows if published is None else published.where(~F.expr(replaced)).unionByName(
-        rows, allowMissingColumns=True).select(*rows.columns)
 
 
 def hour_incidents(incidents: DataFrame, findings: DataFrame) -> list[dict]:

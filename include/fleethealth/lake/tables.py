@@ -140,6 +140,39 @@ def write_hour(df, qualified: str, hour: datetime | Sequence[datetime], lakehous
        .save(t.path(lakehouse)))
 
 
+@dataclass(frozen=True)
+class Merge:
+    """A change to a table written whole (not hourly): `rows` upserted by `key`, the published rows
+    whose key is in `removed` (key columns only) deleted, in one commit (`merge`)."""
+    rows: object        # DataFrame
+    removed: object     # DataFrame
+    key: tuple[str, ...]
+
+
+def merge(change: Merge, qualified: str, lakehouse: Lakehouse) -> None:
+    """Apply `change` with one Delta MERGE (the table is created from its rows if there is none; a
+    table an earlier version wrote gains the rows' new columns first)."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    rows, path = change.rows, table(qualified).path(lakehouse)
+    spark = rows.sparkSession
+    if not exists(spark, qualified, lakehouse):
+        overwrite(rows, qualified, lakehouse)
+        return
+    if not set(rows.columns) <= set(spark.read.format("delta").load(path).columns):
+        rows.limit(0).write.format("delta").mode("append").option("mergeSchema", "true").save(path)
+    source = rows.withColumn("_delete", F.lit(False)).unionByName(
+        change.removed.select(*change.key).withColumn("_delete", F.lit(True)), allowMissingColumns=True)
+    values = {f"`{c}`": f"s.`{c}`" for c in rows.columns}
+    (DeltaTable.forPath(spark, path).alias("t")
+     .merge(source.alias("s"), " AND ".join(f"t.`{k}` = s.`{k}`" for k in change.key))
+     .whenMatchedDelete("s._delete")
+     .whenMatchedUpdate(set=values)
+     .whenNotMatchedInsert("NOT s._delete", values=values)
+     .execute())
+
+
 def overwrite(df, qualified: str, lakehouse: Lakehouse) -> None:
     (df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
        .save(table(qualified).path(lakehouse)))

@@ -1,8 +1,10 @@
 """Notify: incident transitions → gold.notifications (the outbox) → webhook, e-mail, Slack, Alertmanager.
 
 In: gold.incident_history and gold.incidents (read with delta-rs, no Spark) and the inventory's
-`notifications:` channels. Out: one message per transition and channel, sent once (`run.notify`).
-Owns gold.notifications.
+`notifications:` channels. Out: one message per transition and channel while it is news, at least
+once with an idempotency key, and a `retracted` one for an announced incident that is gone
+(`run.notify`). One module per channel type (webhook, smtp, slack, alertmanager: the
+fleet.channels.ChannelType seam). Owns gold.notifications.
 """
 from __future__ import annotations
 

@@ -1,14 +1,40 @@
-"""Incidents as Prometheus Alertmanager alerts (API v2: POST <url>/api/v2/alerts).
+"""The Prometheus Alertmanager channel type (`alertmanager: <base URL>`): incidents as alerts (API v2:
+POST <url>/api/v2/alerts), one alert per incident.
 
-An open incident is posted with endsAt = now + ends_after at every hourly run. Without endsAt,
-Alertmanager resolves it by itself after resolve_timeout (5 min by default) and it would flap every
-hour; ends_after must outlast a failed run, as Prometheus sends 4x its resend interval. A resolved
-incident is posted once more with endsAt = resolved_at, which resolves it at once.
+An alert's labels are alertname (the kind), cluster, entity, incident_id, source and severity, the
+label routes match on (a critical to the pager, a minor to a chat). Alertmanager tells alerts apart
+by their labels' fingerprint, so an escalation would start a second alert beside the first: the
+post that carries an escalation also ends (endsAt = now) the incident's label sets of every lower
+severity, so exactly one alert per open incident is active at any moment.
+
+An open incident that is news is posted with endsAt = now + ends_after at every hourly run (REFRESH):
+without endsAt, Alertmanager resolves it by itself after resolve_timeout (5 min by default) and it
+would flap every hour; ends_after must outlast a failed run, as Prometheus sends 4x its resend
+interval. A resolved incident is posted once more with endsAt = resolved_at, a retracted one with
+endsAt = now: either ends it at once.
 """
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
+from typing import Annotated
+
+from pydantic import Field
+
+from fleethealth.fleet.channels import DEFAULT_ENDS_AFTER_S, Channel, Url
+from fleethealth.runtime.validation import Int, Schema, required, says
+from fleethealth.runtime.vocabulary import SEVERITY_RANK
+
+TYPE = "alertmanager"
+KEY = "alertmanager"
+REFRESH = True
+
+
+class Settings(Schema):
+    alertmanager: Url = required()
+    ends_after_seconds: Annotated[Int, Field(ge=3600),
+                                  says("expected an integer >= 3600 (one hourly run), got {got}")] = DEFAULT_ENDS_AFTER_S
+
 
 API = "api/v2/alerts"
 SOURCE = "fleethealth"
@@ -32,41 +58,69 @@ def runbook_text(runbook: dict | None) -> str | None:
     return "\n".join(line for line in lines if line) or None
 
 
+def labels(incident: dict, severity: str | None = None) -> dict:
+    """An incident's alert labels, in its severity (or in `severity`)."""
+    return {k: str(v) for k, v in {"alertname": incident["kind"], "cluster": incident["cluster"],
+                                   "entity": incident["entity"], "incident_id": incident["incident_id"],
+                                   "source": SOURCE, "severity": severity or incident["severity"]}.items()}
+
+
+def ended_below(incident: dict, now: datetime) -> list[dict]:
+    """The incident's label sets of every severity below its own, ended now: what an escalation leaves."""
+    rank = SEVERITY_RANK.get(incident["severity"], 0)
+    return [{"labels": labels(incident, lower), "annotations": {}, "startsAt": _utc(now - timedelta(seconds=1)),
+             "endsAt": _utc(now)} for lower, r in SEVERITY_RANK.items() if r < rank]
+
+
 def alert(incident: dict, now: datetime, ends_after: timedelta) -> dict:
     """One postable alert for one incident message."""
-    labels = {"alertname": incident["kind"], "cluster": incident["cluster"], "severity": incident["severity"],
-              "entity": incident["entity"], "incident_id": incident["incident_id"], "source": SOURCE}
-    annotations = {"summary": incident.get("summary"), "evidence": incident.get("evidence"),
-                   "runbook": runbook_text(incident.get("runbook")), "known_bug": incident.get("known_bug")}
+    annotations = {"summary": incident.get("summary"),
+                   "evidence": incident.get("evidence"), "runbook": runbook_text(incident.get("runbook")),
+                   "known_bug": incident.get("known_bug"), "replaced_by": incident.get("replaced_by")}
+    starts_at = incident.get("first_seen")
     if incident["status"] == "resolved":
-        ends_at = incident["resolved_at"]
+        ends_at = incident["resolved_at"] or _utc(now)
     elif incident["status"] == "open":
         ends_at = _utc(now + ends_after)
+    elif incident["status"] == "retracted":       # ended now: it never was (or is another incident now)
+        ends_at = _utc(now)
+        starts_at = _utc(now - timedelta(seconds=1))
     else:
         raise ValueError(f"incident {incident['incident_id']}: unknown status {incident['status']!r}")
-    return {"labels": {k: str(v) for k, v in labels.items()},
+    return {"labels": labels(incident),
             "annotations": {k: str(v) for k, v in annotations.items() if v is not None},
-            "startsAt": incident["first_seen"], "endsAt": ends_at}
+            "startsAt": starts_at or _utc(now), "endsAt": ends_at}
 
 
 def alerts(incidents: list[dict], now: datetime, ends_after: timedelta) -> list[dict]:
-    """The Alertmanager API v2 postable alerts of these incident messages, in their order."""
-    return [alert(incident, now, ends_after) for incident in incidents]
+    """The Alertmanager API v2 postable alerts of these incident messages, in their order (an
+    escalation's with the lower severities' alerts of its incident ended)."""
+    out = []
+    for incident in incidents:
+        out.append(alert(incident, now, ends_after))
+        if incident.get("transition") == "escalated":
+            out += ended_below(incident, now)
+    return out
 
 
-def post(url: str, payload: list[dict], timeout: float = 10.0) -> None:
+def post(url: str, payload: list[dict], timeout: float | None = None) -> None:
     """POST the alerts to the Alertmanager at base `url` (e.g. http://127.0.0.1:9093).
 
-    Raises on any failure: requests' ConnectionError / Timeout, AirflowException on a non-2xx answer.
+    Raises on any failure: requests' ConnectionError / Timeout, webhook.Refused on a non-2xx answer.
     """
-    from airflow.providers.http.hooks.http import HttpHook
-    from airflow.sdk import Connection
+    from fleethealth.notify.webhook import post_json
 
-    class _Hook(HttpHook):
-        # the base URL is given, not an Airflow connection id
-        def get_connection(self, conn_id):
-            return Connection(conn_id="alertmanager", conn_type="http", host=url.rstrip("/"))
+    post_json(url.rstrip("/") + "/" + API, payload, timeout=timeout)
 
-    _Hook(method="POST", http_conn_id="alertmanager").run(
-        API, data=json.dumps(payload), headers={"Content-Type": "application/json"},
-        extra_options={"timeout": timeout})
+
+def deliver(channel: Channel, messages: Sequence[dict], now: datetime) -> Iterable[BaseException | None]:
+    """One post of every message's incident, in its last message's state; the same outcome for each."""
+    latest = {m["incident_id"]: m for m in messages}
+    try:
+        post(channel.target, alerts(list(latest.values()), now, timedelta(seconds=channel.ends_after_seconds)))
+    except Exception as exc:  # noqa: BLE001 - the outcome: recorded by notify.run
+        outcome = exc
+    else:
+        outcome = None
+    for _ in messages:
+        yield outcome

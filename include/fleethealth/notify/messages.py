@@ -12,9 +12,11 @@ from datetime import datetime, timezone
 
 from fleethealth.report.text import incident_notes, known_bugs_text, printable
 
-FIELDS = ("incident_id", "cluster", "kind", "severity", "entity", "status", "transition", "first_seen",
-          "last_seen", "resolved_at", "evidence", "known_bug", "runbook", "summary")
+FIELDS = ("idempotency_key", "incident_id", "cluster", "kind", "severity", "entity", "status", "transition",
+          "first_seen", "last_seen", "resolved_at", "evidence", "known_bug", "runbook", "summary", "reason",
+          "replaced_by")
 TRANSITIONS = ("opened", "escalated", "resolved")   # their order within one hour
+RETRACTED = "retracted"     # an announced incident a re-run or late data removed or re-identified
 SUBJECT_MAX = 200
 
 
@@ -27,6 +29,12 @@ def utc(value: datetime | None) -> datetime | None:
 
 def iso(value: datetime | None) -> str | None:
     return None if value is None else utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def idempotency_key(incident_id: str, transition: str, severity: str) -> str:
+    """What a receiver de-duplicates on: the same for every delivery of one transition (a re-send
+    after a crash or a lost answer), different for each transition (two escalations differ by severity)."""
+    return f"{incident_id}:{transition}" + (f":{severity}" if transition == "escalated" else "")
 
 
 def message(history: dict, incident: dict | None) -> dict:
@@ -55,13 +63,33 @@ def _message(incident: dict, transition: str, severity: str, evidence: str | Non
     head = "ESCALATED to " if transition == "escalated" else f"{transition.upper()} "
     summary = (f"{head}{severity.upper()} {text['cluster']} {kind} {text['entity']}: {evidence}"
                + incident_notes(kind, known_bug, evidence))
-    out = {**text, "severity": severity, "transition": transition,
+    out = {**text, "idempotency_key": idempotency_key(incident["incident_id"], transition, severity),
+           "severity": severity, "transition": transition, "reason": None, "replaced_by": None,
             "first_seen": iso(incident.get("first_seen")), "last_seen": iso(incident.get("last_seen")),
             "resolved_at": iso(incident.get("resolved_at")), "evidence": evidence,
             "known_bug": known_bugs_text(known_bug),
             "runbook": {"means": book.means, "check": list(book.check), "do": list(book.do)} if book else None,
             "summary": printable(summary)}
     return {k: out[k] for k in FIELDS}
+
+
+def retraction(row: dict, reason: str, replaced_by: str | None, now: datetime) -> dict:
+    """The message withdrawing an announced incident (`row`: its latest outbox row sent): it is no
+    longer in gold.incidents; `replaced_by` the incident that now stands for it, if any."""
+    text = {k: printable(row[k]) for k in ("incident_id", "cluster", "kind", "entity")}
+    severity, reason = row["severity"], printable(reason)
+    summary = (f"RETRACTED {severity.upper()} {text['cluster']} {row['kind']} {text['entity']}: {reason}"
+               + (f" (replaced by {printable(replaced_by)})" if replaced_by else ""))
+    out = {**text, "idempotency_key": idempotency_key(row["incident_id"], RETRACTED, severity),
+           "severity": severity, "status": RETRACTED, "transition": RETRACTED, "first_seen": None,
+           "last_seen": None, "resolved_at": iso(now), "evidence": reason, "known_bug": None, "runbook": None,
+           "summary": summary, "reason": reason, "replaced_by": replaced_by}
+    return {k: out[k] for k in FIELDS}
+
+
+def message_id(msg: dict) -> str:
+    """The e-mail Message-ID of a message: its idempotency key (a repeat has the same one)."""
+    return "<" + "".join(c if c.isalnum() or c in "-_." else "." for c in msg["idempotency_key"]) + "@fleethealth>"
 
 
 def email(msg: dict) -> tuple[str, str]:
@@ -79,9 +107,10 @@ def email(msg: dict) -> tuple[str, str]:
 
 
 def slack_text(msg: dict) -> str:
-    """The summary and the runbook's first check step, with the three characters Slack's mrkdwn
-    reserves (& < >) escaped as Slack asks."""
+    """The summary, the runbook's first check step and the idempotency key, with the three characters
+    Slack's mrkdwn reserves (& < >) escaped as Slack asks."""
     text = msg["summary"]
     if msg["runbook"] and msg["runbook"]["check"][0] not in text:
         text += f"\ncheck first: {msg['runbook']['check'][0]}"
+    text += f"\nkey: {msg['idempotency_key']}"
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

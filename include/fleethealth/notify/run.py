@@ -1,25 +1,39 @@
 """notify(): after a run's gold is published, tell each channel about the incident transitions it
-has not been told about yet (gold.incident_history -> gold.notifications -> the receivers).
+has not been told about yet and that are still news (gold.incident_history -> gold.notifications ->
+the receivers), and withdraw what it was told of an incident that no longer is.
 
-Why an outbox: gold is recomputed whole every run and an hour may be re-run or backfilled, so "what
-is new" cannot come from the run itself; the outbox remembers per channel what was sent, so each
-transition reaches each channel exactly once, and what a receiver refused is tried again next run.
-Nothing here raises for a receiver's failure: the data run must not fail because a mail server is down.
+Why an outbox: gold is recomputed every run and an hour may be re-run or backfilled, so "what is new"
+cannot come from the run itself; the outbox remembers per channel what was sent. Delivery is at
+least once, with a key to de-duplicate: each outcome is committed before the next delivery starts,
+so a crash re-sends at most the message in flight, with the same idempotency key.
+
+News: a transition is due while its incident is open in an hour within max_age of the wall clock
+(FLEETHEALTH_NOTIFY_MAX_AGE_HOURS), or the transition itself is that recent; a resolve is always sent
+where the opening was. What is not news is recorded 'skipped' with the reason, and becomes due if
+its incident is seen open in a recent hour later. So a backfill of last week pages no one, and a
+late run still pages for what is open now. A --no-notify run's own hours are 'suppressed'.
+
+Nothing here raises for a receiver's failure: the data run must not fail because a mail server is
+down. Every send has a deadline and the run a budget: a slow receiver never holds the next hour.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
+from fleethealth.fleet.channels import Channel, redact, types
 from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth.notify import channels as delivery
 from fleethealth.notify import messages, outbox
-from fleethealth.fleet.channels import Channel
+from fleethealth.runtime import config
 
 HISTORY = lake.table("gold.incident_history")
+HEALTH = lake.table("gold.broker_health_hourly")
+ANNOUNCING = ("opened", "escalated")
 
 
 @dataclass
@@ -27,9 +41,12 @@ class ChannelResult:
     sent: int = 0
     failed: int = 0
     suppressed: int = 0
-    already: int = 0      # sent or suppressed by an earlier run
-    pending: int = 0      # not tried: an earlier message to the channel failed (kept in order)
+    skipped: int = 0      # newly recorded as not news
+    retracted: int = 0    # of them, retractions sent
+    already: int = 0      # sent, suppressed or skipped by an earlier run
+    pending: int = 0      # not tried: an earlier message to the channel failed (kept in order), or no time left
     errors: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)   # why skipped
 
 
 @dataclass
@@ -41,13 +58,18 @@ class NotifyResult:
         return [f"{name}: {e}" for name, r in self.channels.items() for e in r.errors]
 
     def summary(self) -> str:
-        """A few lines for the logs: per channel what was sent, suppressed or failed, and why."""
+        """A few lines for the logs: per channel what was sent, skipped, suppressed or failed, and why
+        (every error redacted: no receiver's token)."""
         if not self.channels:
             return "notifications: no channels"
         parts = []
         for name, r in self.channels.items():
             counts = [f"{n} {what}" for what, n in (("sent", r.sent), ("suppressed", r.suppressed),
                                                       ("pending", r.pending)) if n]
+            if r.retracted:
+                counts.append(f"{r.retracted} of them retracted")
+            if r.skipped:
+                counts.append(f"{r.skipped} skipped ({r.reasons[0]})")
             if r.errors:
                 counts.append(f"{r.failed} failed ({r.errors[0]})")
             parts.append(f"{name} {', '.join(counts) or 'nothing new'}")
@@ -55,97 +77,266 @@ class NotifyResult:
         return "notifications: " + ";\n  ".join(parts) + (" -- retried next run" if retried else "")
 
 
-def notify(lakehouse: Lakehouse, channels: Sequence[Channel], send: bool = True, now: datetime | None = None) -> NotifyResult:
-    """Record (and, with `send`, deliver) every gold.incident_history transition each channel wants
-    and has not had; with send=False (a quiet backfill) new ones are recorded 'suppressed', never sent."""
+class DeadlineExceeded(Exception):
+    """A delivery gave no outcome in time (FLEETHEALTH_NOTIFY_SEND_TIMEOUT_S, or the run's budget)."""
+
+
+def notify(lakehouse: Lakehouse, channels: Sequence[Channel], quiet_hours: Iterable[datetime] = (),
+           now: datetime | None = None, max_age: timedelta | None = None, send_timeout_s: float | None = None,
+           budget_s: float | None = None) -> NotifyResult:
+    """Record and deliver every transition each channel wants, has not had, and is news (see the
+    module); transitions of `quiet_hours` (a --no-notify run's own hours) are recorded 'suppressed'.
+    `max_age`, `send_timeout_s` and `budget_s` default to the settings (FLEETHEALTH_NOTIFY_MAX_AGE_HOURS, _SEND_TIMEOUT_S, _TIMEOUT_S)."""
+    started = time.monotonic()
     now = messages.utc(now) or datetime.now(timezone.utc)
+    max_age = max_age or timedelta(hours=config.notify_max_age_hours())
+    send_timeout_s = send_timeout_s or config.notify_send_timeout_s()
+    budget_s = budget_s or config.notify_timeout_s()
+    quiet = {messages.utc(h) for h in quiet_hours}
     result = NotifyResult({c.name: ChannelResult() for c in channels})
     history = _rows(HISTORY.path(lakehouse))
     if not channels or history is None:       # no channel, or no gold run yet: nothing to do
         return result
+    kinds = types()
     history.sort(key=lambda h: (h["hour"], h["at"] or h["hour"], messages.TRANSITIONS.index(h["transition"])))
     incidents = {i["incident_id"]: i for i in _rows(lake.table("gold.incidents").path(lakehouse)) or []}
+    news = News(incidents, history, latest_hours(lakehouse, now - max_age), now - max_age, max_age)
     with locks.table_lock(outbox.TABLE, lakehouse, "notify"):
         box = outbox.read(lakehouse)
         before = {k: dict(r) for k, r in box.items()}
+        plans = []
         for channel in channels:
-            due = _due(channel, history, box, send, now, result.channels[channel.name])
-            if channel.type == "alertmanager":
-                _alertmanager(channel, due, history, incidents, send, now, result.channels[channel.name])
-            else:
-                _deliver(channel, due, incidents, now, result.channels[channel.name])
-        if box != before:
+            counts = result.channels[channel.name]
+            due = _retractions(channel, box, incidents, news, now, counts)
+            due += _due(channel, history, box, incidents, news, quiet, now, counts)
+            refresh = []
+            if getattr(kinds[channel.type], "REFRESH", False):
+                told = {m["incident_id"] for m, _ in due}
+                refresh = [messages.incident_message(inc, news.latest_transition(i))
+                           for i, inc in incidents.items()
+                           if i not in told and inc["status"] == "open" and news.open_recently(i)
+                           and channel.wants(inc["cluster"], inc["kind"], inc["severity"])]
+            plans.append((channel, due, refresh))
+        if box != before:                     # what is due, skipped or suppressed, before any send
             outbox.write(box, lakehouse)
+        for channel, due, refresh in plans:
+            _deliver(kinds[channel.type], channel, due, refresh, box, lakehouse, now,
+                     send_timeout_s, started + budget_s, result.channels[channel.name])
     return result
 
 
-def _due(channel: Channel, history: list[dict], box: dict, send: bool, now: datetime,
-         counts: ChannelResult) -> list[tuple[dict, dict]]:
-    """The (history row, outbox row) pairs to deliver to `channel` now, in history order; new rows
-    are added to `box` (suppressed when not sending)."""
+class News:
+    """Which incidents are open in an hour within max_age of now (the cutoff), and so news."""
+
+    def __init__(self, incidents: dict, history: list[dict], latest: dict[str, datetime], cutoff: datetime,
+                 max_age: timedelta):
+        self.incidents, self.latest, self.cutoff, self.max_age = incidents, latest, cutoff, max_age
+        self.resolved_hour = {h["incident_id"]: h["hour"] for h in history if h["transition"] == "resolved"}
+        self.last = {h["incident_id"]: h["transition"] for h in history}
+
+    def latest_transition(self, incident_id: str) -> str:
+        return self.last.get(incident_id, "opened")
+
+    def last_open_hour(self, incident_id: str) -> datetime | None:
+        """The latest hour the incident is open in: its cluster's latest gold hour while it is open,
+        the hour of its `resolved` transition once resolved."""
+        inc = self.incidents.get(incident_id)
+        if inc is None:
+            return None
+        if inc["status"] == "open":
+            latest = self.latest.get(inc["cluster"])
+            return max(latest, inc["last_hour"]) if latest and inc["last_hour"] else latest or inc["last_hour"]
+        return self.resolved_hour.get(incident_id) or inc["last_hour"]
+
+    def open_recently(self, incident_id: str) -> bool:
+        last = self.last_open_hour(incident_id)
+        return last is not None and last >= self.cutoff
+
+    def why_not(self, h: dict) -> str | None:
+        """None when the transition `h` is news, else why not."""
+        if self.open_recently(h["incident_id"]) or h["hour"] >= self.cutoff:
+            return None
+        last = self.last_open_hour(h["incident_id"])
+        hours = self.max_age.total_seconds() / 3600
+        return (f"not news: open last in {messages.iso(last) if last else 'no hour'}, more than "
+                f"{hours:g} h ago (FLEETHEALTH_NOTIFY_MAX_AGE_HOURS)")
+
+
+def _due(channel: Channel, history: list[dict], box: dict, incidents: dict, news: News, quiet: set,
+         now: datetime, counts: ChannelResult) -> list[tuple[dict, dict]]:
+    """The (message, outbox row) pairs of transitions to deliver to `channel` now, in history order;
+    new rows are added to `box`, those not due recorded suppressed or skipped."""
     due = []
     for h in history:
         if not channel.wants(h["cluster"], h["kind"], h["severity"]):
             continue
-        row = box.get(outbox.key({**h, "channel": channel.name}))
-        if row is None:
-            row = outbox.new_row(h, channel.name, now, "pending" if send else "suppressed")
-            box[outbox.key(row)] = row
-            counts.suppressed += not send
-        elif row["status"] in outbox.DONE:
+        k = outbox.key({**h, "channel": channel.name})
+        row = box.get(k)
+        if row is not None and row["status"] in outbox.DONE:
             counts.already += 1
             continue
-        if send:
-            due.append((h, row))
+        if row is None:
+            row = box[k] = outbox.new_row(h, channel.name, now)
+            if h["hour"] in quiet:
+                row.update(status="suppressed", reason="--no-notify: the run's own hour")
+                counts.suppressed += 1
+                continue
+        why = None
+        if not (h["transition"] == "resolved" and _announced(box, channel.name, h["incident_id"])):
+            why = news.why_not(h)
+        if why:
+            if row["status"] != "skipped":
+                counts.skipped += 1
+                counts.reasons.append(why)
+            else:
+                counts.already += 1
+            row.update(status="skipped", reason=why)
+            continue
+        if row["status"] == "skipped":
+            row.update(status="pending", reason=None, updated_at=now)
+        due.append((messages.message(h, incidents.get(h["incident_id"])), row))
     return due
 
 
-def _deliver(channel: Channel, due: list[tuple[dict, dict]], incidents: dict, now: datetime,
+def _announced(box: dict, channel: str, incident_id: str) -> list[dict]:
+    """The rows of `incident_id`'s opening and escalations sent to `channel`, oldest first."""
+    return sorted((r for r in box.values() if r["channel"] == channel and r["incident_id"] == incident_id
+                   and r["transition"] in ANNOUNCING and r["status"] == "sent"),
+                  key=lambda r: (r["hour"], r["sent_at"] or r["hour"]))
+
+
+def _retractions(channel: Channel, box: dict, incidents: dict, news: News, now: datetime,
+                 counts: ChannelResult) -> list[tuple[dict, dict]]:
+    """A `retracted` message for each incident announced to `channel` (opened or escalated, sent) and
+    not resolved there, that gold.incidents no longer has: a re-run or late data removed it or gave
+    it another id. Sent once (its own outbox row), naming the incident that replaces it, if any."""
+    mine = [r for r in box.values() if r["channel"] == channel.name]
+    closed = {r["incident_id"] for r in mine if r["transition"] == "resolved" and r["status"] == "sent"}
+    gone = sorted({r["incident_id"] for r in mine if r["transition"] in ANNOUNCING and r["status"] == "sent"
+                   and r["incident_id"] not in incidents and r["incident_id"] not in closed})
+    due = []
+    for incident_id in gone:
+        last = _announced(box, channel.name, incident_id)[-1]
+        k = outbox.key({**last, "transition": messages.RETRACTED})
+        row = box.get(k)
+        if row is not None and row["status"] in outbox.DONE:
+            counts.already += 1
+            continue
+        replaced_by = _replacement(last, incidents, news)
+        reason = ("re-identified by a re-run or late data" if replaced_by else
+                  "no longer an incident after a re-run or late data")
+        if row is None:
+            row = box[k] = {**outbox.new_row({**last, "transition": messages.RETRACTED}, channel.name, now),
+                            "reason": reason + (f" (replaced by {replaced_by})" if replaced_by else "")}
+        due.append((messages.retraction(last, reason, replaced_by, now), row))
+    return due
+
+
+def _replacement(row: dict, incidents: dict, news: News) -> str | None:
+    """The incident of the same cluster, kind and entity that stands for a gone one: one open in the
+    hour it was announced for, else the latest of that key."""
+    same = [i for i in incidents.values()
+            if (i["cluster"], i["kind"], i["entity"]) == (row["cluster"], row["kind"], row["entity"])]
+    if not same:
+        return None
+    over = [i for i in same if i["first_hour"] and i["first_hour"] <= row["hour"]
+            <= (news.last_open_hour(i["incident_id"]) or i["first_hour"])]
+    return max(over or same, key=lambda i: i["first_hour"] or row["hour"])["incident_id"]
+
+
+def _deliver(kind, channel: Channel, due: list[tuple[dict, dict]], refresh: list[dict], box: dict,
+             lakehouse: Lakehouse, now: datetime, send_timeout_s: float, deadline: float,
              counts: ChannelResult) -> None:
-    """One message per transition, in order; the first failure stops the channel for this run (what
-    follows stays pending, so a receiver never gets 'resolved' before the 'escalated' it missed)."""
-    for n, (h, row) in enumerate(due):
+    """Deliver in order, committing each outcome to the outbox before the next send; the first
+    failure stops the channel for this run (what follows stays pending, so a receiver never gets
+    'resolved' before the 'escalated' it missed). `refresh`: the REFRESH states, outcomes not kept."""
+    if not due and not refresh:
+        return
+    if time.monotonic() >= deadline:
+        counts.pending += len(due)
+        return
+    outcomes = iter(kind.deliver(channel, [m for m, _ in due] + refresh, now))
+    for n, (msg, row) in enumerate([*due, *((m, None) for m in refresh)]):
+        wait = min(send_timeout_s, deadline - time.monotonic())
+        outcome = _next(outcomes, max(wait, 0.0)) if wait > 0 else DeadlineExceeded("no time left")
+        error = None if outcome is None else redact(outbox.describe(outcome), channel.urls())
+        if row is not None:
+            outbox.mark(row, now, error)
+            outbox.write(box, lakehouse)        # committed before the next delivery starts
+            if error is None:
+                counts.sent += 1
+                counts.retracted += msg["transition"] == messages.RETRACTED
+            else:
+                counts.failed += 1
+        if error is not None:
+            counts.errors.append(error)
+            counts.pending += sum(1 for _, r in due[n + 1:])
+            return                              # a stalled one is abandoned with its generator
+
+
+def _next(outcomes, timeout_s: float) -> BaseException | None:
+    """The next outcome, or DeadlineExceeded if none comes within `timeout_s` (a receiver dripping
+    its answer holds a read timeout for ever: the whole send is bounded here, in a thread left to
+    finish or fail on its own)."""
+    got: dict = {}
+
+    def take():
         try:
-            delivery.send(channel, messages.message(h, incidents.get(h["incident_id"])))
-        except Exception as exc:  # noqa: BLE001 - any failure of the receiver is recorded, retried next run
-            outbox.mark(row, now, exc)
-            counts.failed += 1
-            counts.errors.append(outbox.describe(exc))
-            counts.pending += len(due) - n - 1
-            return
-        outbox.mark(row, now, None)
-        counts.sent += 1
+            got["outcome"] = next(outcomes)
+        except StopIteration:
+            got["outcome"] = RuntimeError("the channel type gave fewer outcomes than messages")
+        except BaseException as exc:  # noqa: BLE001 - a channel type's own bug is the delivery's failure
+            got["outcome"] = exc
+
+    worker = threading.Thread(target=take, name="fleethealth-notify-send", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if "outcome" not in got:
+        return DeadlineExceeded(f"no outcome within {timeout_s:g} s (FLEETHEALTH_NOTIFY_SEND_TIMEOUT_S)")
+    return got["outcome"]
 
 
-def _alertmanager(channel: Channel, due: list[tuple[dict, dict]], history: list[dict], incidents: dict,
-                  send: bool, now: datetime, counts: ChannelResult) -> None:
-    """One post of every open incident the channel wants (re-posted each run: that keeps the alert
-    firing) and of every incident with a transition not yet delivered (a resolved one: its end)."""
-    from fleethealth.notify import alertmanager
+def latest_hours(lakehouse: Lakehouse, since: datetime) -> dict[str, datetime]:
+    """cluster -> its latest gold hour at or after `since` (gold.broker_health_hourly), read from the
+    table's file list (partition values, the cluster's min/max statistics), and only where a file
+    holds several clusters, that file's cluster column: not the table."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
 
-    if not send:
-        return
-    latest = {h["incident_id"]: h for h in history}          # history is in order: the last transition wins
-    ids = [i for i, inc in incidents.items()
-           if inc["status"] == "open" and channel.wants(inc["cluster"], inc["kind"], inc["severity"])]
-    ids += [h["incident_id"] for h, _ in due if h["incident_id"] not in ids]
-    if not ids:
-        return
-    msgs = [messages.incident_message(incidents[i], latest[i]["transition"] if i in latest else "opened")
-            if i in incidents else messages.message(latest[i], None) for i in ids]
-    try:
-        payload = alertmanager.alerts(msgs, now, timedelta(seconds=channel.ends_after_seconds))
-        alertmanager.post(channel.target, payload)
-    except Exception as exc:  # noqa: BLE001 - as _deliver: recorded, retried next run
-        error = outbox.describe(exc)
-        for _, row in due:
-            outbox.mark(row, now, exc)
-        counts.failed += len(due)
-        counts.errors.append(error)
-        return
-    for _, row in due:
-        outbox.mark(row, now, None)
-    counts.sent += len(due)
+    path = HEALTH.path(lakehouse)
+    if not DeltaTable.is_deltatable(path):
+        return {}
+    table = DeltaTable(path)
+    out: dict[str, datetime] = {}
+    mixed = set()
+    for action in pa.table(table.get_add_actions(flatten=True)).to_pylist():
+        hour = _hour(action.get("partition.hour"))
+        if hour is None or hour < since:
+            continue
+        low, high = action.get("min.cluster"), action.get("max.cluster")
+        if low is not None and low == high:
+            out[low] = max(out.get(low, hour), hour)
+        else:
+            mixed.add(hour)
+    if mixed:
+        rows = table.to_pyarrow_dataset().to_table(
+            columns=["cluster", "hour"], filter=ds.field("hour").isin(pa.array(sorted(mixed), pa.timestamp("us", tz="UTC"))))
+        for r in rows.to_pylist():
+            hour = _hour(r["hour"])
+            out[r["cluster"]] = max(out.get(r["cluster"], hour), hour)
+    return out
+
+
+def _hour(value) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return messages.utc(value) if isinstance(value, datetime) else None
 
 
 def _rows(path: str) -> list[dict] | None:

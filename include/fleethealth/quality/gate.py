@@ -122,6 +122,8 @@ def publish(tables: dict, hours: list[datetime], lakehouse: Lakehouse, reports: 
         done = (staged or {}).get(name)
         if done is not None and sorted(done.hours) == sorted(hours):
             done.commit()
+        elif isinstance(df, lake.Merge):
+            lake.merge(df, name, lakehouse)
         elif lake.table(name).hourly:
             lake.write_hour(df, name, hours, lakehouse)
         else:

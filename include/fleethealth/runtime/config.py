@@ -61,6 +61,10 @@ class Settings(BaseSettings):
     pull_retries: Count = Field("3", description="the DAG's tries of a host's pull after the first")
     pull_retry_delay_s: Seconds = Field("30", description="the DAG's first delay between pull tries (exponential back-off)")
     pull_timeout_s: Timeout = Field("900", description="a host's pull (a try of the DAG's task, `pull`, `run`) stops after this many seconds")
+    notify_max_age_hours: Hours = Field("6", description="notifications.max_age: a transition is sent only while it is news: its incident open in an hour at most this old, or the transition that recent (older ones are recorded `skipped`)")
+    notify_send_timeout_s: Timeout = Field("20", description="one delivery to a receiver (connect, send, answer) fails after this many seconds in all")
+    notify_timeout_s: Timeout = Field("300", description="one notify run sends for at most this long (the rest waits for the next run); the DAG's notify task is stopped a minute after it")
+    notify_channel_modules: str = Field("", description="more notification channel types: Python modules (comma-separated, importable) each defining one (fleethealth.fleet.channels.ChannelType)")
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,22 @@ def pull_retry_delay_s() -> float:
 
 def pull_timeout_s() -> float:
     return settings().pull_timeout_s
+
+
+def notify_max_age_hours() -> int:
+    return settings().notify_max_age_hours
+
+
+def notify_send_timeout_s() -> float:
+    return settings().notify_send_timeout_s
+
+
+def notify_timeout_s() -> float:
+    return settings().notify_timeout_s
+
+
+def notify_channel_modules() -> tuple[str, ...]:
+    return tuple(m.strip() for m in settings().notify_channel_modules.split(",") if m.strip())
 
 
 def is_uri(location: str) -> bool:
