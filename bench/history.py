@@ -184,12 +184,13 @@ def _seed(lakehouse: Path, inventory: Path, first, brokers: int, days: int) -> d
             (df.repartition("hour").write.format("delta").mode("append").partitionBy("hour")
              .save(lake.table(name).path(catalog)))
         hosts = hosts_frame(spark, load_inventory(inventory))
-        incidents, history = rebuild(lake.read(spark, lifecycle.FINDINGS, catalog),
-                                     lake.read(spark, lifecycle.HEALTH, catalog),
-                                     thresholds(None)["incidents.resolve_after_hours"], hosts)
+        incidents, history, states = rebuild(lake.read(spark, lifecycle.FINDINGS, catalog),
+                                             lake.read(spark, lifecycle.HEALTH, catalog),
+                                             thresholds(None)["incidents.resolve_after_hours"], hosts)
         incidents = incidents.withColumn("updated_hour", F.lit(first).cast("timestamp"))
         lake.overwrite(incidents.coalesce(1), lifecycle.INCIDENTS, catalog)
         lake.overwrite(history.coalesce(1), lifecycle.HISTORY, catalog)
+        lake.overwrite(states.coalesce(1), lifecycle.STATES, catalog)
         published = lake.read(spark, lifecycle.INCIDENTS, catalog)
         return {"health": health.count(), "findings": findings.count(), "incidents": published.count(),
                 "open": published.where("status = 'open'").count()}
