@@ -226,6 +226,21 @@ KRAFT_LINES = [
     ("Encountered metadata publishing fault: Unhandled error publishing the new metadata image ending at 91240 with "
      "publisher BrokerMetadataPublisher",
      "server_fault", {"fault": "metadata publishing", "offset": "91240"}),
+    # a fence or unfence replayed by every controller: 3.6+ records, 3.3.0 - 3.3.1 text
+    ("[QuorumController id=3001] Replayed BrokerRegistrationChangeRecord modifying the registration for broker 2: "
+     "BrokerRegistrationChangeRecord(brokerId=2, brokerEpoch=88341, fenced=1, inControlledShutdown=0, logDirs=[])",
+     "broker_fencing_replayed", {"controller": "3001", "broker": "2", "broker_epoch": "88341", "to_state": "fenced"}),
+    ("[QuorumController id=3001] Replayed BrokerRegistrationChangeRecord modifying the registration for broker 2: "
+     "BrokerRegistrationChangeRecord(brokerId=2, brokerEpoch=88341, fenced=-1, inControlledShutdown=0, logDirs=[])",
+     "broker_fencing_replayed", {"controller": "3001", "broker": "2", "broker_epoch": "88341", "to_state": "unfenced"}),
+    ("[QuorumController id=3001] Replayed BrokerRegistrationChangeRecord modifying the registration for broker 2: "
+     "BrokerRegistrationChangeRecord(brokerId=2, brokerEpoch=88341, fenced=0, inControlledShutdown=1, logDirs=[])",
+     "other", {}),
+    ("[QuorumController id=3001] Replayed UnfenceBrokerRecord modifying the registration for broker 2: "
+     "UnfenceBrokerRecord(id=2, epoch=88341)",
+     "broker_fencing_replayed", {"controller": "3001", "broker": "2", "broker_epoch": "88341", "to_state": "unfenced"}),
+    ("[Controller 1] Fenced broker: 4",
+     "broker_fencing_replayed", {"controller": "1", "broker": "4", "to_state": "fenced"}),
     # the replica fetcher's error stays client-facing
     ("[ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Error for partition orders-3 at offset 8810\n"
      "org.apache.kafka.common.errors.NotLeaderOrFollowerException: For requests intended only for the leader, ...",
