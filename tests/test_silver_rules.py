@@ -241,6 +241,9 @@ KRAFT_LINES = [
      "broker_fencing_replayed", {"controller": "3001", "broker": "2", "broker_epoch": "88341", "to_state": "unfenced"}),
     ("[Controller 1] Fenced broker: 4",
      "broker_fencing_replayed", {"controller": "1", "broker": "4", "to_state": "fenced"}),
+    # state-change.log: the broker's side of the leader moves
+    ("[Broker id=3] Transitioning 71 partition(s) to local followers.",
+     "broker_partitions_transitioned", {"broker": "3", "count": "71", "role": "follower"}),
     # the replica fetcher's error stays client-facing
     ("[ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Error for partition orders-3 at offset 8810\n"
      "org.apache.kafka.common.errors.NotLeaderOrFollowerException: For requests intended only for the leader, ...",
