@@ -244,6 +244,9 @@ KRAFT_LINES = [
     # state-change.log: the broker's side of the leader moves
     ("[Broker id=3] Transitioning 71 partition(s) to local followers.",
      "broker_partitions_transitioned", {"broker": "3", "count": "71", "role": "follower"}),
+    ("[RaftManager id=2] Unexpected error UNKNOWN_SERVER_ERROR in VOTE response: InboundResponse(correlationId=911, "
+     "data=VoteResponseData(errorCode=-1, nodeEndpoints=[], topics=[]), sourceId=1)",
+     "raft_response_error", {"node": "2", "error": "UNKNOWN_SERVER_ERROR", "operation": "VOTE"}),
     # the replica fetcher's error stays client-facing
     ("[ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Error for partition orders-3 at offset 8810\n"
      "org.apache.kafka.common.errors.NotLeaderOrFollowerException: For requests intended only for the leader, ...",
