@@ -11,9 +11,11 @@ the second through bronze and silver. That lakehouse is copied twice:
   (8,760 rows per broker for a 100-broker cluster of its own; findings at about two episodes of 4 hours
   per broker a month, and 10 brokers exposed to a known bug in every hour: an incident open all year),
   one file per hour as the maintenance job's OPTIMIZE leaves them, and gold.incidents and
-  gold.incident_history rebuilt from them (gold.incidents.lifecycle), as a year of hourly runs leaves them.
+  gold.incident_history and gold.incident_state rebuilt from them (gold.incidents.lifecycle), as a year
+  of hourly runs leaves them.
 Then the second hour's gold runs through spark/layers.py as the DAG runs it (spark-submit, the DAG's
-Spark settings), alternately on each copy, `--runs` times each; the figure is each copy's fastest.
+Spark settings), alternately on each copy, `--runs` times each, and then once more on the same copy (a
+re-run of the hour); the figure is each copy's fastest of each.
 """
 from __future__ import annotations
 
@@ -85,25 +87,28 @@ def _run(a, work: Path) -> int:
 
 
 def _time(inventory: Path, hour, work: Path, runs: int) -> int:
-    """Each run on a fresh copy of its lakehouse: the hour's first run (a re-run replays what it touches)."""
-    times = {"empty": [], "year": []}
+    """Each run on a fresh copy of its lakehouse: the hour's first run, then the same hour again (a
+    re-run: the incidents it touches carried on from their states before it)."""
+    times = {(name, case): [] for name in ("empty", "year") for case in ("first", "re-run")}
     for _ in range(runs):
-        for name in times:
+        for name in ("empty", "year"):
             shutil.rmtree(work / "run", ignore_errors=True)
             shutil.copytree(work / name, work / "run", symlinks=True)
-            took, out = _layers(inventory, hour, work / "run", "gold")
-            if took is None:
-                print(out[-4000:], file=sys.stderr)
-                return 1
-            gold = re.search(r"validate_gold .*\(([\d.]+) s\)", out)
-            times[name].append((took, float(gold.group(1)) if gold else float("nan")))
-            print(f"  gold hour on {name:5} history  {took:6.1f}s spark-submit, gold layer {times[name][-1][1]:5.1f}s",
-                  flush=True)
-    best = {name: min(t[0] for t in ts) for name, ts in times.items()}
-    ratio = best["year"] / best["empty"]
-    print(f"goal 45a  gold hour after a year / on an empty history   {ratio:.2f}x "
-          f"({best['year']:.1f}s / {best['empty']:.1f}s, fastest of {runs})   target <= {TARGET_RATIO}x   "
-          f"{'met' if ratio <= TARGET_RATIO else 'MISSED'}")
+            for case in ("first", "re-run"):
+                took, out = _layers(inventory, hour, work / "run", "gold")
+                if took is None:
+                    print(out[-4000:], file=sys.stderr)
+                    return 1
+                gold = re.search(r"validate_gold .*\(([\d.]+) s\)", out)
+                times[name, case].append((took, float(gold.group(1)) if gold else float("nan")))
+                print(f"  gold hour ({case:6}) on {name:5} history  {took:6.1f}s spark-submit, "
+                      f"gold layer {times[name, case][-1][1]:5.1f}s", flush=True)
+    best = {key: min(t[0] for t in ts) for key, ts in times.items()}
+    for goal, case in (("45a", "first"), ("45a re-run", "re-run")):
+        ratio = best["year", case] / best["empty", case]
+        print(f"goal {goal:10}  gold hour ({case}) after a year / on an empty history   {ratio:.2f}x "
+              f"({best['year', case]:.1f}s / {best['empty', case]:.1f}s, fastest of {runs})   "
+              f"target <= {TARGET_RATIO}x   {'met' if ratio <= TARGET_RATIO else 'MISSED'}")
     print(f"load average now {load()}")
     return 0
 
@@ -184,12 +189,13 @@ def _seed(lakehouse: Path, inventory: Path, first, brokers: int, days: int) -> d
             (df.repartition("hour").write.format("delta").mode("append").partitionBy("hour")
              .save(lake.table(name).path(catalog)))
         hosts = hosts_frame(spark, load_inventory(inventory))
-        incidents, history = rebuild(lake.read(spark, lifecycle.FINDINGS, catalog),
-                                     lake.read(spark, lifecycle.HEALTH, catalog),
-                                     thresholds(None)["incidents.resolve_after_hours"], hosts)
+        incidents, history, states = rebuild(lake.read(spark, lifecycle.FINDINGS, catalog),
+                                             lake.read(spark, lifecycle.HEALTH, catalog),
+                                             thresholds(None)["incidents.resolve_after_hours"], hosts)
         incidents = incidents.withColumn("updated_hour", F.lit(first).cast("timestamp"))
         lake.overwrite(incidents.coalesce(1), lifecycle.INCIDENTS, catalog)
         lake.overwrite(history.coalesce(1), lifecycle.HISTORY, catalog)
+        lake.overwrite(states.coalesce(1), lifecycle.STATES, catalog)
         published = lake.read(spark, lifecycle.INCIDENTS, catalog)
         return {"health": health.count(), "findings": findings.count(), "incidents": published.count(),
                 "open": published.where("status = 'open'").count()}

@@ -36,8 +36,8 @@ def health(hours_with_data, hours_silent=(), host: str = "kafka-1", broker_id: i
 
 
 def run(spark, findings, health_rows, after: int = 1):
-    incidents, history = lifecycle(spark.createDataFrame(findings, FINDINGS),
-                                   spark.createDataFrame(health_rows, HEALTH), after)
+    incidents, history, _ = lifecycle(spark.createDataFrame(findings, FINDINGS),
+                                      spark.createDataFrame(health_rows, HEALTH), after)
     return ([r.asDict() for r in incidents.orderBy("first_hour").collect()],
             [r.asDict() for r in history.orderBy("hour", "transition").collect()])
 

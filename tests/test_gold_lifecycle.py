@@ -45,7 +45,7 @@ def drawn(seed: int) -> tuple[list[tuple], list[tuple]]:
     return findings, health
 
 
-def publish(spark, computed: dict, hours: list[datetime], root) -> None:
+def publish(spark, computed: dict, hours: list[datetime], root) -> lifecycle.Change:
     """What gold.job.window publishes of `hours` (each hour's lifecycle change given by the hours
     before it in the window, the last change published)."""
     hosts = spark.createDataFrame(HOSTS, "cluster string, host string, role string, broker_id int, zk_myid int")
@@ -54,54 +54,91 @@ def publish(spark, computed: dict, hours: list[datetime], root) -> None:
         lake.write_hour(computed[name].where(F.expr(lake.hour_predicate(hours))), name, hours, root)
     lake.merge(change.incidents, lifecycle.INCIDENTS, root)
     lake.merge(change.history, lifecycle.HISTORY, root)
+    lake.merge(change.states, lifecycle.STATES, root)
+    return change
 
 
 def rows(df, drop=()) -> list[tuple]:
     return sorted(tuple(r) for r in df.drop(*drop).collect())
 
 
-def test_any_order_of_runs_equals_a_rebuild(spark, tmp_path):
-    findings, health = drawn(1)
-    computed = {lifecycle.FINDINGS: spark.createDataFrame(findings, FINDINGS),
-                lifecycle.HEALTH: spark.createDataFrame(health, HEALTH)}
+def frames(spark, seed: int) -> dict:
+    findings, health = drawn(seed)
+    return {lifecycle.FINDINGS: spark.createDataFrame(findings, FINDINGS),
+            lifecycle.HEALTH: spark.createDataFrame(health, HEALTH)}
+
+
+def expected(spark, computed: dict) -> tuple:
+    """The rebuild's (incidents, history, states) rows."""
     hosts = spark.createDataFrame(HOSTS, "cluster string, host string, role string, broker_id int, zk_myid int")
-    incidents, history = rebuild(computed[lifecycle.FINDINGS], computed[lifecycle.HEALTH], AFTER, hosts)
-    expected = rows(incidents), rows(history)
-    assert len(expected[0]) >= 5 and {r[5] for r in expected[0]} == {"open", "resolved"}
-    orders = {   # hour by hour after a first window, then all again as one backfill
-        "in sequence": [HOURS[:4]] + [[h] for h in HOURS[4:]] + [HOURS],
-        # the second half first, then the first: a backfill before published hours, and re-runs
-        "later hours first": [HOURS[4:], HOURS[:4], [HOURS[2]], [HOURS[5]]],
-    }
-    for name, runs in orders.items():
-        root = Lakehouse.at(tmp_path / name.replace(" ", "-").replace(",", ""))
-        for hours in runs:
-            publish(spark, computed, hours, root)
-        got = (rows(lake.read(spark, lifecycle.INCIDENTS, root), drop=("updated_hour",)),
-               rows(lake.read(spark, lifecycle.HISTORY, root)))
-        assert got[0] == expected[0], name
-        assert got[1] == expected[1], name
+    return tuple(rows(df) for df in rebuild(computed[lifecycle.FINDINGS], computed[lifecycle.HEALTH], AFTER, hosts))
 
 
-def test_an_hourly_run_reads_no_published_hour(spark, tmp_path):
-    """The hour after the last published one carries the open incidents on from their rows: with the
-    files of every published hour of findings and host-hours deleted (a read of one fails), it still
-    gives the rebuild's lifecycle."""
+def published(spark, root) -> tuple:
+    return (rows(lake.read(spark, lifecycle.INCIDENTS, root), drop=("updated_hour",)),
+            rows(lake.read(spark, lifecycle.HISTORY, root)), rows(lake.read(spark, lifecycle.STATES, root)))
+
+
+def delete_hours(root_dir, before: datetime | None = None) -> int:
+    """Delete the published partitions of findings and host-hours (before `before`): a read of one fails."""
     import shutil
 
-    findings, health = drawn(3)
-    computed = {lifecycle.FINDINGS: spark.createDataFrame(findings, FINDINGS),
-                lifecycle.HEALTH: spark.createDataFrame(health, HEALTH)}
-    root = Lakehouse.at(tmp_path / "lh")
-    publish(spark, computed, HOURS[:-1], root)
-    assert lake.read(spark, lifecycle.INCIDENTS, root).where("status = 'open'").count() >= 1
+    deleted = 0
     for name in (lifecycle.FINDINGS, lifecycle.HEALTH):
-        parts = [p for p in (tmp_path / "lh" / "gold" / name.split(".")[1]).iterdir() if p.name.startswith("hour=")]
-        assert len(parts) >= len(HOURS) - 3
-        for part in parts:
-            shutil.rmtree(part)
-    publish(spark, computed, [HOURS[-1]], root)
-    hosts = spark.createDataFrame(HOSTS, "cluster string, host string, role string, broker_id int, zk_myid int")
-    incidents, history = rebuild(computed[lifecycle.FINDINGS], computed[lifecycle.HEALTH], AFTER, hosts)
-    assert rows(lake.read(spark, lifecycle.INCIDENTS, root), drop=("updated_hour",)) == rows(incidents)
-    assert rows(lake.read(spark, lifecycle.HISTORY, root)) == rows(history)
+        for part in (root_dir / "gold" / name.split(".")[1]).iterdir():
+            if part.name.startswith("hour=") and (before is None or part.name < f"hour={before:%Y-%m-%d %H}"):
+                shutil.rmtree(part)
+                deleted += 1
+    return deleted
+
+
+def test_any_order_of_runs_equals_a_rebuild(spark, tmp_path):
+    computed = frames(spark, 1)
+    want = expected(spark, computed)
+    assert len(want[0]) >= 5 and {r[5] for r in want[0]} == {"open", "resolved"}
+    assert len(want[2]) > len(want[0])
+    orders = {   # the second half first, then the first (a backfill before published hours), then all
+        # again as one backfill; hour by hour, re-runs and backfills of one hour: the test below
+        "later hours first": [HOURS[4:], HOURS[:4], HOURS],
+    }
+    for name, runs in orders.items():
+        root = Lakehouse.at(tmp_path / name.replace(" ", "-"))
+        for hours in runs:
+            publish(spark, computed, hours, root)
+        assert published(spark, root) == want, name
+
+
+def test_a_run_reads_the_published_hours_from_its_own_on(spark, tmp_path):
+    """An hourly run carries the open incidents on from their rows; a re-run of the last hour, or a
+    backfill of one in the middle, carries the incidents live at it on from their states before it
+    (gold.incident_state), however long they have been open. None reads a published hour of findings
+    or host-hours before its own (deleted here: a read of one fails), and each gives the rebuild's
+    lifecycle. Without the states (a lakehouse an earlier version wrote) the incidents live at the hour
+    are replayed from their first hour, and their states filled in for the next time."""
+    import shutil
+
+    computed = frames(spark, 5)
+    want = expected(spark, computed)
+    root = {name: Lakehouse.at(tmp_path / name) for name in ("hourly", "later", "no-states")}
+    publish(spark, computed, HOURS[:-1], root["hourly"])
+    shutil.copytree(tmp_path / "hourly", tmp_path / "later")
+    assert lake.read(spark, lifecycle.INCIDENTS, root["hourly"]).where("status = 'open'").count() >= 1
+    assert delete_hours(tmp_path / "hourly") >= 2 * (len(HOURS) - 3)
+    assert publish(spark, computed, [HOURS[-1]], root["hourly"]).since == HOURS[-1]
+    assert published(spark, root["hourly"]) == want
+
+    publish(spark, computed, [HOURS[-1]], root["later"])
+    shutil.copytree(tmp_path / "later", tmp_path / "no-states")
+    live = lake.read(spark, lifecycle.INCIDENTS, root["later"]).where(
+        f"first_hour < '{HOURS[4]}' AND (status = 'open' OR resolved_hour >= '{HOURS[4]}')")
+    first = live.agg({"first_hour": "min"}).first()[0]
+    assert first is not None     # so the backfill of hour 4 carries an incident begun before it
+    for hour in (HOURS[4], HOURS[-1]):    # a backfill (carried on through the later hours), a re-run
+        assert delete_hours(tmp_path / "later", before=hour) > 0
+        assert publish(spark, computed, [hour], root["later"]).since == hour
+        assert published(spark, root["later"]) == want
+
+    shutil.rmtree(tmp_path / "no-states" / "gold" / "incident_state")
+    assert publish(spark, computed, [HOURS[4]], root["no-states"]).since == first
+    assert published(spark, root["no-states"])[:2] == want[:2]
+    assert publish(spark, computed, [HOURS[4]], root["no-states"]).since == HOURS[4]

@@ -59,11 +59,12 @@ def check(spark, landed, lakehouse: Lakehouse, order: str) -> tuple:
     """The published lifecycle equals the rebuild of the published findings and host-hours."""
     after = thresholds.load(None)["incidents.resolve_after_hours"]
     hosts = silver.hosts_frame(spark, load_inventory(landed[1]))
-    incidents, history = rebuild(lake.read(spark, lifecycle.FINDINGS, lakehouse),
-                                 lake.read(spark, lifecycle.HEALTH, lakehouse), after, hosts)
-    want = rows(incidents), rows(history)
+    incidents, history, states = rebuild(lake.read(spark, lifecycle.FINDINGS, lakehouse),
+                                         lake.read(spark, lifecycle.HEALTH, lakehouse), after, hosts)
+    want = rows(incidents), rows(history), rows(states)
     assert (rows(lake.read(spark, lifecycle.INCIDENTS, lakehouse), drop=("updated_hour",)),
-            rows(lake.read(spark, lifecycle.HISTORY, lakehouse))) == want, order
+            rows(lake.read(spark, lifecycle.HISTORY, lakehouse)),
+            rows(lake.read(spark, lifecycle.STATES, lakehouse))) == want, order
     return want
 
 

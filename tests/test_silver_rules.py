@@ -132,6 +132,141 @@ def test_fields_of_a_body_holding_the_separator(spark):
                    ("other", None, None, None)]
 
 
+# --- KRaft (3.3 - 4.1): what a detector reads of each message ------------------------------------
+def _first_match(body: str, logger: str | None = None) -> tuple[str, dict[str, str]]:
+    """The engine's choice in plain Python: the first rule whose logger (if any) and regex match, and
+    the text of each field it captures (empty captures left out) or sets."""
+    for rule in rules.load_rules("kafka"):
+        if rule.logger and rule.logger != logger:
+            continue
+        m = re.search(rule.match, body)
+        if m:
+            got = {f: m.group(g) for f, g in rule.fields.items() if m.group(g)}
+            return rule.event_type, {**got, **{f: str(v) for f, v in rule.set.items()}}
+    return "other", {}
+
+
+KRAFT_LINES = [
+    # the eight lines of issue 46 that parsed as `other` (kraft-reference.md section 6: public issue threads)
+    ("[Controller 0] Fencing broker 1 because its session has timed out.",                            # AutoMQ #686
+     "broker_fenced", {"controller": "0", "broker": "1", "reason": "session_timeout"}),
+    ("[Controller 0] handleBrokerFenced: changing 6 partition(s)",
+     "partitions_changed", {"controller": "0", "reason": "handleBrokerFenced", "count": "6"}),
+    ("[Controller 0] UNCLEAN partition change for testOther-1 with topic ID Fs3yVbY9S2qtNEF8A-xMSA: replicas: [1] -> [0], "
+     "isr: [1] -> [0], leader: 1 -> 0, leaderEpoch: 85 -> 86, partitionEpoch: 85 -> 86",
+     "unclean_partition_change", {"controller": "0", "topic": "testOther", "partition": "1", "isr_before": "1",
+                                  "isr_after": "0", "prev_leader": "1", "leader": "0", "prev_leader_epoch": "85",
+                                  "leader_epoch": "86"}),
+    ("[RaftManager id=2] Become candidate due to fetch timeout",                                       # AutoMQ #2057
+     "raft_fetch_timeout", {"node": "2", "reason": "fetch_timeout"}),
+    ("[RaftManager id=2] Completed transition to CandidateState(localId=2, localDirectoryId=ZopiWufpyFjYOJ-CzWKiMQ,epoch=951, "
+     "retries=1, voteStates={1=UNRECORDED, 2=GRANTED, 3=UNRECORDED}, highWatermark=Optional[LogOffsetMetadata(offset="
+     "3186751955, metadata=Optional.empty)], electionTimeoutMs=1495) from FollowerState(fetchTimeoutMs=2000, epoch=950, "
+     "leaderId=1, voters=[1, 2, 3])",
+     "raft_state_changed", {"node": "2", "to_state": "Candidate", "controller_epoch": "951", "from_state": "Follower"}),
+    ("[QuorumController id=0] processBrokerHeartbeat: event failed with StaleBrokerEpochException in 25 microseconds. "
+     "Exception message: Expected broker epoch 38558457, but got broker epoch 2293103",              # sentry charts #1605
+     "controller_event_failed", {"controller": "0", "operation": "processBrokerHeartbeat",
+                                 "error": "StaleBrokerEpochException"}),
+    ("[QuorumController id=1] Exceptionally slow controller event createTopics took 5240 ms. ",       # KAFKA-16446 commit
+     "controller_event_slow", {"controller": "1", "operation": "createTopics", "duration_ms": "5240"}),
+    ("[BrokerLifecycleManager id=0] Broker 0 sent a heartbeat request but received error STALE_BROKER_EPOCH.",  # bitnami #25129
+     "broker_heartbeat_failed", {"broker": "0", "error": "STALE_BROKER_EPOCH"}),
+    # Raft's own NOT_LEADER_OR_FOLLOWER at a graceful shutdown (bitnami charts #25456): not a client's error
+    ("[RaftManager id=0] Failed to handle fetch from 2 at 124689 due to NOT_LEADER_OR_FOLLOWER",
+     "raft_fetch_failed", {"node": "0", "peer_broker": "2", "offset": "124689", "error": "NOT_LEADER_OR_FOLLOWER"}),
+    ("[RaftManager id=0] Completed transition to Unattached(epoch=4535, voters=[0, 1, 2], electionTimeoutMs=1598) from "
+     "Leader(localId=0, epoch=4534, epochStartOffset=38654548, highWatermark=Optional.empty, voterStates={})",
+     "raft_state_changed", {"node": "0", "to_state": "Unattached", "controller_epoch": "4535", "from_state": "Leader"}),
+    # later trunk (apache/kafka PR #20121, 2025-07) names the broker epoch
+    ("[QuorumController id=1000] Fencing broker 0 at epoch 9 because its session has timed out.",
+     "broker_fenced", {"controller": "1000", "broker": "0", "broker_epoch": "9", "reason": "session_timeout"}),
+    # each version's Raft state forms: 3.3 (no "from", nodeId=), 3.8 (leader=Node), 3.9 (leader=N), 4.0 / 4.1
+    ("[RaftManager nodeId=3] Completed transition to FollowerState(fetchTimeoutMs=2000, epoch=7, leaderId=2, "
+     "voters=[1, 2, 3], highWatermark=Optional.empty, fetchingSnapshot=Optional.empty)",
+     "raft_state_changed", {"node": "3", "to_state": "Follower", "controller_epoch": "7", "leader": "2"}),
+    ("[RaftManager id=3] Completed transition to FollowerState(fetchTimeoutMs=2000, epoch=8, leader=ctrl-2:9093 (id: 2 "
+     "rack: null) voters=[1, 2, 3], highWatermark=Optional.empty, fetchingSnapshot=Optional.empty) from "
+     "Voted(epoch=8, votedKey=ReplicaKey(id=2, directoryId=Optional.empty), voters=[1, 2, 3], electionTimeoutMs=1200, "
+     "highWatermark=Optional.empty)",
+     "raft_state_changed", {"node": "3", "to_state": "Follower", "controller_epoch": "8", "leader": "2",
+                            "from_state": "Voted"}),
+    ("[RaftManager id=10] Completed transition to Leader(localReplicaKey=ReplicaKey(id=10, directoryId=Cco6adTtSDDCzLYisIcG7w), "
+     "epoch=3, epochStartOffset=121, highWatermark=Optional.empty, voterStates={}) from CandidateState(localId=10, "
+     "localDirectoryId=Cco6adTtSDDCzLYisIcG7w, epoch=3, retries=1, epochElection=EpochElection(voterStates={}), "
+     "highWatermark=Optional.empty, electionTimeoutMs=1420)",
+     "raft_state_changed", {"node": "10", "leader": "10", "to_state": "Leader", "controller_epoch": "3", "offset": "121",
+                            "from_state": "Candidate"}),
+    ("[RaftManager id=1] Completed transition to ProspectiveState(epoch=21, leaderId=OptionalInt[2], votedKey=Optional.empty, "
+     "epochElection=EpochElection(voterStates={}), electionTimeoutMs=1377, highWatermark=Optional.empty) from "
+     "FollowerState(fetchTimeoutMs=2000, epoch=21, leader=2, leaderEndpoints=Endpoints(endpoints={}), votedKey=Optional.empty, "
+     "voters=[1, 2, 3], highWatermark=Optional.empty, fetchingSnapshot=Optional.empty)",
+     "raft_state_changed", {"node": "1", "to_state": "Prospective", "controller_epoch": "21", "leader": "2",
+                            "from_state": "Follower"}),
+    ("[RaftManager id=1] Transitioning to Prospective state due to fetch timeout",
+     "raft_fetch_timeout", {"node": "1", "reason": "fetch_timeout"}),
+    ("[RaftManager id=3000] Did not receive fetch request from the majority of the voters within 3000ms. Current fetched "
+     "voters are [], and voters are java.util.stream.ReferencePipeline$3@5f2d1a0b",
+     "raft_check_quorum_failed", {"node": "3000", "duration_ms": "3000"}),
+    ("[QuorumController id=3000] In the new epoch 43, the leader is (none).",
+     "quorum_leader_changed", {"controller": "3000", "controller_epoch": "43"}),
+    ("[QuorumController id=3000] processExpiredBrokerHeartbeat: controller event queue overloaded. Timed out heartbeat "
+     "from broker 3.",
+     "broker_heartbeat_timed_out", {"controller": "3000", "broker": "3", "reason": "controller_overloaded"}),
+    ("[QuorumController id=3000] enterControlledShutdown[1]: changing 96 partition(s)",
+     "partitions_changed", {"controller": "3000", "reason": "enterControlledShutdown", "broker": "1", "count": "96"}),
+    ("[Controller 1] createTopics: failed with TopicExistsException in 41 us",
+     "controller_event_failed", {"controller": "1", "operation": "createTopics", "error": "TopicExistsException"}),
+    ("[BrokerLifecycleManager id=2 isZkBroker=true] Unable to send a heartbeat because the RPC got timed out before it "
+     "could be sent.",
+     "broker_heartbeat_failed", {"broker": "2", "reason": "rpc_timeout"}),
+    ("[MetadataLoader id=2] maybePublishMetadata(LOG_DELTA): The loader is still catching up because we have loaded up "
+     "to offset 88120, but the high water mark is 91007",
+     "metadata_catching_up", {"node": "2", "offset": "88120", "high_watermark": "91007"}),
+    ("Encountered metadata publishing fault: Unhandled error publishing the new metadata image ending at 91240 with "
+     "publisher BrokerMetadataPublisher",
+     "server_fault", {"fault": "metadata publishing", "offset": "91240"}),
+    # a fence or unfence replayed by every controller: 3.6+ records, 3.3.0 - 3.3.1 text
+    ("[QuorumController id=3001] Replayed BrokerRegistrationChangeRecord modifying the registration for broker 2: "
+     "BrokerRegistrationChangeRecord(brokerId=2, brokerEpoch=88341, fenced=1, inControlledShutdown=0, logDirs=[])",
+     "broker_fencing_replayed", {"controller": "3001", "broker": "2", "broker_epoch": "88341", "to_state": "fenced"}),
+    ("[QuorumController id=3001] Replayed BrokerRegistrationChangeRecord modifying the registration for broker 2: "
+     "BrokerRegistrationChangeRecord(brokerId=2, brokerEpoch=88341, fenced=-1, inControlledShutdown=0, logDirs=[])",
+     "broker_fencing_replayed", {"controller": "3001", "broker": "2", "broker_epoch": "88341", "to_state": "unfenced"}),
+    ("[QuorumController id=3001] Replayed BrokerRegistrationChangeRecord modifying the registration for broker 2: "
+     "BrokerRegistrationChangeRecord(brokerId=2, brokerEpoch=88341, fenced=0, inControlledShutdown=1, logDirs=[])",
+     "other", {}),
+    ("[QuorumController id=3001] Replayed UnfenceBrokerRecord modifying the registration for broker 2: "
+     "UnfenceBrokerRecord(id=2, epoch=88341)",
+     "broker_fencing_replayed", {"controller": "3001", "broker": "2", "broker_epoch": "88341", "to_state": "unfenced"}),
+    ("[Controller 1] Fenced broker: 4",
+     "broker_fencing_replayed", {"controller": "1", "broker": "4", "to_state": "fenced"}),
+    # state-change.log: the broker's side of the leader moves
+    ("[Broker id=3] Transitioning 71 partition(s) to local followers.",
+     "broker_partitions_transitioned", {"broker": "3", "count": "71", "role": "follower"}),
+    ("[RaftManager id=2] Unexpected error UNKNOWN_SERVER_ERROR in VOTE response: InboundResponse(correlationId=911, "
+     "data=VoteResponseData(errorCode=-1, nodeEndpoints=[], topics=[]), sourceId=1)",
+     "raft_response_error", {"node": "2", "error": "UNKNOWN_SERVER_ERROR", "operation": "VOTE"}),
+    # the replica fetcher's error stays client-facing
+    ("[ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Error for partition orders-3 at offset 8810\n"
+     "org.apache.kafka.common.errors.NotLeaderOrFollowerException: For requests intended only for the leader, ...",
+     "not_leader_for_partition", {"peer_broker": "2", "topic": "orders", "partition": "3"}),
+]
+
+
+@pytest.mark.parametrize("body, event_type, fields", KRAFT_LINES, ids=[f"{i}-{e}" for i, (_, e, _) in enumerate(KRAFT_LINES)])
+def test_kraft_messages_parse_to_their_fields(body, event_type, fields):
+    assert _first_match(body) == (event_type, fields)
+
+
+@pytest.mark.parametrize("logger", ["kafka.log.LogCleaner", "kafka.log.LogCleaner$CleanerThread",
+                                    "org.apache.kafka.storage.internals.log.LogCleaner$CleanerThread"])
+def test_cleaner_death_is_recognised_under_each_versions_logger(logger):
+    """3.3 - 3.4 (log-cleaner.log), 3.5 - 4.0 (server.log), 4.1 (log-cleaner.log, the storage module's logger)."""
+    assert _first_match("[kafka-log-cleaner-thread-0]: Error due to\njava.lang.OutOfMemoryError: Java heap space",
+                        logger) == ("cleaner_error", {"thread_name": "kafka-log-cleaner-thread-0"})
+
+
 # --- the engine's function gives what the rules gave as Spark SQL ----------------------------------
 def _sql_rule_index(rs, body: str, logger: str) -> str:
     """The reference: the first matching rule as the CASE WHEN ... RLIKE that silver ran before the

@@ -16,6 +16,7 @@ rebuild, whatever the order in which hours are run.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -62,13 +63,21 @@ def _process(df: DataFrame, known: DataFrame) -> DataFrame:
             .drop("known"))
 
 
+class Lifecycle(NamedTuple):
+    incidents: DataFrame   # gold.incidents
+    history: DataFrame     # gold.incident_history
+    states: DataFrame      # gold.incident_state: each incident after each hour that changed it (`hour`)
+
+
 def lifecycle(findings: DataFrame, health: DataFrame, resolve_after_hours: int, hosts: DataFrame | None = None,
-              seed: DataFrame | None = None, cut: datetime | None = None) -> tuple[DataFrame, DataFrame]:
-    """(gold.incidents, gold.incident_history) of the findings and processed host-hours given.
+              seed: DataFrame | None = None, cut: datetime | None = None) -> Lifecycle:
+    """gold.incidents, gold.incident_history and gold.incident_state of the findings and processed
+    host-hours given.
 
     From scratch: every finding and host-hour. Carried on (`seed`): the incidents open before `cut`
     (gold.incidents rows, STATE included) continue with the findings and host-hours from `cut` on, as if
-    their earlier hours were given; the history then has only the transitions from `cut` on.
+    their earlier hours were given; the history then has only the transitions from `cut` on, the states
+    those from `cut` on and each seed's own.
     `hosts` (the inventory's, silver.hosts_frame) names the processes an entity may be answered by;
     without it, those that sent data in `health`.
     """
@@ -112,37 +121,41 @@ def lifecycle(findings: DataFrame, health: DataFrame, resolve_after_hours: int, 
     groups = events.groupBy(*KEY, "grp").agg(
         F.max("clean_pos").alias("clean_after"),
         F.coalesce(F.max("clean_since0"),
-                   F.min(F.when(is_clean & (F.col("clean_pos") == 1), F.col("hour")))).alias("first_clean_hour"),
-        F.min(F.when(is_clean & (F.col("clean_pos") == resolve_after_hours), F.col("hour"))).alias("resolved_hour"))
+                   F.min(F.when(is_clean & (F.col("clean_pos") == 1), F.col("hour")))).alias("first_clean_hour"))
     rows = (events.where(F.col("is_finding") == 1).select(*KEY, "hour", "grp")
             .join(groups, [*KEY, "grp"])
             .join(hourly, [*KEY, "hour"]))
     # a finding after resolve_after_hours clean hours opens a new incident
     new_run = F.coalesce(F.lag("clean_after").over(w) >= resolve_after_hours, F.lit(True)).cast("int")
-    # read by both tables: computed once
+    # read by all three tables: computed once
     rows = materialize(rows.withColumn("run", F.sum(new_run).over(w.rowsBetween(Window.unboundedPreceding, 0))))
-    runs = rows.groupBy(*KEY, "run").agg(
-        F.min("first_seen").alias("first_seen"), F.max("last_seen").alias("last_seen"),
-        F.max_by("severity", "rank").alias("severity"),
-        F.max_by("evidence", "hour").alias("evidence"),
-        F.min_by("first_evidence", "hour").alias("first_evidence"),
-        _first_known_bug("hour").alias("known_bug"),
-        F.min("first_hour").alias("first_hour"), F.max("hour").alias("last_hour"),
-        F.sum("n").cast("int").alias("hours"),
-        F.max_by("clean_after", "hour").alias("clean_after"),
-        F.max_by("first_clean_hour", "hour").alias("first_clean_hour"),
-        F.max_by("resolved_hour", "hour").alias("resolved_hour"))
+    # an incident's findings up to each of its finding hours (a group's: its clean hours share them)
+    upto = Window.partitionBy(*KEY, "run").orderBy("hour").rowsBetween(Window.unboundedPreceding, 0)
+    so_far = rows.select(
+        *KEY, "grp", "run", "first_clean_hour",
+        F.min("first_seen").over(upto).alias("first_seen"), F.max("last_seen").over(upto).alias("last_seen"),
+        F.max_by("severity", "rank").over(upto).alias("severity"), "evidence",
+        F.min_by("first_evidence", "hour").over(upto).alias("first_evidence"),
+        _first_known_bug("hour").over(upto).alias("known_bug"),
+        F.min("first_hour").over(upto).alias("first_hour"), F.col("hour").alias("last_hour"),
+        F.sum("n").over(upto).cast("int").alias("hours"))
     incident_id = F.sha2(F.concat_ws("|", *KEY, F.col("first_hour").cast("string")), 256).substr(1, 16)
-    resolved = F.col("clean_after") >= resolve_after_hours
-    incidents = runs.select(
-        incident_id.alias("incident_id"), "cluster", "kind", "severity", "entity",
-        F.when(resolved, "resolved").otherwise("open").alias("status"),
-        "first_seen", "last_seen", F.when(resolved, F.col("first_clean_hour")).alias("resolved_at"),
-        "evidence", "known_bug", "first_hour", "last_hour", "hours", "first_evidence",
-        F.least("clean_after", F.lit(resolve_after_hours)).cast("int").alias("clean_hours"),
-        F.when(F.col("clean_after") > 0, F.col("first_clean_hour")).alias("clean_since"),
-        F.when(resolved, F.col("resolved_hour")).alias("resolved_hour"))
-    return incidents, _history(rows, incidents)
+    resolved = F.col("clean_pos") >= resolve_after_hours
+    # each incident's state after each hour that changed it (a clean hour after it resolved changes nothing)
+    states = materialize(
+        events.where(F.col("clean_pos") <= resolve_after_hours).select(*KEY, "grp", "hour", "clean_pos")
+        .join(so_far, [*KEY, "grp"])
+        .select(incident_id.alias("incident_id"), "cluster", "kind", "severity", "entity",
+                F.when(resolved, "resolved").otherwise("open").alias("status"),
+                "first_seen", "last_seen", F.when(resolved, F.col("first_clean_hour")).alias("resolved_at"),
+                "evidence", "known_bug", "first_hour", "last_hour", "hours", "first_evidence",
+                F.col("clean_pos").cast("int").alias("clean_hours"),
+                F.when(F.col("clean_pos") > 0, F.col("first_clean_hour")).alias("clean_since"),
+                F.when(resolved, F.col("hour")).alias("resolved_hour"), "hour"))
+    # an incident: its last state
+    incidents = (states.groupBy("incident_id").agg(F.max_by(F.struct(*states.columns), "hour").alias("s"))
+                 .select("s.*").drop("hour"))
+    return Lifecycle(incidents, _history(rows, incidents), states)
 
 
 def _first_known_bug(order: str) -> Column:

@@ -30,7 +30,7 @@ from fleethealth.silver import tables as silver
 INPUTS = tuple(gold_facts.SILVER_INPUTS.values())
 # the silver tables a look-back reads, by their Facts field
 LOOKBACK_INPUTS = {field: gold_facts.SILVER_INPUTS[field] for field in gold_facts.LOOKBACK_FIELDS}
-LIFECYCLE_TABLES = ("gold.incidents", "gold.incident_history")
+LIFECYCLE_TABLES = ("gold.incidents", "gold.incident_history", "gold.incident_state")
 # checked across the gold tables of an hour: a derived frame validated with expectations/<name>.json
 COMPLETENESS = "gold.completeness"
 
@@ -60,14 +60,15 @@ def window(spark: SparkSession, hours: list[datetime], inventory_path: str, lake
                 # the lifecycle as publishing this hour and the window's hours passed so far will leave it
                 change = gold_lifecycle.update(spark, computed, passed + [hour], lakehouse, hosts,
                                                limits["incidents.resolve_after_hours"])
-                outputs["gold.incidents"], outputs["gold.incident_history"] = change.incidents.rows, change.history.rows
+                merges = dict(zip(LIFECYCLE_TABLES, (change.incidents, change.history, change.states)))
+                outputs.update({name: m.rows for name, m in merges.items()})
                 try:
                     report = audit(spark, "gold", hour, outputs, lakehouse, audits(hosts, outputs))
                 except QualityGateError as exc:
                     out[hour] = exc
                     continue
                 passed.append(hour)
-                lifecycle = {"gold.incidents": change.incidents, "gold.incident_history": change.history}
+                lifecycle = merges
                 out[hour] = (hour_incidents(outputs["gold.incidents"], outputs["gold.incident_findings"]), report)
             publish_passed(dict(computed, **lifecycle), passed, out, lakehouse)
             return out

@@ -1,21 +1,19 @@
-"""gold.incidents and gold.incident_history carried forward by a window of hours, at the cost of those
-hours and not of the history (issue 45).
+"""gold.incidents, gold.incident_history and gold.incident_state carried forward by a window of hours,
+at the cost of those hours (and of the published hours after them) and not of the history (issue 45).
 
-Published: the lifecycle of every hour processed so far. A window's hours (new, re-run or backfilled)
-change it only for the keys they touch: a key with findings in them (found now or published before),
-and a key whose incident is open or was resolved from the window's first hour on (its host's data in
-those hours may count). Each such key is recomputed from a cut:
-- carried on: its incident was open and was last written before the window (`updated_hour`), so no
-  hour after it is published: the incident continues from its row (gold.incidents' STATE columns) with
-  the window's hours alone;
-- replayed: otherwise, from the first hour of its incident live at the window (an incident's first hour
-  is where the lifecycle starts afresh: its predecessor was resolved before it), or from the window's
-  first hour if none is, through every later published hour.
-The new rows replace the key's incidents starting at or after the cut (and a carried-on incident, by its
-id) and its history from the cut on: equal, row for row, to a rebuild from all findings and host-hours.
-A replay reads the published findings and host-hours from the earliest cut on, so a re-run or a
-backfill costs the hours back to the start of the oldest incident it touches; an hourly run reads
-none of them.
+Published: the lifecycle of every hour processed so far, and each incident's state after each hour
+that changed it. A window's hours (new, re-run or backfilled) change it only for the keys they touch:
+a key with findings in them (found now or published before), and a key whose incident is open or was
+resolved from the window's first hour on (its host's data in those hours may count). Each such key
+continues from its state just before the window, through the window and every later published hour:
+- an hourly run: its incident is open and was last written before the window (`updated_hour`), so its
+  row (gold.incidents' STATE columns) is that state, and no published hour is read;
+- a re-run or a backfill: its state at the last hour before the window that changed it
+  (gold.incident_state); an incident with none stored (written by an earlier version) is replayed from
+  its first hour, where the lifecycle starts afresh (its predecessor was resolved before it).
+The new rows replace the key's incidents starting at or after its cut (and a carried-on incident, by
+its id), and its history and states from the cut on: equal, row for row, to a rebuild from all
+findings and host-hours.
 """
 from __future__ import annotations
 
@@ -38,17 +36,22 @@ INCIDENTS_SCHEMA = ("incident_id string, cluster string, kind string, severity s
                     "evidence string, known_bug string, first_hour timestamp, last_hour timestamp, hours int, "
                     "first_evidence string, clean_hours int, clean_since timestamp, resolved_hour timestamp, "
                     "updated_hour timestamp")
-HISTORY_SCHEMA = ("incident_id string, cluster string, kind string, entity string, transition string, "
-                  "severity string, hour timestamp, at timestamp, evidence string")
 HISTORY_KEY = ("incident_id", "transition", "severity")
+STATES = "gold.incident_state"
+STATE_COLUMNS = [c.split()[0] for c in INCIDENTS_SCHEMA.split(", ") if not c.startswith("updated_hour")] + ["hour"]
+STATE_SCHEMA = INCIDENTS_SCHEMA.replace("updated_hour timestamp", "hour timestamp")
+STATE_KEY = ("cluster", "kind", "entity", "hour")
 
 
 @dataclass
 class Change:
     """What a window's hours do to the published lifecycle: rows to upsert and published keys to delete
-    (lake.Merge each), the upserted rows being what the gate validates."""
+    (lake.Merge each), the upserted rows being what the gate validates; `since`: the first hour of
+    findings and host-hours it read."""
     incidents: lake.Merge
     history: lake.Merge
+    states: lake.Merge
+    since: datetime
 
 
 def update(spark: SparkSession, computed: dict, hours: list[datetime], lakehouse: Lakehouse,
@@ -58,31 +61,46 @@ def update(spark: SparkSession, computed: dict, hours: list[datetime], lakehouse
     w0 = min(hours)
     window = F.expr(lake.hour_predicate(hours))
     incidents = _published(spark, INCIDENTS, INCIDENTS_SCHEMA, lakehouse)
-    history = _published(spark, HISTORY, HISTORY_SCHEMA, lakehouse)
-    has = {name: lake.exists(spark, name, lakehouse) for name in (FINDINGS, HEALTH)}
+    has = {name: lake.exists(spark, name, lakehouse) for name in (FINDINGS, HEALTH, STATES, HISTORY)}
     found = computed[FINDINGS].where(window)
     touched = found.select(*KEY)
     if has[FINDINGS]:       # a finding published for these hours and not found again ends its incident too
         touched = touched.unionByName(lake.read(spark, FINDINGS, lakehouse, hours).select(*KEY))
     live = (F.col("status") == "open") | F.coalesce(F.col("resolved_hour") >= F.lit(w0), F.lit(True))
     touched = touched.unionByName(incidents.where(live).select(*KEY)).distinct()
-    # each touched key's latest incident that started before the window, and so its cut
+    # each touched key's latest incident that started before the window
     latest = (incidents.where(F.col("first_hour") < F.lit(w0))
               .groupBy(*KEY).agg(F.max_by(F.struct(*incidents.columns), "first_hour").alias("i"))
               .select("i.*"))
-    seeded = (F.col("status") == "open") & F.coalesce(F.col("updated_hour") < F.lit(w0), F.lit(False))
-    replayed = F.col("first_hour").isNotNull() & live
+    from_row = (F.col("status") == "open") & F.coalesce(F.col("updated_hour") < F.lit(w0), F.lit(False))
     plan = materialize(touched.join(latest, KEY, "left").select(
-        "*", F.coalesce(seeded, F.lit(False)).alias("seeded"),
-        F.when(seeded, F.lit(w0)).when(replayed, F.col("first_hour")).otherwise(F.lit(w0)).alias("cut")))
-    seeds = plan.where("seeded").select(*incidents.columns)
-    cuts = plan.select(*KEY, "seeded", "cut")
-    since = plan.agg(F.min("cut")).first()[0] or w0
+        "*", F.coalesce(from_row, F.lit(False)).alias("from_row"),
+        F.coalesce(F.col("first_hour").isNotNull() & live & ~from_row, F.lit(False)).alias("from_state")))
+    seeds = plan.where("from_row").select(*incidents.columns)
+    # a re-run or backfill: an incident live at the window, changed by later hours, continues from its
+    # state before the window; one with no state stored (a table an earlier version wrote) is replayed
+    # from its first hour
+    prior = local_frame(spark, [], f"{STATE_SCHEMA}, known boolean").drop("hour")
+    if has[STATES] and plan.where("from_state").limit(1).count():
+        wanted = plan.where("from_state").select(*KEY, F.col("incident_id").alias("wanted"), "first_hour")
+        lo = wanted.agg(F.min("first_hour")).first()[0]
+        prior = (lake.read(spark, STATES, lakehouse)
+                 .where((F.col("hour") < F.lit(w0)) & (F.col("hour") >= F.lit(lo)))
+                 .join(wanted.select(*KEY, "wanted"), KEY)
+                 .groupBy(*KEY, "wanted").agg(F.max_by(F.struct(*STATE_COLUMNS), "hour").alias("s"))
+                 .where(F.col("s.incident_id") == F.col("wanted"))
+                 .select("s.*", F.lit(True).alias("known")).drop("hour"))
+        prior = materialize(prior)
+        seeds = seeds.unionByName(prior.where(F.col("status") == "open").drop("known"), allowMissingColumns=True)
+    replayed = F.col("from_state") & F.col("known").isNull()
+    cuts = materialize(plan.join(prior.select(*KEY, "known"), KEY, "left").select(
+        *KEY, F.when(replayed, F.col("first_hour")).otherwise(F.lit(w0)).alias("cut")))
+    since = cuts.agg(F.min("cut")).first()[0] or w0
     after = F.col("hour") >= F.lit(since)
     findings = found
     if has[FINDINGS]:
         findings = lake.read(spark, FINDINGS, lakehouse).where(after & ~window).unionByName(findings)
-    findings = findings.join(cuts, KEY).where(F.col("hour") >= F.col("cut")).drop("seeded", "cut")
+    findings = findings.join(cuts, KEY).where(F.col("hour") >= F.col("cut")).drop("cut")
     health = computed[HEALTH].where(window)
     if has[HEALTH]:
         health = lake.read(spark, HEALTH, lakehouse).where(after & ~window).unionByName(
@@ -90,16 +108,31 @@ def update(spark: SparkSession, computed: dict, hours: list[datetime], lakehouse
     health = materialize(health.select("cluster", "host", "role", "broker_id", "zk_myid", "hour", "sources_arrived"))
     # the last hour the new rows reflect: the window's, or a later published one a replay read
     newest = max(_naive(health.agg(F.max("hour")).first()[0] or max(hours)), _naive(max(hours)))
-    new, changes = gold_incidents.lifecycle(findings, health, resolve_after_hours, hosts, seeds, w0)
-    new = new.withColumn("updated_hour", F.lit(newest).cast("timestamp"))
-    new, changes = materialize_all({"incidents": new, "history": changes}).values()
+    new = gold_incidents.lifecycle(findings, health, resolve_after_hours, hosts, seeds, w0)
+    states = new.states.join(cuts, KEY).where(F.col("hour") >= F.col("cut")).select(*STATE_COLUMNS)
+    rows, changes, states = materialize_all({
+        "incidents": new.incidents.withColumn("updated_hour", F.lit(newest).cast("timestamp")),
+        "history": new.history, "states": states}).values()
     # the published rows the new ones replace and do not upsert
     gone = (incidents.join(cuts, KEY).where(F.col("first_hour") >= F.col("cut"))
-            .select("incident_id").join(new.select("incident_id"), "incident_id", "left_anti"))
-    dropped = (history.join(cuts, KEY).where(F.col("hour") >= F.col("cut"))
-               .select(*HISTORY_KEY).join(changes.select(*HISTORY_KEY), list(HISTORY_KEY), "left_anti"))
-    gone, dropped = materialize_all({"incidents": gone, "history": dropped}).values()
-    return Change(lake.Merge(new, gone, ("incident_id",)), lake.Merge(changes, dropped, HISTORY_KEY))
+            .select("incident_id").join(rows.select("incident_id"), "incident_id", "left_anti"))
+    removed = materialize_all({
+        "incidents": gone,
+        "history": _replaced(spark, HISTORY, HISTORY_KEY, changes, cuts, since, lakehouse, has[HISTORY]),
+        "states": _replaced(spark, STATES, STATE_KEY, states, cuts, since, lakehouse, has[STATES])})
+    return Change(lake.Merge(rows, removed["incidents"], ("incident_id",)),
+                  lake.Merge(changes, removed["history"], HISTORY_KEY),
+                  lake.Merge(states, removed["states"], STATE_KEY), _naive(since))
+
+
+def _replaced(spark: SparkSession, name: str, key: tuple, new: DataFrame, cuts: DataFrame, since: datetime,
+              lakehouse: Lakehouse, published: bool) -> DataFrame:
+    """The keys of the published rows of `name` from their key's cut on that `new` does not upsert."""
+    if not published:
+        return new.select(*key).limit(0)
+    return (lake.read(spark, name, lakehouse).where(F.col("hour") >= F.lit(since))
+            .join(cuts, KEY).where(F.col("hour") >= F.col("cut"))
+            .select(*key).join(new.select(*key), list(key), "left_anti"))
 
 
 def _published(spark: SparkSession, name: str, schema: str, lakehouse: Lakehouse) -> DataFrame:

@@ -63,6 +63,8 @@ TABLES = {t.qualified: t for t in (
     Table("gold", "incident_findings", doc="what each detector found in each hour"),
     Table("gold", "incidents", hourly=False, doc="incidents: findings of one entity until healthy again, open or resolved"),
     Table("gold", "incident_history", hourly=False, doc="each incident's transitions: opened, escalated, resolved"),
+    Table("gold", "incident_state", hourly=False,
+          doc="each incident after each hour that changed it: where a re-run or a backfill carries it on from"),
     Table("gold", "quality_results", gated=False, doc="Great Expectations results: table, hour, expectation, success"),
     Table("gold", "notifications", hourly=False, gated=False,
           doc="the outbox: per incident transition and channel, pending, sent, failed or suppressed (fleethealth.notify)"),
