@@ -92,6 +92,7 @@ def delete_hours(root_dir, before: datetime | None = None) -> int:
     return deleted
 
 
+@pytest.mark.slow    # make test-slow: test_lifecycle_orders checks the orders on the scenarios too
 def test_any_order_of_runs_equals_a_rebuild(spark, tmp_path):
     computed = frames(spark, 1)
     want = expected(spark, computed)
