@@ -17,6 +17,7 @@ Read-only, and nothing outside the lakehouse's tables, by two locks:
   (`enable_external_access=false`: read_csv/read_text/read_parquet/glob of a path, COPY, ATTACH,
   INSTALL fail), no extension installed or loaded, no Python object scanned by name, and
   `lock_configuration=true` so no SET/RESET undoes any of it.
+A query takes a bounded share of the host (`resources`): memory, spill to its own folder, threads.
 """
 from __future__ import annotations
 
@@ -61,6 +62,17 @@ SANDBOX = (
     ("enable_external_access", False),
     ("lock_configuration", True),
 )
+
+
+def resources() -> dict[str, str | int]:
+    """What one query may take of a shared host (DuckDB's defaults are 80 % of the memory, every core
+    and 90 % of the disk): $FLEETHEALTH_QUERY_MEMORY of the memory, as much again spilled to its
+    temporary folder, half the cores."""
+    from fleethealth.runtime import config
+
+    mib = int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * config.query_memory() / 2**20)
+    return {"memory_limit": f"{mib}MiB", "max_temp_directory_size": f"{mib}MiB",
+            "threads": max(1, (os.cpu_count() or 1) // 2)}
 
 
 def _type(statement) -> str:
@@ -121,7 +133,10 @@ def named_tables(con, select: str) -> list[tuple[str, ...]] | None:
     """The tables a SELECT names, from DuckDB's parser only (json_serialize_sql: nothing is bound),
     each as its lower-case parts ([catalog,] [schema,] table), CTEs left out; None when the parser
     cannot serialize the statement."""
-    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [select]).fetchone()[0])
+    try:
+        tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [select]).fetchone()[0])
+    except RecursionError:
+        raise Refused("the statement nests too deeply (subqueries or expressions)") from None
     if tree.get("error"):
         return None
     refs, ctes, todo = [], set(), [tree]
@@ -195,6 +210,8 @@ def _prepare(con, root: Lakehouse, sql: str):
     atexit.register(shutil.rmtree, spill, True)
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET temp_directory = ?", [spill])
+    for key, value in resources().items():
+        con.execute(f"SET {key} = ?", [value])
     for key, value in SANDBOX:
         con.execute(f"SET {key} = {str(value).lower()}")
     statement, select = check_statement(con, sql)
@@ -257,10 +274,10 @@ def run(con, statement, fmt: str, limit: int, out: Path | None, timeout: float) 
         timer.cancel()
 
 
-def _print(con, sql: str, fmt: str, limit: int) -> int:
+def _print(con, sql: str, fmt: str, limit: int, raw: bool = False) -> int:
     result = con.execute(sql)                    # streams: rows are computed as they are fetched
     columns = [d[0] for d in result.description]
-    emit = _emitter(fmt, columns)
+    emit = _emitter(fmt, columns, raw)
     shown = 0
     while rows := result.fetchmany(BATCH):
         for row in rows:
@@ -293,7 +310,7 @@ def _write_file(con, sql: str, limit: int, out: Path) -> None:
             import contextlib
 
             with open(tmp, "w", newline="") as f, contextlib.redirect_stdout(f):
-                _print(con, sql, fmt, limit)
+                _print(con, sql, fmt, limit, raw=True)
         os.replace(tmp, out)
     finally:
         if tmp.exists():
