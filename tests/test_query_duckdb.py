@@ -455,10 +455,15 @@ def test_timeout_and_nesting_refusals_are_one_line(lake, capsys):
         captured = capsys.readouterr()
         assert (captured.out, captured.err) == ("", f"fleethealth: --timeout {timeout}: a number of seconds > 0\n")
     nested = "SELECT * FROM (" * 500 + "SELECT kind FROM gold.incidents" + ") t" * 500
-    assert query(lake, nested) == 2
-    captured = capsys.readouterr()
-    assert (captured.out, captured.err) == (
-        "", f"fleethealth: query refused: the statement nests too deeply (subqueries or expressions){TAIL}\n")
+    for sql in (nested, "SELECT " + "abs(" * 500 + "1" + ")" * 500, "EXPLAIN " + nested):
+        assert query(lake, sql) == 2, sql[:20]
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == (
+            "", f"fleethealth: query refused: the statement nests more than 100 levels deep (subqueries or "
+                f"expressions){TAIL}\n")
+    assert query(lake, "--format", "csv", "SELECT * FROM (" * 90 + "SELECT count(*) AS n FROM gold.incidents"
+                 + ") t" * 90) == 0
+    assert capsys.readouterr().out == "n\n3\n"
     assert _state(lake) == before
 
 

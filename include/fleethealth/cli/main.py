@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from fleethealth.fleet.inventory import InventoryError, load_inventory
-from fleethealth.lake import locks
+from fleethealth.lake import locks, tables as lake_tables
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, parse_window
 from fleethealth.runtime import config, interrupt
@@ -281,7 +281,7 @@ def _query_out(given: str, root: Lakehouse, overwrite: bool) -> Path:
         raise UsageError(f"--out {given}: a link to nothing; `query` does not follow it")
     if out.is_relative_to(root.root):
         raise UsageError(f"--out {given}: inside the lakehouse; `query` never writes there")
-    if root.holds_tables(out):
+    if lake_tables.holds_tables(root, out):
         raise UsageError(f"--out {given}: inside the lakehouse's tables; `query` never writes there")
     if not out.parent.is_dir():
         raise UsageError(f"--out {given}: no folder {out.parent}; `query` creates none")
@@ -400,7 +400,7 @@ def cmd_report(args) -> int:
         raise UsageError(f"--out {args.out}: a file; give a folder")
     if (out / "_delta_log").exists() or any((p / "_delta_log").is_dir() for p in out.parents):
         raise UsageError(f"--out {args.out}: inside a Delta table; give a folder of its own")
-    if root.holds_tables(out):
+    if lake_tables.holds_tables(root, out):
         raise UsageError(f"--out {args.out}: inside the lakehouse's tables; give a folder of its own")
     t0 = time.monotonic()
     try:

@@ -36,6 +36,9 @@ from fleethealth.lake.tables import LAYERS, TABLES, present
 
 READS = "SELECT/WITH/VALUES/FROM, SHOW, DESCRIBE, SUMMARIZE, EXPLAIN"
 BATCH = 1000               # rows fetched at a time
+# levels of subqueries or expressions the parser takes (DuckDB's default, 1000, is deeper than Python's
+# JSON reader follows when the tables a statement names are listed)
+MAX_DEPTH = 100
 
 # what each statement type (duckdb.StatementType) would do: the refusal's words
 _WHAT = {
@@ -59,6 +62,7 @@ SANDBOX = (
     ("autoload_known_extensions", False),
     ("allow_community_extensions", False),
     ("python_enable_replacements", False),     # `FROM some_python_variable`
+    ("max_expression_depth", MAX_DEPTH),
     ("enable_external_access", False),
     ("lock_configuration", True),
 )
@@ -84,7 +88,12 @@ def check_statement(con, sql: str):
     Refused (nothing runs here; a syntax error raises DuckDB's ParserException)."""
     import duckdb
 
-    statements = con.extract_statements(sql)
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.ParserException as exc:
+        if "max expression depth" in str(exc).lower():
+            raise Refused(f"the statement nests more than {MAX_DEPTH} levels deep (subqueries or expressions)") from None
+        raise
     if len(statements) != 1:
         raise Refused(f"one statement at a time ({len(statements)} given)" if statements else "no statement given")
     [statement] = statements
@@ -133,10 +142,7 @@ def named_tables(con, select: str) -> list[tuple[str, ...]] | None:
     """The tables a SELECT names, from DuckDB's parser only (json_serialize_sql: nothing is bound),
     each as its lower-case parts ([catalog,] [schema,] table), CTEs left out; None when the parser
     cannot serialize the statement."""
-    try:
-        tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [select]).fetchone()[0])
-    except RecursionError:
-        raise Refused("the statement nests too deeply (subqueries or expressions)") from None
+    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [select]).fetchone()[0])
     if tree.get("error"):
         return None
     refs, ctes, todo = [], set(), [tree]

@@ -104,19 +104,6 @@ class Lakehouse:
         """Spark's warehouse folder (nothing of fleethealth's is kept there)."""
         return self.root / WAREHOUSE
 
-    def holds_tables(self, path: Path) -> bool:
-        """Whether `path` (absolute, links resolved) is where the tables are kept: in the tables root
-        when that is a folder of its own, else in a layer's folder or the staging one (the landing and
-        the report share the lakehouse folder with them)."""
-        from fleethealth.lake.tables import LAYERS
-
-        if config.is_uri(self.tables):
-            return False
-        tables = Path(self.tables)
-        if tables != self.root:
-            return path.is_relative_to(tables)
-        return any(path.is_relative_to(tables / folder) for folder in (*LAYERS, STAGING))
-
 
 def _folder(value: str | os.PathLike) -> Path:
     return Path(value).expanduser().resolve()
