@@ -247,7 +247,6 @@ def test_query_shows_and_describes_only_the_lakehouses_tables(spark, incidents, 
         (f"DESCRIBE HISTORY delta.`{other}`", not_a_table.format(f"delta.{other}")),
         (f"DESCRIBE HISTORY `{other}`", not_a_table.format(other)),
         (f"SHOW COLUMNS IN delta.`{other}`", not_a_table.format(f"delta.{other}")),
-        (f"EXPLAIN DESCRIBE DETAIL '{other}'", not_a_table.format(other)),
         (f"SHOW TABLES IN delta.`{other}`", f"delta.{other} is not a schema of the lakehouse (bronze, silver, gold)"),
     ]
     for sql, what in cases:
