@@ -410,7 +410,7 @@ def test_out_never_writes_into_the_tables_nor_through_a_link_to_nothing(tmp_path
     assert table.version() == 0 and table.to_pyarrow_table().column("kind").to_pylist() == ["broker_deadlock"]
 
 
-def test_a_query_gets_a_bounded_share_of_the_host(lake, capsys):
+def test_a_query_gets_a_bounded_share_of_the_host(lake, monkeypatch, capsys):
     """DuckDB's own defaults are 80 % of the memory, every core and 90 % of the disk: a query gets
     $FLEETHEALTH_QUERY_MEMORY (0.25) of the memory, as much again spilled to its own temporary folder,
     half the cores."""
@@ -424,6 +424,10 @@ def test_a_query_gets_a_bounded_share_of_the_host(lake, capsys):
     assert row["spill"] == row["memory"] and row["threads"] == max(1, os.cpu_count() // 2)
     assert Path(row["folder"]).parent == Path(tempfile.gettempdir()) and Path(row["folder"]).name.startswith(
         "fleethealth-query-")                                        # its own, removed at exit
+    monkeypatch.setenv("FLEETHEALTH_QUERY_MEMORY", "2")
+    assert query(lake, "SELECT 1") == 2
+    assert capsys.readouterr().err == ("fleethealth: FLEETHEALTH_QUERY_MEMORY: expected a fraction > 0 and <= 0.9, "
+                                       "got '2'\n")
 
 
 def test_a_memory_bomb_stops_at_its_share_and_leaves_no_spill(lake, tmp_path):
