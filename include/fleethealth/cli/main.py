@@ -352,7 +352,7 @@ def _query_spark(args, root: Lakehouse, out: Path | None, limit: int) -> int:
     timer = threading.Timer(args.timeout, stop)
     timer.daemon = True
     try:
-        timer.start()               # spark.sql() runs a command (DESCRIBE HISTORY reads a Delta log) as it analyses it
+        timer.start()       # spark.sql() runs a command (DESCRIBE HISTORY reads a Delta log) as it analyses it
         query.check_parsed(spark, args.sql)          # before anything runs
         df = spark.sql(args.sql)
         query.check_analysed(spark, df)

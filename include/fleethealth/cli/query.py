@@ -6,10 +6,11 @@ analyses them) may hold only the query operators of QUERY_NODES over the lakehou
 (`<layer>.<table>`: no file read by path such as text.`/etc/hostname`), and `range()` of the table
 functions; an IDENTIFIER(...) plan is built from its identifier first and then judged. A read-only
 command (SHOW, DESCRIBE, EXPLAIN of such a query) may be the root, if what it shows or describes is
-a lakehouse table or schema (no path, no delta.`/p`: DESCRIBE HISTORY reads the log). Anything else is refused: every
-command (DML, DDL, SET, ADD JAR, CACHE, VACUUM, OPTIMIZE, ...), INSERT ... DIRECTORY, EXECUTE
-IMMEDIATE, SQL scripts, TRANSFORM (runs an external command). The analysed plan is checked again
-before any row is read (views expanded): no command, no reflect()/java_method() (calls Java methods).
+a lakehouse table or schema (no path, no delta.`/p`: DESCRIBE HISTORY reads that log). Anything else
+is refused: every command (DML, DDL, SET, ADD JAR, CACHE, VACUUM, OPTIMIZE, ...), INSERT ...
+DIRECTORY, EXECUTE IMMEDIATE, SQL scripts, TRANSFORM (runs an external command). The analysed plan
+is checked again before any row is read (views expanded): no command, no reflect()/java_method()
+(calls Java methods).
 Writes and maintenance belong to the DAGs.
 """
 from __future__ import annotations
