@@ -220,6 +220,51 @@ def test_query_runs_what_only_reads(incidents, capsys, sql, first):
         assert first in rows[0].values()
 
 
+SPARK_TAIL = ("; `query` only reads (SELECT/WITH/VALUES, SHOW, DESCRIBE, EXPLAIN). Writes and maintenance run in "
+              "the DAGs (spark/maintenance.py)")
+
+
+@pytest.mark.spark
+def test_query_shows_and_describes_only_the_lakehouses_tables(spark, incidents, tmp_path, capsys):
+    """DESCRIBE HISTORY/DETAIL and DESCRIBE of a path or a delta.`/p` identifier read any Delta log the
+    process (and its AWS keys) reaches: each is refused before it runs, one line, exit 2; so is a schema
+    that is not a layer. Another Delta table beside the lakehouse (<other>) stays unread and unchanged."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    other = tmp_path / "other"
+    write_deltalake(str(other), pa.table({"secret": ["s3cr3t"]}))
+    log = sorted(p.name for p in (other / "_delta_log").iterdir())
+    path = str(incidents / "gold" / "incidents")
+    version = DeltaTable(path).version()
+    not_a_table = "{} is not a table of the lakehouse (bronze, silver, gold.<table>): files are not read by path"
+    cases = [
+        ("DESCRIBE HISTORY '/any/path'", not_a_table.format("/any/path")),
+        ("DESCRIBE DETAIL 's3a://other/t'", not_a_table.format("s3a://other/t")),
+        ("DESCRIBE delta.`/p`", not_a_table.format("delta./p")),
+        (f"DESCRIBE HISTORY '{other}'", not_a_table.format(other)),
+        (f"DESCRIBE DETAIL delta.`{other}`", not_a_table.format(f"delta.{other}")),
+        (f"DESCRIBE HISTORY delta.`{other}`", not_a_table.format(f"delta.{other}")),
+        (f"DESCRIBE HISTORY `{other}`", not_a_table.format(other)),
+        (f"SHOW COLUMNS IN delta.`{other}`", not_a_table.format(f"delta.{other}")),
+        (f"SHOW TABLES IN delta.`{other}`", f"delta.{other} is not a schema of the lakehouse (bronze, silver, gold)"),
+    ]
+    for sql, what in cases:
+        assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--format", "json", sql]) == 2, sql
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == ("", f"fleethealth: query refused: {what}{SPARK_TAIL}\n"), sql
+    assert sorted(p.name for p in (other / "_delta_log").iterdir()) == log
+    assert DeltaTable(path).version() == version and sorted(DeltaTable(path).to_pyarrow_table().column("kind")
+                                                            .to_pylist()) == ["broker_deadlock", "data_missing",
+                                                                              "log_cleaner_dead"]
+    # the same --out guard as the DuckDB engine's (tests/test_query_duckdb.py): a Delta commit of the lakehouse
+    commit = incidents / "gold" / "incidents" / "_delta_log" / "00000000000000000009.json"
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--out", str(commit),
+                     "SELECT 1 AS remove"]) == 2
+    assert capsys.readouterr().err == f"fleethealth: --out {commit}: inside the lakehouse; `query` never writes there\n"
+    assert not commit.exists() and DeltaTable(path).version() == version
+
+
 @pytest.mark.spark
 def test_query_errors_are_one_line_that_says_what_is_wrong(incidents, tmp_path, capsys):
     assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "SELEC kind FROM gold.incidents"]) == 2

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -358,3 +360,141 @@ def test_tables_spark_writes_have_no_deletion_vectors_and_duckdb_reads_them(spar
     assert capsys.readouterr().out == "kind\nbroker_deadlock\nlog_cleaner_dead\n"
     assert query(lakehouse, "--format", "csv", "SELECT host, hour FROM silver.kafka_events ORDER BY host") == 0
     assert capsys.readouterr().out == "host,hour\nk1,2026-11-20 10:00:00+00:00\nk2,2026-11-20 10:00:00+00:00\n"
+
+
+# -- issue 47: hostile input, round four ------------------------------------------------------------------------------
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+def test_out_never_writes_into_the_tables_nor_through_a_link_to_nothing(tmp_path, monkeypatch, capsys):
+    """The tables in a folder of their own ($FLEETHEALTH_TABLES): --out of a Delta commit there (named
+    directly or through a link) is refused before anything is created; a link to nothing is not
+    followed, with --overwrite either; a missing folder is one line. No commit, the same rows, no file
+    anywhere but the test's own."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    root, tables = tmp_path / "lakehouse", tmp_path / "tables"
+    root.mkdir()
+    write_deltalake(str(tables / "gold" / "incidents"), pa.table({"cluster": ["c1"], "kind": ["broker_deadlock"]}))
+    monkeypatch.setenv("FLEETHEALTH_LAKEHOUSE", str(root))
+    monkeypatch.setenv("FLEETHEALTH_TABLES", str(tables))
+    log = tables / "gold" / "incidents" / "_delta_log"
+    [part] = [p.name for p in log.parent.glob("*.parquet")]
+    before = _listing(tmp_path)
+    remove = (f"SELECT {{'path': '{part}', 'deletionTimestamp': 1764547200000, 'dataChange': true}} AS remove")
+    commit = log / "00000000000000000001.json"
+    (tmp_path / "elsewhere").symlink_to(log)
+    (tmp_path / "out.json").symlink_to(tmp_path / "planted.json")
+    cases = [
+        ([str(commit)], f"{commit}: inside the lakehouse's tables; `query` never writes there"),
+        ([str(tmp_path / "elsewhere" / commit.name)],
+         f"{tmp_path / 'elsewhere' / commit.name}: inside the lakehouse's tables; `query` never writes there"),
+        ([str(root / "x.json")], f"{root / 'x.json'}: inside the lakehouse; `query` never writes there"),
+        ([str(tmp_path / "out.json")], f"{tmp_path / 'out.json'}: a link to nothing; `query` does not follow it"),
+        ([str(tmp_path / "out.json"), "--overwrite"],
+         f"{tmp_path / 'out.json'}: a link to nothing; `query` does not follow it"),
+        ([str(tmp_path / "no" / "such" / "x.json")],
+         f"{tmp_path / 'no' / 'such' / 'x.json'}: no folder {tmp_path / 'no' / 'such'}; `query` creates none"),
+        ([str(tmp_path / "tables")], f"{tmp_path / 'tables'}: name it .parquet, .csv or .json"),
+    ]
+    before = _listing(tmp_path)
+    for out, message in cases:
+        assert query(root, "--out", *out, "--format", "json", remove) == 2, out
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == ("", f"fleethealth: --out {message}\n"), out
+    assert _listing(tmp_path) == before                     # no commit, no planted.json, nothing created
+    table = DeltaTable(str(tables / "gold" / "incidents"))
+    assert table.version() == 0 and table.to_pyarrow_table().column("kind").to_pylist() == ["broker_deadlock"]
+
+
+def test_a_query_gets_a_bounded_share_of_the_host(lake, monkeypatch, capsys):
+    """DuckDB's own defaults are 80 % of the memory, every core and 90 % of the disk: a query gets
+    $FLEETHEALTH_QUERY_MEMORY (0.25) of the memory, as much again spilled to its own temporary folder,
+    half the cores."""
+    assert query(lake, "--format", "json", "SELECT current_setting('memory_limit') AS memory, "
+                 "current_setting('max_temp_directory_size') AS spill, current_setting('threads') AS threads, "
+                 "current_setting('temp_directory') AS folder") == 0
+    [row] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    number, unit = row["memory"].split()
+    ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert float(number) * {"MiB": 2**20, "GiB": 2**30}[unit] == pytest.approx(0.25 * ram, rel=0.03)
+    assert row["spill"] == row["memory"] and row["threads"] == max(1, os.cpu_count() // 2)
+    assert Path(row["folder"]).parent == Path(tempfile.gettempdir()) and Path(row["folder"]).name.startswith(
+        "fleethealth-query-")                                        # its own, removed at exit
+    monkeypatch.setenv("FLEETHEALTH_QUERY_MEMORY", "2")
+    assert query(lake, "SELECT 1") == 2
+    assert capsys.readouterr().err == ("fleethealth: FLEETHEALTH_QUERY_MEMORY: expected a fraction > 0 and <= 0.9, "
+                                       "got '2'\n")
+
+
+def test_a_memory_bomb_stops_at_its_share_and_leaves_no_spill(lake, tmp_path):
+    """count(DISTINCT ...) of 30 million strings takes 1.7 GB and 8 s here unbounded: with
+    FLEETHEALTH_QUERY_MEMORY=0.005 it stops at its share of memory and spill in one line, exit 1, and
+    its spill folder (under TMPDIR) is gone."""
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    before = _state(lake)
+    env = {**os.environ, "PYTHONPATH": str(PROJECT / "include"), "FLEETHEALTH_QUERY_MEMORY": "0.005",
+           "TMPDIR": str(spill)}
+    proc = subprocess.Popen([sys.executable, "-m", "fleethealth.cli.main", "query", "--lakehouse", str(lake),
+                             "SELECT count(DISTINCT i::VARCHAR || 'x') AS n FROM range(30000000) t(i)"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=PROJECT)
+    out, err = proc.communicate(timeout=120)
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss        # the largest child's so far
+    assert (proc.returncode, out) == (1, "")
+    [line] = err.splitlines()
+    assert line.startswith("fleethealth: query failed: Out of Memory Error: "), line
+    ram_mib = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
+    assert peak_kib / 1024 < 200 + 2 * 0.005 * ram_mib + 400, peak_kib      # the imports, its share, slack
+    assert list(spill.iterdir()) == [] and _state(lake) == before
+
+
+def test_timeout_and_nesting_refusals_are_one_line(lake, capsys):
+    before = _state(lake)
+    for timeout in ("nan", "inf", "0", "-1"):
+        assert query(lake, "--timeout", timeout, "SELECT 1") == 2, timeout
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == ("", f"fleethealth: --timeout {timeout}: a number of seconds > 0\n")
+    nested = "SELECT * FROM (" * 500 + "SELECT kind FROM gold.incidents" + ") t" * 500
+    for sql in (nested, "SELECT " + "abs(" * 500 + "1" + ")" * 500, "EXPLAIN " + nested):
+        assert query(lake, sql) == 2, sql[:20]
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == (
+            "", f"fleethealth: query refused: the statement nests more than 100 levels deep (subqueries or "
+                f"expressions){TAIL}\n")
+    assert query(lake, "--format", "csv", "SELECT * FROM (" * 90 + "SELECT count(*) AS n FROM gold.incidents"
+                 + ") t" * 90) == 0
+    assert capsys.readouterr().out == "n\n3\n"
+    assert _state(lake) == before
+
+
+def test_every_format_escapes_control_and_bidirectional_characters(lake, tmp_path, capsys):
+    """A log line holding an OSC (set the terminal's title), a colour and U+202E (right-to-left
+    override), in a value and in a column's name: escaped alike in the table, CSV and JSON lines; a file
+    of --out keeps the data as it is."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    line = "[2026-11-20 10:00:01,000] INFO \x1b]0;pwned\x07\x1b[31mERROR\u202egnp.exe"
+    write_deltalake(str(lake / "bronze" / "records"), pa.table({
+        "host": ["k2"], "record": [line], "hour": pa.array([_hour(10)], pa.timestamp("us", tz="UTC"))}),
+        mode="append", partition_by=["hour"])
+    before = _state(lake)
+    escaped = "[2026-11-20 10:00:01,000] INFO \\x1b]0;pwned\\x07\\x1b[31mERROR\\u202egnp.exe"
+    sql = "SELECT record AS \"r\u202e\x1b[0m\" FROM bronze.records WHERE host = 'k2'"
+    for fmt in ("table", "csv", "json"):
+        assert query(lake, "--format", fmt, sql) == 0, fmt
+        out = capsys.readouterr().out
+        assert not set(out) & {"\x1b", "\x07", "\u202e"}, (fmt, out)
+        if fmt == "csv":
+            assert out == f"r\\u202e\\x1b[0m\n\"{escaped}\"\n"
+        elif fmt == "json":
+            assert out == json.dumps({"r\u202e\x1b[0m": line}) + "\n" and json.loads(out) == {"r\u202e\x1b[0m": line}
+        else:
+            assert f"| {escaped} |" in out and "| r\\u202e\\x1b[0m " in out
+    assert query(lake, "--out", str(tmp_path / "raw.csv"), sql) == 0
+    assert (tmp_path / "raw.csv").read_text() == f"r\u202e\x1b[0m\n\"{line}\"\n"
+    assert _state(lake) == before

@@ -277,3 +277,90 @@ def test_a_refresh_of_one_cluster_from_an_older_lakehouse(tmp_path, capsys):
     assert "silver.jmx_samples is not in this lakehouse (an older lakehouse): no chart." in page
     assert "Not in this lakehouse (an older one): gold.metadata_divergence, gold.deadlocks, gold.incident_history" in page
     assert page.count("class=\"incident\"") == 2 and "log_cleaner_dead</b> broker-2 — open" in page
+
+
+# -- issue 47: hostile input, round four ------------------------------------------------------------------------------
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+def test_a_log_string_in_a_chart_and_a_planted_bundle_reach_no_page_as_script(load, tmp_path):
+    """`<!--<script` in an incident's evidence (the timeline's tooltip; a group name from a log line)
+    opened a comment that swallowed the render script: every chart is still drawn, the string shown as
+    it is. A bundle planted in the report folder under the name it was once cached by is never inlined
+    (the cache is this user's, outside the published folder)."""
+    from importlib.metadata import version
+
+    import altair as alt
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    from fleethealth.runtime import config
+
+    root = lh.build(tmp_path / "lakehouse")
+    incidents = root / "gold" / "incidents"
+    table = DeltaTable(str(incidents)).to_pyarrow_table()
+    hostile = "group '<!--<script' loading for 600 s"
+    evidence = [hostile if kind == "log_cleaner_dead" else e
+                for kind, e in zip(table.column("kind").to_pylist(), table.column("evidence").to_pylist())]
+    write_deltalake(str(incidents), table.set_column(table.schema.get_field_index("evidence"), "evidence",
+                                                     pa.array(evidence)), mode="overwrite")
+    out = root / "report"
+    out.mkdir()
+    major_minor = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    planted = out / f".vega-bundle-{version('vl-convert-python')}-vl{major_minor}.js"
+    planted.write_text("window.planted = 1;")
+    tables = {p: _listing(p) for p in (root / "gold", root / "silver")}
+    proc = fleethealth("report", "--lakehouse", str(root), *WINDOW, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert {p: _listing(p) for p in tables} == tables                  # no commit, no file among the tables
+    assert sorted(p.name for p in config.cache_dir().glob("vega-bundle-*.js"))
+    page = out / "cluster-pm3-dead-cleaner.html"
+    text = page.read_text()
+    assert "window.planted" not in text and "<!--<script" not in text and "\\u003c!--\\u003cscript" in text
+    loaded = load(page)
+    assert loaded.errors == [] and loaded.failed == [] and loaded.refused == []
+    assert loaded.page.evaluate("typeof window.planted") == "undefined"
+    drawn = loaded.page.evaluate("""() => Array.from(document.querySelectorAll('div.chart')).map(d =>
+        [d.id, d.querySelectorAll('svg .role-mark').length])""")
+    assert len(drawn) == 9 and [d for d in drawn if d[1] == 0] == [], drawn
+    shown = loaded.page.evaluate("window.fleethealthViews['chart-timeline'].data('incidents').map(r => r.evidence)")
+    assert hostile in shown
+    assert planted.read_text() == "window.planted = 1;"                # not its file: left alone
+
+
+def test_report_out_refuses_the_tables_and_deletes_only_its_own_pages(tmp_path, monkeypatch, capsys):
+    """`report --out <lakehouse>/gold` (the tables in the lakehouse folder) and --out in a tables root of
+    its own are refused before anything is written; a refresh removes the pages of clusters it no
+    longer shows that a report wrote, never another file named cluster-*.html nor a link's target."""
+    root = lh.build(tmp_path / "lakehouse")
+    lakehouse = _listing(root)
+    gold = root / "gold"
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--out", str(gold)]) == 2
+    assert capsys.readouterr().err == f"fleethealth: --out {gold}: inside the lakehouse's tables; give a folder of its own\n"
+    assert _listing(root) == lakehouse                                 # no commit, no page among the tables
+
+    tables = lh.build(tmp_path / "tables")
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("FLEETHEALTH_LAKEHOUSE", str(tmp_path / "home"))
+    monkeypatch.setenv("FLEETHEALTH_TABLES", str(tables))
+    before = _listing(tmp_path)
+    for out in (tables, tables / "report"):
+        assert cli.main(["report", *WINDOW, "--out", str(out)]) == 2
+        assert capsys.readouterr().err == (f"fleethealth: --out {out}: inside the lakehouse's tables; give a "
+                                           "folder of its own\n")
+    assert _listing(tmp_path) == before
+    monkeypatch.delenv("FLEETHEALTH_TABLES")
+
+    out = tmp_path / "site"
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--out", str(out)]) == 0
+    ours = (out / "cluster-healthy.html").read_text()
+    (out / "cluster-notes.html").write_text("<p>a page of someone else's</p>")
+    (tmp_path / "kept.html").write_text(ours)
+    (out / "cluster-link.html").symlink_to(tmp_path / "kept.html")
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--cluster", lh.DEAD, "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "cluster-link.html", "cluster-notes.html", "cluster-pm3-dead-cleaner.html", "index.html"]
+    assert (tmp_path / "kept.html").read_text() == ours
+    assert _listing(root) == lakehouse

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import json
+import math
 import shutil
 import sys
 import tempfile
@@ -16,7 +17,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from fleethealth.fleet.inventory import InventoryError, load_inventory
-from fleethealth.lake import locks
+from fleethealth.lake import locks, tables as lake_tables
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, parse_window
 from fleethealth.runtime import config, interrupt
@@ -253,27 +254,42 @@ def cmd_parse(args) -> int:
 
 
 def cmd_query(args) -> int:
-    from fleethealth.cli import query
-
     root = args.lakehouse
     if not root.root.is_dir():
         raise UsageError(f"no lakehouse at {root} (give --lakehouse, or set ${config.ENV_LAKEHOUSE})")
-    out = Path(args.out).resolve() if args.out else None
-    if out is not None:
-        if out.suffix.lower() not in query.OUT_FORMATS:
-            raise UsageError(f"--out {args.out}: name it .parquet, .csv or .json")
-        if out.is_relative_to(root.root):
-            raise UsageError(f"--out {args.out}: inside the lakehouse; `query` never writes there")
-        if out.exists() and not args.overwrite:
-            raise UsageError(f"--out {args.out}: exists (--overwrite to replace it)")
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout {args.timeout:g}: a number of seconds")
+    out = _query_out(args.out, root, args.overwrite) if args.out else None
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise UsageError(f"--timeout {args.timeout:g}: a number of seconds > 0")
     limit = args.limit if args.limit is not None else (0 if out else DEFAULT_QUERY_LIMIT)
     if limit < 0:
         raise UsageError(f"--limit {limit}: a number of rows (0 for all)")
     if args.engine == "spark":
         return _query_spark(args, root, out, limit)
     return _query_duckdb(args, root, out, limit)
+
+
+def _query_out(given: str, root: Lakehouse, overwrite: bool) -> Path:
+    """The file --out names, if `query` may write it (nothing is created here): outside the lakehouse
+    and its tables (links followed), in a folder that exists, and not a link to nothing (writing
+    through it would create whatever it points to)."""
+    from fleethealth.cli import query
+
+    out = Path(given).resolve()
+    if out.suffix.lower() not in query.OUT_FORMATS:
+        raise UsageError(f"--out {given}: name it .parquet, .csv or .json")
+    if Path(given).is_symlink() and not Path(given).exists():
+        raise UsageError(f"--out {given}: a link to nothing; `query` does not follow it")
+    if out.is_relative_to(root.root):
+        raise UsageError(f"--out {given}: inside the lakehouse; `query` never writes there")
+    if lake_tables.holds_tables(root, out):
+        raise UsageError(f"--out {given}: inside the lakehouse's tables; `query` never writes there")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {given}: no folder {out.parent}; `query` creates none")
+    if out.is_dir():
+        raise UsageError(f"--out {given}: a folder; name a file")
+    if out.exists() and not overwrite:
+        raise UsageError(f"--out {given}: exists (--overwrite to replace it)")
+    return out
 
 
 def _query_duckdb(args, root: Lakehouse, out: Path | None, limit: int) -> int:
@@ -336,10 +352,10 @@ def _query_spark(args, root: Lakehouse, out: Path | None, limit: int) -> int:
     timer = threading.Timer(args.timeout, stop)
     timer.daemon = True
     try:
+        timer.start()       # spark.sql() runs a command (DESCRIBE HISTORY reads a Delta log) as it analyses it
         query.check_parsed(spark, args.sql)          # before anything runs
         df = spark.sql(args.sql)
         query.check_analysed(spark, df)
-        timer.start()
         shown = query.write(df, args.format, limit, out)
     except query.Refused as exc:
         raise UsageError(f"query refused: {exc}; `query` only reads ({query.READS}). Writes and maintenance "
@@ -384,6 +400,8 @@ def cmd_report(args) -> int:
         raise UsageError(f"--out {args.out}: a file; give a folder")
     if (out / "_delta_log").exists() or any((p / "_delta_log").is_dir() for p in out.parents):
         raise UsageError(f"--out {args.out}: inside a Delta table; give a folder of its own")
+    if lake_tables.holds_tables(root, out):
+        raise UsageError(f"--out {args.out}: inside the lakehouse's tables; give a folder of its own")
     t0 = time.monotonic()
     try:
         index = html.write_report(root, hours[0], hours[-1] + HOUR, out, cluster=args.cluster)

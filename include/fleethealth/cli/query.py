@@ -5,10 +5,12 @@ anything runs: the parsed plan (Spark runs commands, and EXECUTE IMMEDIATE's sta
 analyses them) may hold only the query operators of QUERY_NODES over the lakehouse's own tables
 (`<layer>.<table>`: no file read by path such as text.`/etc/hostname`), and `range()` of the table
 functions; an IDENTIFIER(...) plan is built from its identifier first and then judged. A read-only
-command (SHOW, DESCRIBE, EXPLAIN of such a query) may be the root. Anything else is refused: every
-command (DML, DDL, SET, ADD JAR, CACHE, VACUUM, OPTIMIZE, ...), INSERT ... DIRECTORY, EXECUTE
-IMMEDIATE, SQL scripts, TRANSFORM (runs an external command). The analysed plan is checked again
-before any row is read (views expanded): no command, no reflect()/java_method() (calls Java methods).
+command (SHOW, DESCRIBE, EXPLAIN of such a query) may be the root, if what it shows or describes is
+a lakehouse table or schema (no path, no delta.`/p`: DESCRIBE HISTORY reads that log). Anything else
+is refused: every command (DML, DDL, SET, ADD JAR, CACHE, VACUUM, OPTIMIZE, ...), INSERT ...
+DIRECTORY, EXECUTE IMMEDIATE, SQL scripts, TRANSFORM (runs an external command). The analysed plan
+is checked again before any row is read (views expanded): no command, no reflect()/java_method()
+(calls Java methods).
 Writes and maintenance belong to the DAGs.
 """
 from __future__ import annotations
@@ -72,7 +74,7 @@ def _check_query(spark, parser, plan) -> None:
     if root == "ExplainCommand":
         return _check_query(spark, parser, plan.logicalPlan())
     if root in READ_ONLY_COMMANDS:
-        return                      # its children are the names it shows or describes
+        return _check_named(plan)
 
     def judge(node):
         name = _name(node)
@@ -121,10 +123,28 @@ def _walk(spark, plan, judge) -> None:
         expressions.extend(_seq(node.expressions()))
 
 
-def _check_table(parts: list[str]) -> None:
+def _check_named(command) -> None:
+    """What a read-only command shows or describes (its children) must be a lakehouse table, one of
+    its schemas, the current one or a function: DESCRIBE HISTORY/DETAIL of a path or of delta.`/p`
+    would read any Delta log the process reaches."""
+    for child in _seq(command.children()):
+        name = _name(child)
+        if name in ("UnresolvedTableOrView", "UnresolvedTable", "UnresolvedView"):
+            _check_table(_seq(child.multipartIdentifier()), cte=False)
+        elif name == "UnresolvedNamespace":
+            parts = [p.lower() for p in _seq(child.multipartIdentifier())]
+            if len(parts) > 1 or parts and parts[0] not in DATABASES:
+                raise Refused(f"{'.'.join(parts)} is not a schema of the lakehouse ({', '.join(DATABASES)})")
+        elif name in ("UnresolvedPathBasedDeltaTable", "UnresolvedPathBasedTable"):
+            _check_table([child.path()], cte=False)
+        elif name not in ("CurrentNamespace$", "UnresolvedFunctionName"):
+            raise Refused(f"{_name(command)} of {name}: only the lakehouse's tables are shown or described")
+
+
+def _check_table(parts: list[str], cte: bool = True) -> None:
     """A table name must be a lakehouse table's (`<layer>.<table>`, or a CTE's one-part name): a
     data source and a path (text.`/etc/hostname`) would read any file the user can."""
-    if len(parts) == 1 or (len(parts) == 2 and parts[0].lower() in DATABASES) or (
+    if (cte and len(parts) == 1) or (len(parts) == 2 and parts[0].lower() in DATABASES) or (
             len(parts) == 3 and parts[0].lower() == "spark_catalog" and parts[1].lower() in DATABASES):
         return
     raise Refused(f"{'.'.join(parts)} is not a table of the lakehouse ({', '.join(DATABASES)}.<table>): "
@@ -198,14 +218,19 @@ def write(df, fmt: str, limit: int, out: Path | None) -> int:
     return -1 if cut else shown
 
 
-def _emitter(fmt: str, columns: list[str]):
-    """A function taking each row (a dict), then None at the end."""
+def _emitter(fmt: str, columns: list[str], raw: bool = False):
+    """A function taking each row (a dict), then None at the end. What it prints has its control and
+    bidirectional characters escaped (JSON's own escapes: every one but ASCII's printable), unless
+    `raw` (a file of --out keeps the data as it is)."""
+    from fleethealth.runtime.text import printable
+
     if fmt == "json":
         return lambda r: r is not None and print(json.dumps(r, default=str))
     if fmt == "csv":
+        text = (lambda v: v) if raw else printable
         w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow(columns)
-        return lambda r: r is not None and w.writerow([r[c] for c in columns])
+        w.writerow(map(text, columns))
+        return lambda r: r is not None and w.writerow([text(r[c]) for c in columns])
     from fleethealth.report import text as report
 
     chunk: list[dict] = []

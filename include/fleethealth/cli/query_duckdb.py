@@ -17,6 +17,7 @@ Read-only, and nothing outside the lakehouse's tables, by two locks:
   (`enable_external_access=false`: read_csv/read_text/read_parquet/glob of a path, COPY, ATTACH,
   INSTALL fail), no extension installed or loaded, no Python object scanned by name, and
   `lock_configuration=true` so no SET/RESET undoes any of it.
+A query takes a bounded share of the host (`resources`): memory, spill to its own folder, threads.
 """
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ from fleethealth.lake.tables import LAYERS, TABLES, present
 
 READS = "SELECT/WITH/VALUES/FROM, SHOW, DESCRIBE, SUMMARIZE, EXPLAIN"
 BATCH = 1000               # rows fetched at a time
+# levels of subqueries or expressions the parser takes (DuckDB's default, 1000, is deeper than Python's
+# JSON reader follows when the tables a statement names are listed)
+MAX_DEPTH = 100
 
 # what each statement type (duckdb.StatementType) would do: the refusal's words
 _WHAT = {
@@ -58,9 +62,21 @@ SANDBOX = (
     ("autoload_known_extensions", False),
     ("allow_community_extensions", False),
     ("python_enable_replacements", False),     # `FROM some_python_variable`
+    ("max_expression_depth", MAX_DEPTH),
     ("enable_external_access", False),
     ("lock_configuration", True),
 )
+
+
+def resources() -> dict[str, str | int]:
+    """What one query may take of a shared host (DuckDB's defaults are 80 % of the memory, every core
+    and 90 % of the disk): $FLEETHEALTH_QUERY_MEMORY of the memory, as much again spilled to its
+    temporary folder, half the cores."""
+    from fleethealth.runtime import config
+
+    mib = int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * config.query_memory() / 2**20)
+    return {"memory_limit": f"{mib}MiB", "max_temp_directory_size": f"{mib}MiB",
+            "threads": max(1, (os.cpu_count() or 1) // 2)}
 
 
 def _type(statement) -> str:
@@ -72,7 +88,12 @@ def check_statement(con, sql: str):
     Refused (nothing runs here; a syntax error raises DuckDB's ParserException)."""
     import duckdb
 
-    statements = con.extract_statements(sql)
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.ParserException as exc:
+        if "max expression depth" in str(exc).lower():
+            raise Refused(f"the statement nests more than {MAX_DEPTH} levels deep (subqueries or expressions)") from None
+        raise
     if len(statements) != 1:
         raise Refused(f"one statement at a time ({len(statements)} given)" if statements else "no statement given")
     [statement] = statements
@@ -195,6 +216,8 @@ def _prepare(con, root: Lakehouse, sql: str):
     atexit.register(shutil.rmtree, spill, True)
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET temp_directory = ?", [spill])
+    for key, value in resources().items():
+        con.execute(f"SET {key} = ?", [value])
     for key, value in SANDBOX:
         con.execute(f"SET {key} = {str(value).lower()}")
     statement, select = check_statement(con, sql)
@@ -257,10 +280,10 @@ def run(con, statement, fmt: str, limit: int, out: Path | None, timeout: float) 
         timer.cancel()
 
 
-def _print(con, sql: str, fmt: str, limit: int) -> int:
+def _print(con, sql: str, fmt: str, limit: int, raw: bool = False) -> int:
     result = con.execute(sql)                    # streams: rows are computed as they are fetched
     columns = [d[0] for d in result.description]
-    emit = _emitter(fmt, columns)
+    emit = _emitter(fmt, columns, raw)
     shown = 0
     while rows := result.fetchmany(BATCH):
         for row in rows:
@@ -293,7 +316,7 @@ def _write_file(con, sql: str, limit: int, out: Path) -> None:
             import contextlib
 
             with open(tmp, "w", newline="") as f, contextlib.redirect_stdout(f):
-                _print(con, sql, fmt, limit)
+                _print(con, sql, fmt, limit, raw=True)
         os.replace(tmp, out)
     finally:
         if tmp.exists():

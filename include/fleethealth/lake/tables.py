@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
-from fleethealth.lake.catalog import Lakehouse
+from fleethealth.lake.catalog import STAGING, Lakehouse
+from fleethealth.runtime import config
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,18 @@ def exists(spark, qualified: str, lakehouse: Lakehouse) -> bool:
     from delta.tables import DeltaTable
 
     return DeltaTable.isDeltaTable(spark, table(qualified).path(lakehouse))
+
+
+def holds_tables(lakehouse: Lakehouse, path: Path) -> bool:
+    """Whether `path` (absolute, links resolved) is where the tables are kept: in the tables root when
+    that is a folder of its own, else in a layer's folder or the staging one (the landing and the
+    report share the lakehouse folder with them)."""
+    if config.is_uri(lakehouse.tables):
+        return False
+    tables = Path(lakehouse.tables)
+    if tables != lakehouse.root:
+        return path.is_relative_to(tables)
+    return any(path.is_relative_to(tables / folder) for folder in (*LAYERS, STAGING))
 
 
 def present(qualified: str, lakehouse: Lakehouse) -> bool:

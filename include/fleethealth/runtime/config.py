@@ -31,6 +31,7 @@ Timeout = Annotated[float, Field(gt=0), says("expected a number of seconds > 0, 
 Count = Annotated[int, Field(ge=0), says("expected a whole number >= 0, got {got}")]
 Hours = Annotated[int, Field(ge=1), says("expected a whole number of hours >= 1, got {got}")]
 Megabytes = Annotated[float, Field(gt=0), says("expected a number of MB > 0, got {got}")]
+Fraction = Annotated[float, Field(gt=0, le=0.9), says("expected a fraction > 0 and <= 0.9, got {got}")]
 Flag = Annotated[bool, says("expected true or false (1 or 0), got {got}")]
 Instant = Annotated[datetime, BeforeValidator(lambda v: datetime.fromisoformat(v) if isinstance(v, str) else v),
                     says("expected an ISO-8601 date and time, e.g. 2026-01-01T00:00:00+00:00, got {got}")]
@@ -64,6 +65,7 @@ class Settings(BaseSettings):
     notify_max_age_hours: Hours = Field("6", description="notifications.max_age: a transition is sent only while it is news: its incident open in an hour at most this old, or the transition that recent (older ones are recorded `skipped`)")
     notify_send_timeout_s: Timeout = Field("20", description="one delivery to a receiver (connect, send, answer) fails after this many seconds in all")
     notify_timeout_s: Timeout = Field("300", description="one notify run sends for at most this long (the rest waits for the next run); the DAG's notify task is stopped a minute after it")
+    query_memory: Fraction = Field("0.25", description="`fleethealth query` (DuckDB): the share of the machine's memory a query may use, and may spill as much again to its own temporary folder")
     notify_channel_modules: str = Field("", description="more notification channel types: Python modules (comma-separated, importable) each defining one (fleethealth.fleet.channels.ChannelType)")
 
 
@@ -157,6 +159,10 @@ def notify_send_timeout_s() -> float:
 
 def notify_timeout_s() -> float:
     return settings().notify_timeout_s
+
+
+def query_memory() -> float:
+    return settings().query_memory
 
 
 def notify_channel_modules() -> tuple[str, ...]:

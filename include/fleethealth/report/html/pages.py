@@ -22,7 +22,10 @@ from fleethealth.report.html.charts import (Chart, cleaner_chart, completeness_h
 from fleethealth.report.html.incidents import chart_of, entity_keys, fact_rows, most_severe_first
 from fleethealth.report.html.read import HOURLY, WHOLE, Gold, cell_text, clusters_of, page_name, read_gold
 from fleethealth.report.text import evidence_text, known_bugs_text
+from fleethealth.runtime import config
 
+# in the head of every page written here: what a refresh may delete (never a file it did not write)
+GENERATOR = '<meta name="generator" content="fleethealth report">'
 CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
        "img-src data:; font-src data:")
 
@@ -71,9 +74,11 @@ def _table(rows: list[dict]) -> str:
 
 def _page(title: str, subtitle: str, body: str, charts: list[Chart], bundle: str) -> str:
     specs = {c.id: c.spec for c in charts if c.spec is not None}
-    # a JSON text inside <script> must not close it
-    data = json.dumps(specs, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    # a JSON text inside <script> must not close it, nor open a comment (`<!--<script` would swallow
+    # the render script): no <, > or & at all (they stand only in its strings, as \u003c ...)
+    data = json.dumps(specs, separators=(",", ":"), allow_nan=False)
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{GENERATOR}"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
             f"<title>{html.escape(title)}</title><style>{STYLE}</style>\n<script>{bundle}</script></head>\n"
             f"<body><h1>{html.escape(title)}</h1><p class=\"meta\">{subtitle}</p>\n{body}\n"
@@ -196,20 +201,22 @@ def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
     return _page(f"fleethealth: {cluster}", _window_text(gold), body, charts, bundle)
 
 
-def javascript_bundle(cache_dir: Path | None = None) -> str:
+def javascript_bundle() -> str:
     """Vega, Vega-Lite (the version Altair writes) and vega-embed as one script (vl-convert's bundle).
-    Building it takes ~3 s, so it is kept in `cache_dir` under a name holding both versions."""
+    Building it takes ~3 s, so it is kept under a name holding both versions in this user's cache
+    (config.cache_dir), never in the published folder: whoever may write there must not plant script
+    in every page."""
     from importlib.metadata import version
 
     major_minor = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
-    cached = cache_dir / f".vega-bundle-{version('vl-convert-python')}-vl{major_minor}.js" if cache_dir else None
-    if cached is not None and cached.is_file():
+    cached = config.cache_dir() / f"vega-bundle-{version('vl-convert-python')}-vl{major_minor}.js"
+    if cached.is_file():
         return cached.read_text(encoding="utf-8")
     import vl_convert
 
     bundle = vl_convert.javascript_bundle(vl_version=major_minor).replace("</script", "<\\/script")
-    if cached is not None:
-        _write(cached, bundle)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    _write(cached, bundle)
     return bundle
 
 
@@ -235,16 +242,25 @@ def write_report(lakehouse: Lakehouse, start: datetime, end: datetime, out: Path
     limits = limits or gold_thresholds.load()
     out = Path(out) if out is not None else lakehouse.report
     out.mkdir(parents=True, exist_ok=True)
-    bundle = javascript_bundle(out)
+    bundle = javascript_bundle()
     pages = {page_name(c) for c in clusters}
     for c in clusters:
         _write(out / page_name(c), cluster_page(gold, c, bundle, limits))
     index = out / "index.html"
     _write(index, overview_page(gold, clusters, bundle))
     for stale in out.glob("cluster-*.html"):   # a cluster of an earlier window, no longer linked
-        if stale.name not in pages:
+        if stale.name not in pages and _written_here(stale):
             stale.unlink()
     return index
+
+
+def _written_here(path: Path) -> bool:
+    """Whether `path` is a page a report wrote (GENERATOR in its head), not a file (or a link) of
+    someone else's that happens to be named cluster-*.html."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    with open(path, "rb") as f:
+        return GENERATOR.encode() in f.read(512)
 
 
 def last_hours(end_hour: datetime, hours: int = 24) -> tuple[datetime, datetime]:
