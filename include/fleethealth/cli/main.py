@@ -510,6 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        config.settings()      # every FLEETHEALTH_* variable, before any host is pulled or a JVM starts
         if hasattr(args, "lakehouse"):
             args.lakehouse = Lakehouse.from_settings(args.lakehouse)
         return args.func(args)
@@ -517,8 +518,8 @@ def main(argv: list[str] | None = None) -> int:
         for line in exc.problems:
             print(f"fleethealth: {line}", file=sys.stderr)
         return EXIT_USAGE
-    except (UsageError, ValueError) as exc:
-        print(f"fleethealth: {exc}", file=sys.stderr)
+    except (UsageError, ValueError) as exc:     # config.SettingError: a line per wrong variable
+        print("\n".join(f"fleethealth: {line}" for line in str(exc).splitlines()), file=sys.stderr)
         return EXIT_USAGE
 
 
