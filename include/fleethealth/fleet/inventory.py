@@ -64,7 +64,7 @@ class Host:
 
     @property
     def processes(self) -> tuple[str, ...]:
-        """The Kafka/ZooKeeper processes this host runs, as mbeans.yaml's `on:` names them."""
+        """The Kafka/ZooKeeper processes this host runs, as mbeans.yaml's `processes` names them."""
         if self.role == "zookeeper":
             return ("zookeeper",)
         broker = () if self.role == "controller" else ("zk_broker",) if self.mode == "zookeeper" else ("kraft_broker",)
