@@ -21,8 +21,8 @@ UNITS = ("bytes", "count", "ms", "ratio", "offset", "id", "text")
 TEXT = "text"   # a string attribute: no jmx_exporter series
 # the processes a bean is registered by (fleethealth.fleet.inventory.Host.processes)
 PROCESSES = ("zookeeper", "zk_broker", "kraft_broker", "controller")
-# detector kinds of SPEC section 5 not built yet (issue 46, step 4) that read_by may name for the beans
-# collected for them; once one is built, it leaves this list and must read what names it
+# the KRaft detector kinds not built yet (issue 46, step 4) that read_by may name for the beans collected
+# for them; once one is built, it leaves this list and must read what names it
 PLANNED_READERS = ("broker_fenced", "controller_quorum_unstable", "metadata_lag")
 _VERSION = re.compile(r"\d+(\.\d+)+")
 _SERIES = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
