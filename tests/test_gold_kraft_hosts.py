@@ -74,3 +74,25 @@ def test_a_controllers_incident_is_resolved_by_its_own_data_only(spark):
     controller[2] = ("kr", "kr-ctl-1", "controller", 3000, None, hours[2], ["kafka"])
     incidents = lifecycle(findings, spark.createDataFrame(broker + controller, schema), 1, hosts).incidents.collect()
     assert [(i.entity, i.status, i.resolved_at) for i in incidents] == [("controller-3000", "resolved", hours[2])]
+
+
+def test_the_report_shows_a_controllers_own_health_rows():
+    """A host_silent incident of controller-3000: the report's rows are that controller's, not a broker's."""
+    import pandas as pd
+
+    from fleethealth.report.html.incidents import entity_keys, fact_rows
+    from fleethealth.report.html.read import Gold
+
+    assert entity_keys("controller-3000") == {"controller": 3000}
+    assert entity_keys("zk-3") == {"zk": 3}
+    at = pd.Timestamp(HOUR, tz="UTC")
+    health = pd.DataFrame([
+        {"cluster": "kr", "host": h, "role": role, "broker_id": i, "zk_myid": None, "hour": at,
+         "sources_expected": ["jmx", "kafka"], "sources_missing": missing}
+        for h, role, i, missing in (("kr-ctl-1", "controller", 3000, ["jmx", "kafka"]), ("kr-kafka-1", "kafka", 1, []))])
+    gold = Gold(HOUR, HOUR + timedelta(hours=1), {"broker_health_hourly": health})
+    incident = pd.Series({"cluster": "kr", "kind": "host_silent", "entity": "controller-3000",
+                          "first_hour": at, "last_hour": at, "first_seen": at, "last_seen": at})
+    _, table, rows = fact_rows(gold, incident)
+    assert table == "broker_health_hourly"
+    assert [(r["host"], r["sources_missing"]) for r in rows] == [("kr-ctl-1", ["jmx", "kafka"])]
