@@ -89,7 +89,8 @@ def test_the_report_shows_a_controllers_own_health_rows():
     health = pd.DataFrame([
         {"cluster": "kr", "host": h, "role": role, "broker_id": i, "zk_myid": None, "hour": at,
          "sources_expected": ["jmx", "kafka"], "sources_missing": missing}
-        for h, role, i, missing in (("kr-ctl-1", "controller", 3000, ["jmx", "kafka"]), ("kr-kafka-1", "kafka", 1, []))])
+        for h, role, i, missing in (("kr-ctl-1", "controller", 3000, ["jmx", "kafka"]),
+                                    ("kr-kafka-1", "kafka", 1, []))])
     gold = Gold(HOUR, HOUR + timedelta(hours=1), {"broker_health_hourly": health})
     incident = pd.Series({"cluster": "kr", "kind": "host_silent", "entity": "controller-3000",
                           "first_hour": at, "last_hour": at, "first_seen": at, "last_seen": at})

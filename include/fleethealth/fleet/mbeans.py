@@ -110,7 +110,8 @@ def build_catalogue(doc, origin: str = CATALOGUE_FILE) -> dict[str, MBean]:
         out[str(name)] = MBean(
             id=str(name), domain=entry["domain"], keys=tuple(keys.items()), attribute=entry["attribute"],
             unit=entry["unit"], since=entry["since"], processes=processes, read_by=read_by,
-            exporter_series=exporter["series"], exporter_labels=_strings(exporter["labels"], "jmx_exporter labels", fail))
+            exporter_series=exporter["series"],
+            exporter_labels=_strings(exporter["labels"], "jmx_exporter labels", fail))
     return out
 
 
