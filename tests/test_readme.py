@@ -40,10 +40,12 @@ def test_every_block_says_what_it_is_and_a_test_checks_it():
 def test_the_inventory_example_loads_as_shown():
     [b] = [b for b in blocks() if b.kind == "inventory" and not b.name]
     inventory = parse_inventory(yaml.safe_load(b.text), "README.md")
-    [cluster] = inventory.clusters
-    assert (cluster.name, cluster.timezone, [h.host for h in cluster.hosts]) == (
-        "bigdata", "Europe/Berlin", ["bd-kafka-1", "bd-zk-1", "bd-kafka-2"])
+    cluster, kraft = inventory.clusters
+    assert (cluster.name, cluster.timezone, cluster.mode, [h.host for h in cluster.hosts]) == (
+        "bigdata", "Europe/Berlin", "zookeeper", ["bd-kafka-1", "bd-zk-1", "bd-kafka-2"])
     assert cluster.hosts[2].paths["jmx"] == "/nfs/bd-kafka-2/jmx"
+    assert (kraft.name, kraft.mode, [(h.entity, h.controller) for h in kraft.hosts]) == (
+        "events", "kraft", [("controller-3000", True), ("broker-1", False), ("broker-2", True)])
     assert inventory.notifications == ()
 
 
