@@ -563,6 +563,11 @@ def test_show_tables_lists_the_names_query_takes(lake, capsys):
     assert query(lake, "--format", "json", "show all tables;") == 0
     assert [(r["schema"], r["name"]) for r in map(json.loads, capsys.readouterr().out.splitlines())] == [
         ("bronze", "records"), ("gold", "incidents"), ("silver", "kafka_events")]
+    # a query of SHOW TABLES, or its EXPLAIN, is run as it is
+    assert query(lake, "--format", "csv", "SELECT count(*) AS n FROM (SHOW TABLES)") == 0
+    assert capsys.readouterr().out == "n\n3\n"
+    assert query(lake, "--format", "csv", "EXPLAIN SHOW TABLES") == 0
+    assert capsys.readouterr().out.startswith("explain_key,explain_value\n")
 
 
 def test_a_column_named_by_a_duckdb_keyword(history, capsys):

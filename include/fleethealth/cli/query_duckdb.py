@@ -154,16 +154,16 @@ def named_tables(con, select: str) -> tuple[list[tuple[str, ...]] | None, str | 
     """The tables a SELECT names, from DuckDB's parser only (json_serialize_sql: nothing is bound),
     each as its lower-case parts ([catalog,] [schema,] table), CTEs left out (None when the parser
     cannot serialize the statement); and the name of what it shows when it is SHOW TABLES or SHOW
-    ALL TABLES (SHOWN_TABLES)."""
+    ALL TABLES itself, not a query of them (SHOWN_TABLES)."""
     tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [select]).fetchone()[0])
     if tree.get("error"):
         return None, None
-    refs, ctes, todo, shown = [], set(), [tree], None
+    source = tree["statements"][0]["node"].get("from_table") or {}
+    shown = source.get("table_name") if (source.get("type"), source.get("show_type")) == ("SHOW_REF", "SHOW_SPECIAL") else None
+    refs, ctes, todo = [], set(), [tree]
     while todo:
         node = todo.pop()
         if isinstance(node, dict):
-            if node.get("type") == "SHOW_REF" and node.get("show_type") == "SHOW_SPECIAL":
-                shown = node.get("table_name")
             if node.get("type") == "BASE_TABLE":
                 refs.append(tuple(p.lower() for p in (node.get("catalog_name"), node.get("schema_name"),
                                                        node.get("table_name")) if p))
@@ -297,7 +297,7 @@ def _prepare(con, root: Lakehouse, sql: str):
                           "files are not read by path")
     # views over Arrow datasets (delta-rs reads the files, not DuckDB): no setting is needed for them
     _register(con, {q: p for q, p in present.items() if q in wanted or not wanted})
-    return SHOWN_TABLES.get(shown, statement.query)
+    return SHOWN_TABLES.get(shown, statement.query) if _type(statement) == "SELECT" else statement.query
 
 
 def _register(con, tables: dict[str, str]) -> None:
