@@ -77,6 +77,15 @@ def test_query_reads_gold_and_rejects_unknown_tables(spark, lakehouse, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("fleethealth: unknown table gold.nope in query; tables in ")
     assert err[0].endswith("gold.incidents")
+    # a table without its layer: the name it means (issue 48)
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(lakehouse), "SELECT * FROM incidents"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("fleethealth: unknown table incidents in query: did you mean "
+                                               "gold.incidents? Tables in ")
+    # timestamps as the DuckDB engine (and `parse`) prints them: ISO-8601 UTC to the millisecond
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(lakehouse), "--format", "csv",
+                     "SELECT TIMESTAMP '2026-11-20 10:20:00.25' AS t, DATE '2026-11-20' AS d"]) == 0
+    assert capsys.readouterr().out == "t,d\n2026-11-20T10:20:00.250Z,2026-11-20\n"
 
 
 @pytest.mark.spark

@@ -65,7 +65,7 @@ def test_every_layer_is_read_by_its_usual_name(lake, capsys):
     assert query(lake, "--format", "json", "SELECT hour, count(*) AS n FROM silver.kafka_events "
                  "GROUP BY hour ORDER BY hour") == 0
     assert [json.loads(x) for x in capsys.readouterr().out.splitlines()] == [
-        {"hour": "2026-11-20 10:00:00+00:00", "n": 2}, {"hour": "2026-11-20 11:00:00+00:00", "n": 2}]
+        {"hour": "2026-11-20T10:00:00.000Z", "n": 2}, {"hour": "2026-11-20T11:00:00.000Z", "n": 2}]
     assert query(lake, "--format", "csv", "SELECT level FROM silver.kafka_events "
                  "WHERE hour = TIMESTAMPTZ '2026-11-20 11:00:00+00' ORDER BY level") == 0
     assert capsys.readouterr().out == "level\nERROR\nINFO\n"
@@ -230,7 +230,7 @@ def test_the_spark_engines_write_forms_are_refused_too(lake, tmp_path, capsys):
         sql = sql.replace("<table>", str(lake / "gold" / "incidents"))
         assert query(lake, sql) == 2, sql
         captured = capsys.readouterr()
-        [line] = captured.err.splitlines()
+        line = captured.err.splitlines()[0]          # DuckDB's hints and caret line may follow
         assert captured.out == "" and line.startswith((
             "fleethealth: query refused: ", "fleethealth: query error: Parser Error: ",
             "fleethealth: query error: Catalog Error: Scalar Function with name reflect does not exist!",
@@ -238,14 +238,16 @@ def test_the_spark_engines_write_forms_are_refused_too(lake, tmp_path, capsys):
     assert _state(lake) == before
 
 
-def test_errors_are_one_line(lake, tmp_path, capsys):
+def test_errors_say_what_is_wrong(lake, tmp_path, capsys):
     assert query(lake, "SELECT * FROM gold.nope") == 2
     assert capsys.readouterr().err == (f"fleethealth: unknown table gold.nope in query; tables in {lake}: "
                                        "bronze.records, gold.incidents, silver.kafka_events\n")
     assert query(lake, "SELECT * FROM gold.incident_history") == 2       # in the catalog, not in this lakehouse
     assert capsys.readouterr().err.startswith("fleethealth: unknown table gold.incident_history in query; ")
     assert query(lake, "SELEC kind FROM gold.incidents") == 2
-    assert capsys.readouterr().err == 'fleethealth: query error: Parser Error: syntax error at or near "SELEC"\n'
+    assert capsys.readouterr().err == ('fleethealth: query error: Parser Error: syntax error at or near "SELEC"\n'
+                                       "LINE 1: SELEC kind FROM gold.incidents\n"
+                                       "        ^^^^^\n")
     assert query(lake, "SELECT nope FROM gold.incidents") == 2
     assert capsys.readouterr().err.startswith('fleethealth: query error: Binder Error: Referenced column "nope" not found')
     assert query(lake, "") == 2
@@ -498,3 +500,125 @@ def test_every_format_escapes_control_and_bidirectional_characters(lake, tmp_pat
     assert query(lake, "--out", str(tmp_path / "raw.csv"), sql) == 0
     assert (tmp_path / "raw.csv").read_text() == f"r\u202e\x1b[0m\n\"{line}\"\n"
     assert _state(lake) == before
+
+
+# -- issue 48: answers that help ---------------------------------------------------------------------------------------
+
+EVIDENCE = ("inventory kafka_version 0.10.1.0 of k1 is in the affected range of 3 catalogued bug(s): "
+            + "; ".join(f"bug {i}: a long summary of what goes wrong affected [0.10.0.0, 0.10.1.1)" for i in range(9)))
+
+
+@pytest.fixture
+def history(lake) -> Path:
+    """gold.incident_history beside the lake's tables: `at` (a DuckDB keyword) to the microsecond, a
+    known_bug_exposure evidence of 700+ characters."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    at = [datetime(2026, 11, 20, 10, 20, tzinfo=timezone.utc), datetime(2026, 11, 20, 11, 5, 7, 250999, tzinfo=timezone.utc)]
+    write_deltalake(str(lake / "gold" / "incident_history"), pa.table({
+        "incident_id": ["i1", "i2"], "at": pa.array(at, pa.timestamp("us", tz="UTC")),
+        "evidence": [EVIDENCE, "size 4.20 GiB > 1.00 GiB (jmx)"]}))
+    assert len(EVIDENCE) > 700
+    return lake
+
+
+def test_duckdbs_own_hints_and_caret_are_kept(lake, capsys):
+    assert query(lake, "SELECT clustr FROM gold.incidents") == 2
+    assert capsys.readouterr().err == ('fleethealth: query error: Binder Error: Referenced column "clustr" not found '
+                                       'in FROM clause!\nCandidate bindings: "cluster"\n'
+                                       "LINE 1: SELECT clustr FROM gold.incidents\n"
+                                       "               ^^^^^^\n")
+    # a long list of candidates is cut; the caret line stays
+    assert query(lake, "SELECT cluster + 1 FROM gold.incidents") == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("fleethealth: query error: Binder Error: No function matches the given name")
+    assert err[1] == "\tCandidate functions:" and len(err) == 7, err
+    assert err[2].startswith('\t"+"(') and err[3].startswith('\t"+"(')
+    assert err[4].startswith("\t… (") and err[4].endswith(" more)")
+    assert err[5:] == ["LINE 1: SELECT cluster + 1 FROM gold.incidents", "                       ^"]
+
+
+def test_a_table_without_its_layer_gets_the_name_it_means(lake, capsys):
+    tables = f"{lake}: bronze.records, gold.incidents, silver.kafka_events\n"
+    assert query(lake, "SELECT * FROM incidents") == 2
+    assert capsys.readouterr().err == f"fleethealth: unknown table incidents in query: did you mean gold.incidents? Tables in {tables}"
+    assert query(lake, "SELECT count(*) FROM Records") == 2
+    assert capsys.readouterr().err == f"fleethealth: unknown table records in query: did you mean bronze.records? Tables in {tables}"
+    assert query(lake, "SELECT * FROM gold.incidnts") == 2
+    assert capsys.readouterr().err == f"fleethealth: unknown table gold.incidnts in query: did you mean gold.incidents? Tables in {tables}"
+    assert query(lake, "SELECT * FROM glod.incidents") == 2
+    assert capsys.readouterr().err == f"fleethealth: unknown table glod.incidents in query: did you mean gold.incidents? Tables in {tables}"
+    assert query(lake, "SELECT * FROM nothing_like_it") == 2
+    assert capsys.readouterr().err == f"fleethealth: unknown table nothing_like_it in query; tables in {tables}"
+
+
+def test_show_tables_lists_the_names_query_takes(lake, capsys):
+    assert query(lake, "--format", "csv", "SHOW TABLES") == 0
+    names = capsys.readouterr().out.splitlines()
+    assert names == ["name", "bronze.records", "gold.incidents", "silver.kafka_events"]
+    for name in names[1:]:
+        assert query(lake, "--format", "csv", f"SELECT count(*) AS n FROM {name}") == 0, capsys.readouterr().err
+    assert capsys.readouterr().out == "n\n1\nn\n3\nn\n4\n"
+    assert query(lake, "--format", "json", "show all tables;") == 0
+    assert [(r["schema"], r["name"]) for r in map(json.loads, capsys.readouterr().out.splitlines())] == [
+        ("bronze", "records"), ("gold", "incidents"), ("silver", "kafka_events")]
+    # a query of SHOW TABLES, or its EXPLAIN, is run as it is
+    assert query(lake, "--format", "csv", "SELECT count(*) AS n FROM (SHOW TABLES)") == 0
+    assert capsys.readouterr().out == "n\n3\n"
+    assert query(lake, "--format", "csv", "EXPLAIN SHOW TABLES") == 0
+    assert capsys.readouterr().out.startswith("explain_key,explain_value\n")
+
+
+def test_a_column_named_by_a_duckdb_keyword(history, capsys):
+    assert query(history, "SELECT at FROM gold.incident_history") == 2
+    assert capsys.readouterr().err == (
+        'fleethealth: query error: Parser Error: syntax error at or near "FROM"\n'
+        "LINE 1: SELECT at FROM gold.incident_history\n"
+        "                  ^^^^\n"
+        'hint: at is a keyword of DuckDB\'s: quote the column ("at") or qualify it with its table or alias '
+        "(incident_history.at)\n")
+    for sql in ('SELECT "at" FROM gold.incident_history ORDER BY 1',
+                "SELECT incident_history.at FROM gold.incident_history ORDER BY 1",
+                "SELECT h.at FROM gold.incident_history h ORDER BY 1"):
+        assert query(history, "--format", "csv", sql) == 0, capsys.readouterr().err
+        assert capsys.readouterr().out == "at\n2026-11-20T10:20:00.000Z\n2026-11-20T11:05:07.250Z\n"
+    # no hint where no keyword names a column
+    assert query(history, "SELECT incident_id FROM gold.incident_history WHERE") == 2
+    assert "hint:" not in capsys.readouterr().err
+
+
+def test_long_cells_are_cut_in_the_table_unless_wide(history, capsys):
+    sql = "SELECT incident_id, evidence FROM gold.incident_history ORDER BY incident_id"
+    assert query(history, sql) == 0
+    captured = capsys.readouterr()
+    rows = captured.out.splitlines()
+    assert rows[3] == f"| i1            | {EVIDENCE[:79]}… |"
+    assert rows[4] == f"| i2            | {'size 4.20 GiB > 1.00 GiB (jmx)':80} |"
+    assert max(map(len, rows)) == 100
+    assert captured.err == "fleethealth: 1 cell(s) cut at 80 characters (--wide to show them whole)\n"
+    assert query(history, "--wide", sql) == 0
+    captured = capsys.readouterr()
+    assert f"| i1            | {EVIDENCE} |" in captured.out.splitlines() and captured.err == ""
+    for fmt in ("csv", "json"):                        # machine formats: never cut
+        assert query(history, "--format", fmt, sql) == 0
+        captured = capsys.readouterr()
+        assert EVIDENCE in captured.out and captured.err == ""
+
+
+def test_one_timestamp_format_in_every_output(history, capsys):
+    """A time to the second, one to the microsecond, a naive one (the session's UTC) and a date: the times
+    all ISO-8601 UTC to the millisecond, as `parse` prints them."""
+    sql = ("SELECT h.at, TIMESTAMP '2026-11-20 12:00:00' AS naive, DATE '2026-11-20' AS day "
+           "FROM gold.incident_history h ORDER BY 1")
+    assert query(history, "--format", "csv", sql) == 0
+    assert capsys.readouterr().out == ("at,naive,day\n2026-11-20T10:20:00.000Z,2026-11-20T12:00:00.000Z,2026-11-20\n"
+                                       "2026-11-20T11:05:07.250Z,2026-11-20T12:00:00.000Z,2026-11-20\n")
+    assert query(history, "--format", "json", sql) == 0
+    assert [json.loads(x) for x in capsys.readouterr().out.splitlines()] == [
+        {"at": "2026-11-20T10:20:00.000Z", "naive": "2026-11-20T12:00:00.000Z", "day": "2026-11-20"},
+        {"at": "2026-11-20T11:05:07.250Z", "naive": "2026-11-20T12:00:00.000Z", "day": "2026-11-20"}]
+    assert query(history, sql) == 0
+    assert capsys.readouterr().out.splitlines()[3:5] == [
+        "| 2026-11-20T10:20:00.000Z | 2026-11-20T12:00:00.000Z | 2026-11-20 |",
+        "| 2026-11-20T11:05:07.250Z | 2026-11-20T12:00:00.000Z | 2026-11-20 |"]

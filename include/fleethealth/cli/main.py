@@ -301,19 +301,19 @@ def _query_duckdb(args, root: Lakehouse, out: Path | None, limit: int) -> int:
 
     con = None
     try:
-        con, statement = q.connect(root, args.sql)
-        shown, stopped = q.run(con, statement, args.format, limit, out, args.timeout)
+        con, sql = q.connect(root, args.sql)
+        shown, stopped = q.run(con, sql, args.format, limit, out, args.timeout, args.wide)
     except Refused as exc:
         raise UsageError(f"query refused: {exc}; `query` only reads ({q.READS}). Writes and maintenance "
                          "run in the DAGs (spark/maintenance.py)") from None
     except q.UnknownTable as exc:
-        raise UsageError(f"unknown table {exc.name} in query; tables in {root}: "
-                         f"{', '.join(exc.present) or 'none'}") from None
+        raise _unknown_table(exc.name, root, exc.present) from None
     except duckdb.PermissionException as exc:   # the sandbox: a file, an extension, a locked setting
         raise UsageError(f"query refused: {_first_line(exc)}; `query` reads the lakehouse's tables only") from None
     except (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException,
             duckdb.InvalidInputException) as exc:
-        raise UsageError(f"query error: {_first_line(exc)}") from None
+        hint = q.keyword_hint(root, args.sql) if isinstance(exc, duckdb.ParserException) else None
+        raise UsageError("query error: " + "\n".join(q.error_lines(exc) + ([f"hint: {hint}"] if hint else []))) from None
     except duckdb.Error as exc:    # while running (a conversion, out of memory): one line, exit 1
         print(f"fleethealth: query failed: {_first_line(exc)}", file=sys.stderr)
         return 1
@@ -324,6 +324,15 @@ def _query_duckdb(args, root: Lakehouse, out: Path | None, limit: int) -> int:
         print(f"fleethealth: query stopped after {args.timeout:g} s (--timeout)", file=sys.stderr)
         return 1
     return _query_done(shown, limit, out)
+
+
+def _unknown_table(name: str, root: Lakehouse, tables: list[str]) -> UsageError:
+    from fleethealth.cli.query import did_you_mean
+
+    meant = did_you_mean(name, tables)
+    return UsageError(f"unknown table {name} in query"
+                      + (f": did you mean {' or '.join(meant)}? Tables" if meant else "; tables")
+                      + f" in {root}: {', '.join(tables) or 'none'}")
 
 
 def _query_spark(args, root: Lakehouse, out: Path | None, limit: int) -> int:
@@ -356,7 +365,7 @@ def _query_spark(args, root: Lakehouse, out: Path | None, limit: int) -> int:
         query.check_parsed(spark, args.sql)          # before anything runs
         df = spark.sql(args.sql)
         query.check_analysed(spark, df)
-        shown = query.write(df, args.format, limit, out)
+        shown = query.write(df, args.format, limit, out, args.wide)
     except query.Refused as exc:
         raise UsageError(f"query refused: {exc}; `query` only reads ({query.READS}). Writes and maintenance "
                          "run in the DAGs (spark/maintenance.py)") from None
@@ -365,8 +374,7 @@ def _query_spark(args, root: Lakehouse, out: Path | None, limit: int) -> int:
     except AnalysisException as exc:
         if getattr(exc, "getCondition", lambda: None)() == "TABLE_OR_VIEW_NOT_FOUND" or "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
             name = str(exc).split("`")[1:6:2] if "`" in str(exc) else []
-            raise UsageError(f"unknown table {'.'.join(name) or ''} in query; tables in "
-                             f"{root}: {', '.join(registered) or 'none'}") from None
+            raise _unknown_table(".".join(name), root, registered) from None
         raise UsageError(f"query error: {_first_line(exc)}") from None
     except Exception as exc:  # noqa: BLE001 - the JVM's failures (out of memory, a cancelled job): one line
         why = (f"stopped after {args.timeout:g} s (--timeout)" if stopped.is_set()
@@ -481,6 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("file")
     s.set_defaults(func=cmd_parse)
 
+    from fleethealth.cli.query import CELL_WIDTH  # pure names: no Spark imported here
+
     s = sub.add_parser("query", help="read-only SQL over bronze.*, silver.*, gold.* tables")
     s.add_argument("sql", help="one statement that reads: SELECT/WITH/VALUES, SHOW, DESCRIBE, EXPLAIN")
     s.add_argument("--lakehouse", **lakehouse)
@@ -489,6 +499,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"rows to print (default {DEFAULT_QUERY_LIMIT}; 0 for all; with --out: all)")
     s.add_argument("--out", default=None, help="write the rows to FILE.parquet, .csv or .json (JSON lines) instead")
     s.add_argument("--overwrite", action="store_true", help="let --out replace an existing file")
+    s.add_argument("--wide", action="store_true",
+                   help=f"--format table: show every cell whole (default: cut at {CELL_WIDTH} characters)")
     s.add_argument("--timeout", type=float, default=DEFAULT_QUERY_TIMEOUT_S,
                    help=f"seconds before the query is stopped (default {DEFAULT_QUERY_TIMEOUT_S:g})")
     s.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",

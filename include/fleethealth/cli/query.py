@@ -16,10 +16,12 @@ Writes and maintenance belong to the DAGs.
 from __future__ import annotations
 
 import csv
+import difflib
 import json
 import shutil
 import sys
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 from fleethealth.lake.tables import LAYERS as DATABASES   # every table is <layer>.<table>
@@ -44,6 +46,7 @@ TABLE_FUNCTIONS = frozenset({"range"})
 READS = "SELECT/WITH/VALUES, SHOW, DESCRIBE, EXPLAIN"
 OUT_FORMATS = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json"}
 TABLE_CHUNK = 1000       # rows per printed table when everything is asked for (--limit 0)
+CELL_WIDTH = 80          # characters of a cell the table format shows (--wide: every one)
 
 _CATALYST = "org.apache.spark.sql.catalyst."
 
@@ -141,6 +144,14 @@ def _check_named(command) -> None:
             raise Refused(f"{_name(command)} of {name}: only the lakehouse's tables are shown or described")
 
 
+def did_you_mean(name: str, tables: list[str]) -> list[str]:
+    """The lakehouse tables an unknown table name most likely means: those of its table name in any
+    layer (`incidents` -> gold.incidents), else the closest spelling (`gold.incidnts`)."""
+    name = name.lower()
+    same = [t for t in tables if t.split(".")[-1] == name.rsplit(".", 1)[-1]]
+    return same or difflib.get_close_matches(name, tables, n=1, cutoff=0.85)
+
+
 def _check_table(parts: list[str], cte: bool = True) -> None:
     """A table name must be a lakehouse table's (`<layer>.<table>`, or a CTE's one-part name): a
     data source and a path (text.`/etc/hostname`) would read any file the user can."""
@@ -198,16 +209,19 @@ def _seq(scala_seq) -> list:
     return out
 
 
-def write(df, fmt: str, limit: int, out: Path | None) -> int:
+def write(df, fmt: str, limit: int, out: Path | None, wide: bool = False) -> int:
     """Print `df` (table, csv or json lines), at most `limit` rows (0: all), row by row from the
     executors (`toLocalIterator`, never every row in the driver); or, with `out`, write it as one
     Parquet/CSV/JSON file. Returns the rows printed, -1 when the limit cut them short."""
     if out is not None:
         _write_file(df if not limit else df.limit(limit), out)
         return 0
-    rows = (df.limit(limit + 1) if limit else df).toLocalIterator()
+    from fleethealth.cli.parse import utc_text
+
+    # timestamps formatted by Spark in its UTC session: collected, they would be in this process's zone
+    rows = utc_text(df.limit(limit + 1) if limit else df).toLocalIterator()
     columns, shown, cut = df.columns, 0, False
-    emit = _emitter(fmt, columns)
+    emit = _emitter(fmt, columns, wide=wide)
     for row in rows:
         if limit and shown == limit:
             cut = True
@@ -218,31 +232,59 @@ def write(df, fmt: str, limit: int, out: Path | None) -> int:
     return -1 if cut else shown
 
 
-def _emitter(fmt: str, columns: list[str], raw: bool = False):
+def timestamp_text(v: datetime) -> str:
+    """A timestamp as every output of `query` (and `parse`) prints it: ISO-8601 UTC to the millisecond,
+    `2026-11-20T10:20:00.000Z`; a naive one is UTC already (the sessions' zone)."""
+    v = v.astimezone(timezone.utc) if v.tzinfo else v
+    return f"{v:%Y-%m-%dT%H:%M:%S}.{v.microsecond // 1000:03d}Z"
+
+
+def _json_default(v):
+    return timestamp_text(v) if isinstance(v, datetime) else str(v)
+
+
+def _emitter(fmt: str, columns: list[str], raw: bool = False, wide: bool = False):
     """A function taking each row (a dict), then None at the end. What it prints has its control and
     bidirectional characters escaped (JSON's own escapes: every one but ASCII's printable), unless
-    `raw` (a file of --out keeps the data as it is)."""
+    `raw` (a file of --out keeps the data as it is); timestamps in one format (`timestamp_text`).
+    The table cuts a cell at CELL_WIDTH characters unless `wide`, and says so on stderr at the end."""
     from fleethealth.runtime.text import printable
 
+    def value(v):
+        return timestamp_text(v) if isinstance(v, datetime) else v
+
     if fmt == "json":
-        return lambda r: r is not None and print(json.dumps(r, default=str))
+        return lambda r: r is not None and print(json.dumps(r, default=_json_default))
     if fmt == "csv":
-        text = (lambda v: v) if raw else printable
+        text = (lambda v: value(v)) if raw else (lambda v: printable(value(v)))
         w = csv.writer(sys.stdout, lineterminator="\n")
         w.writerow(map(text, columns))
         return lambda r: r is not None and w.writerow([text(r[c]) for c in columns])
     from fleethealth.report import text as report
 
     chunk: list[dict] = []
-    printed = [False]
+    printed, cut = [False], [0]
+
+    def cell(v):
+        v = value(v)
+        if wide or v is None or isinstance(v, (bool, int, float)):
+            return v
+        shown = printable(v if isinstance(v, str) else str(v))
+        if len(shown) <= CELL_WIDTH:
+            return shown
+        cut[0] += 1
+        return shown[:CELL_WIDTH - 1] + "…"
 
     def table(r):
         if r is not None:
-            chunk.append(r)
+            chunk.append({c: cell(r[c]) for c in columns})
         if (r is None and (chunk or not printed[0])) or len(chunk) == TABLE_CHUNK:
             print(report.table(chunk, columns, fmt="psql"))
             chunk.clear()
             printed[0] = True
+        if r is None and cut[0]:
+            print(f"fleethealth: {cut[0]} cell(s) cut at {CELL_WIDTH} characters (--wide to show them whole)",
+                  file=sys.stderr)
     return table
 
 
