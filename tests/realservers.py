@@ -69,7 +69,10 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 class Sshd:
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, permissions_bind_root: bool = False):
+        """`permissions_bind_root`: when run as root, sshd is started without root's override of file
+        permissions (setpriv drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH), so a file its user may not
+        read is unreadable over SFTP, as to a pull's ordinary user."""
         assert SSHD.is_file(), "no /usr/sbin/sshd: run `make setup` (installs openssh-server)"
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
@@ -89,7 +92,9 @@ class Sshd:
             "Subsystem sftp internal-sftp", "LogLevel VERBOSE", ""]))
         if os.geteuid() == 0:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)   # privilege separation directory
-        self.proc = subprocess.Popen([str(SSHD), "-f", str(config), "-D", "-e"],
+        wrap = (["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+                if permissions_bind_root and os.geteuid() == 0 else [])
+        self.proc = subprocess.Popen([*wrap, str(SSHD), "-f", str(config), "-D", "-e"],
                                      stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
         wait_for("sshd", self._banner, self.proc, self.log)
 

@@ -9,10 +9,11 @@ problem with what to do, then a summary; exit 0 only when there is none. Nothing
 """
 from __future__ import annotations
 
+import logging
 import posixpath
 from collections.abc import Callable, Iterator
 
-from fleethealth.fleet.inventory import Host, Inventory, InventoryError, load_inventory
+from fleethealth.fleet.inventory import Host, InventoryError, load_inventory
 from fleethealth.pull.transports import jolokia, open_transport
 from fleethealth.pull.transports.base import TransportError
 from fleethealth.runtime import config
@@ -86,6 +87,7 @@ def _without_host(host: Host, exc: Exception) -> str:
 
 def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None] = print) -> int:
     """Print one line per problem (`echo`), then the summary; 0 when there is none, else 1."""
+    logging.getLogger("paramiko").setLevel(logging.WARNING)     # not a line per connection: its problems are
     problems = settings_problems()
     inventory = None
     if not problems:        # the inventory's channel types are a setting (FLEETHEALTH_NOTIFY_CHANNEL_MODULES)

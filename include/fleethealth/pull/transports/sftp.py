@@ -35,6 +35,13 @@ def _keyscan(hook) -> str:
     return f"`ssh-keyscan -p {hook.port} {hook.remote_host}`"
 
 
+def _why(exc: OSError) -> str:
+    """Why a connection failed in the system's words ("Connection refused"), also for paramiko's
+    NoValidConnectionsError, which wraps the error of each address tried."""
+    inner = next(iter(getattr(exc, "errors", {}).values()), exc)
+    return getattr(inner, "strerror", None) or str(inner) or type(inner).__name__
+
+
 def _check_env_connection(host: str, conn_id: str) -> None:
     """A connection given as AIRFLOW_CONN_<ID> that is neither a URI nor JSON: Airflow would only say
     it "isn't defined". Its text is not repeated (it may hold a password)."""
@@ -96,7 +103,9 @@ class SftpTransport:
                                      f"{_keyscan(hook)} prints, checked against the host's own fingerprint)") from None
             raise TransportError(f"{host.host}: SSH to {where} failed: {exc}") from None
         except (OSError, socket.timeout) as exc:
-            raise TransportError(f"{host.host}: cannot connect to {where}: {exc}") from None
+            raise TransportError(f"{host.host}: cannot connect to {where}: {_why(exc)} (is sshd listening on "
+                                 f"{hook.remote_host}:{hook.port}, and are connection {conn_id!r}'s host and port "
+                                 "right?)") from None
         try:
             sftp = client.open_sftp()
             sftp.get_channel().settimeout(IO_TIMEOUT_S)
