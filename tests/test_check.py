@@ -5,13 +5,16 @@ Each problem kind prints its one line and exits 1; a healthy set-up exits 0 with
 """
 from __future__ import annotations
 
+import json
+import logging
 import os
 import subprocess
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 import yaml
-from realservers import Receiver, Sshd, ZooKeeper, free_port
+from realservers import Alertmanager, Receiver, Smtpd, Sshd, ZooKeeper, free_port
 
 from fleethealth.cli import main as cli
 
@@ -54,12 +57,12 @@ def fleet(servers, tmp_path, monkeypatch):
              "kafka-1": {"host": "kafka-1", "role": "kafka", "broker_id": 1, "kafka_version": "3.9.1",
                          "ssh_conn_id": "kafka1_ssh", "paths": {"kafka": str(k1 / "kafka"), "jmx": str(k1 / "jmx")}}}
 
-    def write(**changes) -> str:
+    def write(notifications: list | None = None, **changes) -> str:
         for name, keys in changes.items():
             hosts[name.replace("_", "-")].update(keys)
         doc = {"clusters": [{"name": "loop", "transport": "sftp", "ssh_conn_id": "fleet_ssh",
                              "hosts": list(hosts.values())}],
-               "notifications": [{"name": "hook", "webhook": f"{hook.url}/hook"}]}
+               "notifications": [{"name": "hook", "webhook": f"{hook.url}/hook"}] + (notifications or [])}
         path = tmp_path / "inventory.yaml"
         path.write_text(yaml.safe_dump(doc))
         return str(path)
@@ -90,6 +93,45 @@ def test_a_healthy_set_up_passes_and_each_channel_gets_a_test_message(fleet, cap
     assert (body["transition"], body["status"], body["kind"]) == ("test", "test", "test")
     assert body["summary"].startswith("TEST message from fleethealth check to channel hook at ")
     assert not (fleet["tmp"] / "lake").exists()             # nothing pulled, nothing written
+
+
+def test_each_channel_type_delivers_a_test_message_through_its_own_code(fleet, capsys, monkeypatch, tmp_path):
+    """Webhook, e-mail, Slack and a real Alertmanager: a real delivery each, marked TEST; the test alert
+    ends by itself after TEST_ALERT_FOR."""
+    from fleethealth.notify.alertmanager import TEST_ALERT_FOR
+
+    slack, smtp, am = Receiver(), Smtpd(), None
+    monkeypatch.setattr(logging.getLogger("mail.log"), "level", logging.WARNING)   # the test SMTP server's
+    try:
+        am = Alertmanager(tmp_path / "am")
+        monkeypatch.setenv("AIRFLOW_CONN_SMTP_TEST", json.dumps({
+            "conn_type": "smtp", "host": "127.0.0.1", "port": smtp.port,
+            "extra": {"disable_tls": True, "disable_ssl": True, "from_email": "fleethealth@example.com",
+                      "retry_limit": 0, "timeout": 5}}))
+        monkeypatch.setenv("AIRFLOW_CONN_SLACK_TEST", json.dumps({
+            "conn_type": "slackwebhook", "host": slack.url, "password": "services/T0/B0/token"}))
+        before = datetime.now(timezone.utc)
+        rc, lines = check(capsys, "--notify", "--inventory", fleet["write"]([
+            {"name": "mail", "smtp_conn_id": "smtp_test", "to": ["oncall@example.com"]},
+            {"name": "chat", "slack_conn_id": "slack_test"}, {"name": "am", "alertmanager": am.url}]))
+        assert (rc, lines) == (0, ["check: 1 cluster(s), 2 host(s), 4 of 4 channel(s) took a test message: an hour "
+                                   "would run"])
+        [(to, mail)] = smtp.messages
+        assert to == ["oncall@example.com"] and mail["Subject"].startswith("TEST message from fleethealth check to "
+                                                                             "channel mail at ")
+        [chat] = slack.bodies
+        assert chat["text"].startswith("TEST message from fleethealth check to channel chat at ")
+        [alert] = am.get("/api/v2/alerts")
+        assert {k: alert["labels"][k] for k in ("alertname", "severity", "source")} == {
+            "alertname": "test", "severity": "info", "source": "fleethealth"}
+        ends = datetime.fromisoformat(alert["endsAt"].replace("Z", "+00:00"))
+        assert before + TEST_ALERT_FOR - timedelta(seconds=1) <= ends <= datetime.now(timezone.utc) + TEST_ALERT_FOR
+        [hook] = fleet["hook"].bodies
+        assert hook["summary"].startswith("TEST message from fleethealth check to channel hook at ")
+    finally:
+        for server in (am, slack, smtp):
+            if server:
+                server.stop()
 
 
 def test_the_inventory_comes_from_fleethealth_inventory_without_inventory(fleet, capsys, monkeypatch):
