@@ -284,6 +284,10 @@ class Receiver:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
+    def slack_connection(self) -> str:
+        """An Airflow Slack incoming-webhook connection (for AIRFLOW_CONN_<ID>) posting to this server."""
+        return json.dumps({"conn_type": "slackwebhook", "host": self.url, "password": "services/T0/B0/token"})
+
     def stop(self):
         if self.thread.is_alive():
             self.server.shutdown()
@@ -310,6 +314,12 @@ class Smtpd:
             self.port = s.getsockname()[1]
         self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
         self.controller.start()
+
+    def connection(self) -> str:
+        """An Airflow SMTP connection (for AIRFLOW_CONN_<ID>) to this server: no TLS, one try."""
+        return json.dumps({"conn_type": "smtp", "host": "127.0.0.1", "port": self.port,
+                           "extra": {"disable_tls": True, "disable_ssl": True, "from_email": "fleethealth@example.com",
+                                     "retry_limit": 0, "timeout": 5}})
 
     def stop(self):
         if self.controller._thread is not None:     # not stopped yet

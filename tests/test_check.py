@@ -5,7 +5,6 @@ Each problem kind prints its one line and exits 1; a healthy set-up exits 0 with
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
@@ -104,12 +103,8 @@ def test_each_channel_type_delivers_a_test_message_through_its_own_code(fleet, c
     slack, smtp, am = Receiver(), Smtpd(), None
     try:
         am = Alertmanager(tmp_path / "am")
-        monkeypatch.setenv("AIRFLOW_CONN_SMTP_TEST", json.dumps({
-            "conn_type": "smtp", "host": "127.0.0.1", "port": smtp.port,
-            "extra": {"disable_tls": True, "disable_ssl": True, "from_email": "fleethealth@example.com",
-                      "retry_limit": 0, "timeout": 5}}))
-        monkeypatch.setenv("AIRFLOW_CONN_SLACK_TEST", json.dumps({
-            "conn_type": "slackwebhook", "host": slack.url, "password": "services/T0/B0/token"}))
+        monkeypatch.setenv("AIRFLOW_CONN_SMTP_TEST", smtp.connection())
+        monkeypatch.setenv("AIRFLOW_CONN_SLACK_TEST", slack.slack_connection())
         before = datetime.now(timezone.utc)
         rc, lines = check(capsys, "--notify", "--inventory", fleet["write"]([
             {"name": "mail", "smtp_conn_id": "smtp_test", "to": ["oncall@example.com"]},
