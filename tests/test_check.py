@@ -212,8 +212,10 @@ def test_an_unreadable_folder_or_file(fleet, capsys, what):
 def test_a_jolokia_url_that_does_not_answer_with_the_beans(fleet, capsys, kind):
     zk = fleet["zk"]
     port = free_port() if kind == "down" else zk.jolokia_port
-    if kind == "another JVM":       # kafka-1's url is ZooKeeper's agent: no Kafka MBean there
-        inventory = fleet["write"](kafka_1={"jolokia_url": zk.jolokia_url})
+    if kind == "another JVM":       # kafka-1's url is ZooKeeper's agent: no Kafka MBean there; its JMX comes
+        # from Jolokia, so its jmx folder is not looked for
+        inventory = fleet["write"](kafka_1={"jolokia_url": zk.jolokia_url,
+                                            "paths": {"kafka": str(fleet["kafka"]), "jmx": "/nowhere/jmx"}})
     else:
         inventory = fleet["write"](zk_1={"jolokia_url": f"http://127.0.0.1:{port}/"
                                                         + ("jolokia/" if kind == "down" else "metrics/")})
@@ -221,8 +223,9 @@ def test_a_jolokia_url_that_does_not_answer_with_the_beans(fleet, capsys, kind):
     assert problem(capsys, inventory) == {
         "down": f"zk-1: 127.0.0.1:{port}: cannot reach Jolokia: Connection refused {fix}",
         "404": f"zk-1: 127.0.0.1:{port}: Jolokia answered HTTP 404 {fix}",
-        "another JVM": f"kafka-1: Jolokia at {zk.jolokia_url} has no MBean kafka.log:name=Size,topic=__consumer_offsets,"
-                       "type=Log,* and 7 more of a kafka host (is jolokia_url the agent of this host's kafka JVM?)"}[kind]
+        "another JVM": f"kafka-1: Jolokia at {zk.jolokia_url} has no MBean of a kafka host (kafka.log:name=Size,"
+                       "topic=__consumer_offsets,type=Log,* and 7 more not found; is jolokia_url the agent of this "
+                       "host's kafka JVM?)"}[kind]
 
 
 def test_a_channel_that_refuses_the_test_message(fleet, capsys):
