@@ -173,10 +173,10 @@ def test_an_ssh_problem_is_one_line_saying_what_to_do(fleet, capsys, monkeypatch
                             f"connection 'kafka1_ssh' to the key `ssh-keyscan -p {port} 127.0.0.1` prints, checked "
                             "against the host's own fingerprint)",
         "host key mismatch": f"kafka-1: HOST KEY MISMATCH for 127.0.0.1:{port}: it presented ssh-ed25519 "
-                             f"{fingerprint(keys / 'host_ed25519.pub')} but connection 'kafka1_ssh' expects ssh-ed25519 "
-                             f"{fingerprint(keys / 'impostor_ed25519.pub')}; refused (if the host was re-keyed on "
-                             f"purpose: `ssh-keyscan -p {port} 127.0.0.1`, and put the key it prints, checked against "
-                             "the host's own fingerprint, in the connection's host_key extra)",
+                             f"{fingerprint(keys / 'host_ed25519.pub')} but connection 'kafka1_ssh' expects "
+                             f"ssh-ed25519 {fingerprint(keys / 'impostor_ed25519.pub')}; refused (if the host was "
+                             f"re-keyed on purpose: `ssh-keyscan -p {port} 127.0.0.1`, and put the key it prints, "
+                             "checked against the host's own fingerprint, in the connection's host_key extra)",
         "connection refused": f"kafka-1: cannot connect to {sshd.user}@127.0.0.1:{port} (connection kafka1_ssh): "
                               f"Connection refused (is sshd listening on 127.0.0.1:{port}, and are connection "
                               "'kafka1_ssh''s host and port right?)"}[kind]
@@ -219,7 +219,8 @@ def test_a_jolokia_url_that_does_not_answer_with_the_beans(fleet, capsys, kind):
     else:
         inventory = fleet["write"](zk_1={"jolokia_url": f"http://127.0.0.1:{port}/"
                                                         + ("jolokia/" if kind == "down" else "metrics/")})
-    fix = "(jolokia_url must be the agent's URL, e.g. http://zk-1:8778/jolokia/, and the agent running in the host's JVM)"
+    fix = ("(jolokia_url must be the agent's URL, e.g. http://zk-1:8778/jolokia/, and the agent running in the "
+           "host's JVM)")
     assert problem(capsys, inventory) == {
         "down": f"zk-1: 127.0.0.1:{port}: cannot reach Jolokia: Connection refused {fix}",
         "404": f"zk-1: 127.0.0.1:{port}: Jolokia answered HTTP 404 {fix}",
