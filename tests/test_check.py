@@ -153,6 +153,34 @@ def test_the_demo_inventory_passes(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "lake").exists()
 
 
+def test_an_http_host_is_its_jolokia_read_only(fleet, capsys):
+    rc, lines = check(capsys, "--inventory", fleet["write"](zk_1={"transport": "http", "paths": None}))
+    assert (rc, lines) == (0, ["check: 1 cluster(s), 2 host(s), 1 channel(s) not tested (--notify sends each a "
+                               "test message): an hour would run"])
+
+
+def test_a_local_host_is_checked_by_the_local_transport(tmp_path, capsys, monkeypatch):
+    """A symlinked source folder is refused as the pull refuses it (never followed)."""
+    monkeypatch.setenv("FLEETHEALTH_LAKEHOUSE", str(tmp_path / "lake"))
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "zookeeper.log").write_text("a line\n")
+    (tmp_path / "fleet" / "c" / "z1").mkdir(parents=True)
+    (tmp_path / "fleet" / "c" / "z1" / "zookeeper").symlink_to(tmp_path / "elsewhere")
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(f"clusters:\n  - name: c\n    root: {tmp_path / 'fleet'}\n"
+                         "    hosts:\n      - {host: z1, role: zookeeper, zk_myid: 1}\n")
+    folder = tmp_path / "fleet" / "c" / "z1" / "zookeeper"
+    assert check(capsys, "--inventory", str(inventory)) == (1, [
+        f"z1: zookeeper: {folder}: a symlink, not followed (let the pull's user read {folder}/ and its files; no "
+        "symlink is followed: set paths.zookeeper to the real folder)",
+        "check: 1 cluster(s), 1 host(s), 0 channel(s) not tested (--notify sends each a test message): 1 problem(s): "
+        "an hour would not run as set up"])
+    folder.unlink()
+    (tmp_path / "elsewhere").rename(folder)
+    assert check(capsys, "--inventory", str(inventory))[0] == 0
+    assert not (tmp_path / "lake").exists()
+
+
 def fingerprint(public_key: Path) -> str:
     """`ssh-keygen -lf`'s SHA256 fingerprint of a public key file."""
     return subprocess.run(["ssh-keygen", "-lf", str(public_key)], capture_output=True, text=True,
@@ -205,7 +233,8 @@ def test_an_unreadable_folder_or_file(fleet, capsys, what):
         os.chmod(locked, 0o755)
     verb = "list" if what == "folder" else "read"
     assert line == (f"kafka-1: kafka: {sshd.user}@127.0.0.1:{sshd.port} (connection kafka1_ssh): cannot {verb} "
-                    f"{locked}: [Errno 13] Permission denied (let the pull's user read {kafka}/ and its files)")
+                    f"{locked}: [Errno 13] Permission denied (let the pull's user read {kafka}/ and its files; no "
+                    "symlink is followed: set paths.kafka to the real folder)")
 
 
 @pytest.mark.parametrize("kind", ["down", "404", "another JVM"])

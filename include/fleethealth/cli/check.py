@@ -48,7 +48,8 @@ def source_problems(host: Host, transport) -> Iterator[str]:
             transport.head(folder, newest.name, 1)
         except TransportError as exc:       # a file's (FileError) or the folder's
             yield (f"{host.host}: {source}: {str(exc).removeprefix(f'{host.host}: ')} (let the pull's user read "
-                   f"{posixpath.join(folder, '')} and its files)")
+                   f"{posixpath.join(folder, '')} and its files; no symlink is followed: set paths.{source} to the "
+                   "real folder)")
 
 
 def jolokia_problems(host: Host) -> Iterator[str]:
