@@ -1,4 +1,4 @@
-"""`fleethealth` command line: simulate, pull, run (windows of hours: the backfill path), parse, query, report.
+"""`fleethealth` command line: simulate, check, pull, run (windows of hours: the backfill path), parse, query, report.
 
 User mistakes (bad inventory, bad time, unknown table) print one clear line and exit 2.
 """
@@ -53,6 +53,13 @@ def cmd_simulate(args) -> int:
                          jmx_samples_per_broker_hour=args.jmx_samples_per_broker_hour, layout=args.layout)
     print(f"fleet written under {Path(args.out).resolve()}; inventory: {inventory}")
     return 0
+
+
+def cmd_check(args) -> int:
+    """Whether an hour would run as set up (fleethealth.cli.check): exit 0, else 1 and a line per problem."""
+    from fleethealth.cli.check import check
+
+    return check(args.inventory or config.setting(config.ENV_INVENTORY), notify=args.notify)
 
 
 def cmd_pull(args) -> int:
@@ -456,6 +463,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hourly: one file per hour (default); archive: as copied off the hosts after an incident "
                         "(live and .gz Kafka logs, size-rolled ZooKeeper logs, one truncated .gz, mtimes = now)")
     s.set_defaults(func=cmd_simulate)
+
+    s = sub.add_parser("check", help="whether an hour would run as set up: the settings, the inventory, every "
+                                     "host reached as the pull reaches it (SSH host key, each source's folder, "
+                                     "Jolokia); a line per problem with what to do; exit 0 only when none")
+    s.add_argument("--inventory", default=None,
+                   help=f"the inventory YAML (default ${config.ENV_INVENTORY}), e.g. --inventory inventory.yaml")
+    s.add_argument("--notify", action="store_true",
+                   help="also send each notification channel one real message marked TEST")
+    s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("pull", help="land the fleet's files of each hour of a window")
     s.add_argument("--inventory", required=True)

@@ -274,6 +274,16 @@ def _deliver(kind, channel: Channel, due: list[tuple[dict, dict]], refresh: list
             return                              # a stalled one is abandoned with its generator
 
 
+def send_test(channel: Channel, now: datetime | None = None) -> str | None:
+    """Deliver one test message (messages.test_message) to `channel` through its type, as a run
+    delivers (one send within FLEETHEALTH_NOTIFY_SEND_TIMEOUT_S): None when the receiver took it, else
+    why not, redacted. Nothing is recorded in gold.notifications."""
+    now = messages.utc(now) or datetime.now(timezone.utc)
+    test = messages.test_message(channel.name, now)
+    outcome = _next(iter(types()[channel.type].deliver(channel, [test], now)), config.notify_send_timeout_s())
+    return None if outcome is None else redact(outbox.describe(outcome), channel.urls())
+
+
 def _next(outcomes, timeout_s: float) -> BaseException | None:
     """The next outcome, or DeadlineExceeded if none comes within `timeout_s` (a receiver dripping
     its answer holds a read timeout for ever: the whole send is bounded here, in a thread left to
