@@ -1,7 +1,7 @@
 """`fleethealth check` against real servers on loopback (issue 48, item 2): OpenSSH sshd for `sftp` hosts
 (started without root's override of file permissions, so a folder mode 000 is unreadable as to any
 pull user), a real ZooKeeper JVM with the Jolokia agent, and an HTTP webhook receiver (tests/realservers.py).
-Each problem kind prints its one line and exits 1; a healthy set-up exits 0 with the summary. No Spark.
+Each problem kind prints its one line and exits 2; a healthy set-up exits 0 with the summary. No Spark.
 """
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def check(capsys, *args) -> tuple[int, list[str]]:
 def problem(capsys, inventory: str, *args) -> str:
     """The one problem line of a check that found exactly one, with its summary."""
     rc, lines = check(capsys, "--inventory", inventory, *args)
-    assert rc == 1, lines
+    assert rc == 2, lines
     assert lines[1:] == ["check: 1 cluster(s), 2 host(s), 1 channel(s) not tested (--notify sends each a test "
                          "message): 1 problem(s): an hour would not run as set up"]
     return lines[0]
@@ -170,7 +170,7 @@ def test_a_local_host_is_checked_by_the_local_transport(tmp_path, capsys, monkey
     inventory.write_text(f"clusters:\n  - name: c\n    root: {tmp_path / 'fleet'}\n"
                          "    hosts:\n      - {host: z1, role: zookeeper, zk_myid: 1}\n")
     folder = tmp_path / "fleet" / "c" / "z1" / "zookeeper"
-    assert check(capsys, "--inventory", str(inventory)) == (1, [
+    assert check(capsys, "--inventory", str(inventory)) == (2, [
         f"z1: zookeeper: {folder}: a symlink, not followed (let the pull's user read {folder}/ and its files; no "
         "symlink is followed: set paths.zookeeper to the real folder)",
         "check: 1 cluster(s), 1 host(s), 0 channel(s) not tested (--notify sends each a test message): 1 problem(s): "
@@ -261,7 +261,7 @@ def test_a_jolokia_url_that_does_not_answer_with_the_beans(fleet, capsys, kind):
 def test_a_channel_that_refuses_the_test_message(fleet, capsys):
     fleet["hook"].status = 500
     rc, lines = check(capsys, "--inventory", fleet["write"](), "--notify")
-    assert (rc, lines) == (1, [
+    assert (rc, lines) == (2, [
         "notifications[hook]: test message not delivered: Refused: 500 Internal Server Error (check the webhook "
         "receiver and the channel's settings)",
         "check: 1 cluster(s), 2 host(s), 0 of 1 channel(s) took a test message: 1 problem(s): an hour would not run "
@@ -272,12 +272,12 @@ def test_a_bad_inventory_or_setting_stops_before_any_host(fleet, capsys, monkeyp
     bad = fleet["tmp"] / "bad.yaml"
     bad.write_text("clusters: [\n  - name: x\n")
     first = "no host reached until they are fixed"
-    assert check(capsys, "--inventory", str(bad)) == (1, [
+    assert check(capsys, "--inventory", str(bad)) == (2, [
         f"{bad}: line 2 not valid YAML: expected the node content, but found '-'",
         f"check: 1 problem(s) in the settings or the inventory {bad}; {first}"])
     monkeypatch.setenv("FLEETHEALTH_PULL_TIMEOUT_S", "0")
     inventory = fleet["write"]()
-    assert check(capsys, "--inventory", inventory) == (1, [
+    assert check(capsys, "--inventory", inventory) == (2, [
         "FLEETHEALTH_PULL_TIMEOUT_S: expected a number of seconds > 0, got '0' (set it right, or unset it for its "
         "default)", f"check: 1 problem(s) in the settings or the inventory {inventory}; {first}"])
 
@@ -289,7 +289,7 @@ def test_a_wrong_host_key_a_missing_path_and_a_closed_jolokia_port_are_a_line_ea
     closed, missing = free_port(), fleet["tmp"] / "no" / "zookeeper"
     rc, lines = check(capsys, "--inventory", fleet["write"](
         zk_1={"paths": {"zookeeper": str(missing)}, "jolokia_url": f"http://127.0.0.1:{closed}/jolokia/"}))
-    assert rc == 1
+    assert rc == 2
     assert [line.split(" (")[0] for line in lines] == [
         f"zk-1: zookeeper: no folder {missing}",
         f"zk-1: 127.0.0.1:{closed}: cannot reach Jolokia: Connection refused",

@@ -5,7 +5,8 @@ It reads the FLEETHEALTH_* settings and the inventory, then reaches every host t
 each source the host's role sends (`expect:`) has a folder with files in it, the newest of them
 readable, and a host's `jolokia_url` answers the bulk read of its role's MBeans. With `--notify`
 each channel gets one real message marked TEST (fleethealth.notify.run.send_test). One line per
-problem with what to do, then a summary; exit 0 only when there is none. Nothing is pulled or written.
+problem with what to do, then a summary; exit 0 only when there is none, else 2 (as a bad setting
+or a usage error). Nothing is pulled or written.
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def jolokia_problems(host: Host) -> Iterator[str]:
     MBean missing is no problem (a broker without __consumer_offsets partitions has no Size of them;
     the pull lands what there is), none of the role's own (beyond any JVM's java.lang) is the wrong agent."""
     try:
-        responses = jolokia.read(host.jolokia_url, host.role)
+        responses = jolokia.read(host.jolokia_url, host.processes)
     except TransportError as exc:
         yield (f"{host.host}: {exc} (jolokia_url must be the agent's URL, e.g. http://{host.host}:8778/jolokia/, "
                "and the agent running in the host's JVM)")
@@ -99,7 +100,7 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
     if inventory is None:
         echo(f"check: {len(problems)} problem(s) in the settings or the inventory {inventory_path}; "
              "no host reached until they are fixed")
-        return 1
+        return 2
     for host in inventory.hosts:
         try:
             found = host_problems(host)
@@ -126,4 +127,4 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
         notes = f"{took} of {len(channels)} channel(s) took a test message"
     what = "an hour would run" if not problems else f"{len(problems)} problem(s): an hour would not run as set up"
     echo(f"check: {len(inventory.clusters)} cluster(s), {len(inventory.hosts)} host(s), {notes}: {what}")
-    return 1 if problems else 0
+    return 2 if problems else 0

@@ -56,7 +56,7 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_check(args) -> int:
-    """Whether an hour would run as set up (fleethealth.cli.check): exit 0, else 1 and a line per problem."""
+    """Whether an hour would run as set up (fleethealth.cli.check): exit 0, else 2 and a line per problem."""
     from fleethealth.cli.check import check
 
     return check(args.inventory or config.setting(config.ENV_INVENTORY), notify=args.notify)
@@ -538,7 +538,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        config.settings()      # every FLEETHEALTH_* variable, before any host is pulled or a JVM starts
+        if args.func is not cmd_check:     # check reports wrong settings itself, with what to do
+            config.settings()  # every FLEETHEALTH_* variable, before any host is pulled or a JVM starts
         if hasattr(args, "lakehouse"):
             args.lakehouse = Lakehouse.from_settings(args.lakehouse)
         return args.func(args)

@@ -110,14 +110,12 @@ def _last_processed(lakehouse: Lakehouse, cluster: str | None) -> tuple[datetime
     import pyarrow as pa
     from deltalake import DeltaTable
 
-    from fleethealth.notify.run import latest_hours
-
     actions = pa.table(DeltaTable(lake.table("gold.broker_health_hourly").path(lakehouse)).get_add_actions(flatten=True))
     hours = [h for h in actions.column("partition.hour").to_pylist() if h is not None] if actions.num_rows else []
     if not hours:
         return None, []
     last = max(hours)
-    return last, sorted(c for c in latest_hours(lakehouse, last) if cluster in (None, c))
+    return last, sorted(c for c in lake.latest_hours(lakehouse, last) if cluster in (None, c))
 
 
 def _with_lifecycle(incidents: pd.DataFrame) -> pd.DataFrame:
