@@ -361,7 +361,7 @@ def test_tables_spark_writes_have_no_deletion_vectors_and_duckdb_reads_them(spar
     assert query(lakehouse, "--format", "csv", "SELECT kind FROM gold.incidents ORDER BY kind") == 0
     assert capsys.readouterr().out == "kind\nbroker_deadlock\nlog_cleaner_dead\n"
     assert query(lakehouse, "--format", "csv", "SELECT host, hour FROM silver.kafka_events ORDER BY host") == 0
-    assert capsys.readouterr().out == "host,hour\nk1,2026-11-20 10:00:00+00:00\nk2,2026-11-20 10:00:00+00:00\n"
+    assert capsys.readouterr().out == "host,hour\nk1,2026-11-20T10:00:00.000Z\nk2,2026-11-20T10:00:00.000Z\n"
 
 
 # -- issue 47: hostile input, round four ------------------------------------------------------------------------------

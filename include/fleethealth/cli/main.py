@@ -547,8 +547,11 @@ def main(argv: list[str] | None = None) -> int:
         for line in exc.problems:
             print(f"fleethealth: {line}", file=sys.stderr)
         return EXIT_USAGE
-    except (UsageError, ValueError) as exc:     # config.SettingError: a line per wrong variable
+    except config.SettingError as exc:          # a line per wrong variable
         print("\n".join(f"fleethealth: {line}" for line in str(exc).splitlines()), file=sys.stderr)
+        return EXIT_USAGE
+    except (UsageError, ValueError) as exc:     # DuckDB's hints may follow on lines of their own
+        print(f"fleethealth: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
 
