@@ -438,6 +438,7 @@ def _subcommands():
 
 
 def test_every_subcommands_help_has_examples_and_says_what_each_option_takes():
+    assert all(action.help for action in cli.build_parser()._actions)
     commands = _subcommands()
     assert sorted(commands) == sorted(cli.EXAMPLES) == sorted(
         ["simulate", "check", "pull", "run", "backfill", "parse", "query", "report"])

@@ -529,10 +529,10 @@ def build_parser() -> argparse.ArgumentParser:
     from fleethealth.cli.query import CELL_WIDTH
     from fleethealth.simulate import SCENARIOS
 
-    p = argparse.ArgumentParser(prog="fleethealth", description=__doc__.splitlines()[0],
-                                epilog="`fleethealth COMMAND --help`: what each option takes, with examples")
+    p = argparse.ArgumentParser(prog="fleethealth", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=_version())
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                         help="`fleethealth COMMAND --help`: what each option takes, with examples")
 
     s = _command(sub, "simulate", "write a simulated fleet (logs, JMX, dumps, log-dirs) and its inventory")
     s.add_argument("--out", required=True, metavar="DIR",
