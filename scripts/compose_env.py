@@ -28,7 +28,7 @@ SECRETS = {
 }
 # the host folders docker-compose.yaml mounts read-only: variable -> (option, default, what it holds)
 FOLDERS = {
-    "FLEETHEALTH_CONFIG_DIR": ("--config-dir", "/etc/fleethealth", "inventory.yaml (and thresholds.yaml, if any)"),
+    "FLEETHEALTH_CONFIG_DIR": ("--config-dir", "/etc/fleethealth", "inventory.yaml"),
     "FLEETHEALTH_ARCHIVES_DIR": ("--archives-dir", "/srv/fleethealth/archives",
                                  "files copied off the hosts: the roots of `transport: local`"),
     "FLEETHEALTH_SSH_DIR": ("--ssh-dir", "/etc/fleethealth/ssh", "the SSH keys the connections' key_file name"),
