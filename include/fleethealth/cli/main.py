@@ -59,7 +59,7 @@ def cmd_check(args) -> int:
     """Whether an hour would run as set up (fleethealth.cli.check): exit 0, else 2 and a line per problem."""
     from fleethealth.cli.check import check
 
-    return check(args.inventory or config.setting(config.ENV_INVENTORY), notify=args.notify)
+    return check(args.inventory, notify=args.notify)
 
 
 def cmd_pull(args) -> int:
@@ -224,14 +224,12 @@ def cmd_parse(args) -> int:
     import tempfile
     import threading
 
-    from fleethealth.cli.parse import SMALL_FILE_BYTES, SOURCES, parsed_file, utc_text
+    from fleethealth.cli.parse import SMALL_FILE_BYTES, parsed_file, utc_text
     from fleethealth.runtime.spark_conf import SMALL_INPUT_CONF
 
     raw = Path(args.file)
     if not raw.is_file():
         raise UsageError(f"{raw}: no such file")
-    if args.source not in SOURCES:
-        raise UsageError(f"--source {args.source}: unknown source (one of {', '.join(SOURCES)})")
     with tempfile.TemporaryDirectory() as tmp:
         spark = _session("fleethealth-parse", None, cores="local[2]", short_lived=True, warehouse=tmp).newSession()
         if raw.stat().st_size <= SMALL_FILE_BYTES:
@@ -406,11 +404,23 @@ def cmd_report(args) -> int:
     """The offline HTML report of a window: OUT/index.html and one page per cluster (fleethealth.report.html)."""
     from fleethealth.report import html
 
-    hours = parse_window(args.start, args.end)
     root = args.lakehouse
+    if bool(args.start) != bool(args.end):
+        raise UsageError("give both --from and --to, or neither (the last 24 processed hours)")
+    if args.start:
+        hours = parse_window(args.start, args.end)
+        start, end = hours[0], hours[-1] + HOUR
     if not root.root.is_dir():
         raise UsageError(f"no lakehouse at {root} (give --lakehouse, or set ${config.ENV_LAKEHOUSE})")
-    out = Path(args.out).resolve()
+    if not args.start:    # the DAG's report task's window, ending with the last processed hour
+        last = html.last_processed_hour(root)
+        if last is None:
+            raise UsageError(f"{root}: no processed hour yet; give a window (--from, --to) "
+                             "or run `fleethealth run` or the DAG first")
+        start, end = html.last_hours(last)
+        print(f"fleethealth: the last 24 processed hours: --from {start:%Y-%m-%dT%H:%M}Z --to {end:%Y-%m-%dT%H:%M}Z",
+              file=sys.stderr)
+    out = Path(args.out).resolve() if args.out else root.report
     if out.is_file():
         raise UsageError(f"--out {args.out}: a file; give a folder")
     if (out / "_delta_log").exists() or any((p / "_delta_log").is_dir() for p in out.parents):
@@ -419,7 +429,7 @@ def cmd_report(args) -> int:
         raise UsageError(f"--out {args.out}: inside the lakehouse's tables; give a folder of its own")
     t0 = time.monotonic()
     try:
-        index = html.write_report(root, hours[0], hours[-1] + HOUR, out, cluster=args.cluster)
+        index = html.write_report(root, start, end, out, cluster=args.cluster)
     except html.ReportError as exc:
         raise UsageError(str(exc)) from None
     pages = len(list(out.glob("cluster-*.html")))
@@ -442,21 +452,100 @@ def _first_line(exc: Exception) -> str:
     return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="fleethealth", description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True)
-    lakehouse = dict(default=None, help=f"the lakehouse folder (default ${config.ENV_LAKEHOUSE})")
+# options that name a file, each falling back on its FLEETHEALTH_* variable when not given (main():
+# --lakehouse through Lakehouse.from_settings, these through config.setting)
+PATH_SETTINGS = {"inventory": config.ENV_INVENTORY, "thresholds": config.ENV_THRESHOLDS}
+# each subcommand's examples, the epilog of its --help
+EXAMPLES = {
+    "simulate": ["fleethealth simulate --out fleet --scenario healthy,pm3-dead-cleaner "
+                 "--from 2026-11-20T10:00Z --to 2026-11-20T13:00Z"],
+    "check": ["fleethealth check --inventory inventory.yaml", "fleethealth check --notify"],
+    "pull": ["fleethealth pull --inventory inventory.yaml --from 2026-11-20T10:00Z --to 2026-11-20T11:00Z"],
+    "run": ["fleethealth run --inventory fleet/inventory.yaml --from 2026-11-20T10:00Z --to 2026-11-20T13:00Z"],
+    "backfill": ["fleethealth backfill --from 2026-11-01T00:00Z --to 2026-11-08T00:00Z --no-notify"],
+    "parse": ["fleethealth parse --source kafka server.log.2026-11-20-10",
+              "fleethealth parse --source jstack --timezone Europe/Berlin threaddump-1.txt"],
+    "query": ["fleethealth query \"SELECT kind, count(*) AS n FROM gold.incidents GROUP BY kind\"",
+              "fleethealth query --format csv --out incidents.csv \"SELECT * FROM gold.incidents\""],
+    "report": ["fleethealth report", "fleethealth report --from 2026-11-20T10:00Z --to 2026-11-20T13:00Z "
+               "--cluster c1 --out /tmp/report"],
+}
 
-    s = sub.add_parser("simulate", help="write a simulated fleet (logs, JMX, dumps, log-dirs) and its inventory")
-    s.add_argument("--out", required=True)
-    s.add_argument("--scenario", default="all", help="scenario name, comma-separated names, or all")
-    s.add_argument("--from", dest="start", required=True, help="first hour, ISO-8601 UTC")
-    s.add_argument("--to", dest="end", required=True, help="end hour (exclusive), ISO-8601 UTC")
-    s.add_argument("--brokers", type=int, default=3)
-    s.add_argument("--seed", type=int, default=7)
-    s.add_argument("--bytes-per-broker-hour", type=int, default=200_000,
+
+class _Help(argparse.HelpFormatter):
+    """The description wrapped, the examples (the epilog) a line each."""
+
+    def _fill_text(self, text, width, indent):
+        return text if text.startswith("examples:") else super()._fill_text(text, width, indent)
+
+
+def _command(sub, name: str, help_: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help ends with its examples."""
+    return sub.add_parser(name, help=help_, description=help_, formatter_class=_Help,
+                          epilog="examples:\n  " + "\n  ".join(EXAMPLES[name]))
+
+
+def _path(s, flag: str, what: str, example: str) -> None:
+    """A file option that falls back on its FLEETHEALTH_* variable (PATH_SETTINGS)."""
+    env = PATH_SETTINGS[flag.lstrip("-")]
+    s.add_argument(flag, default=None, metavar="FILE", help=f"{what} (default ${env}), e.g. {flag} {example}")
+
+
+def _lakehouse(s) -> None:
+    s.add_argument("--lakehouse", default=None, metavar="DIR",
+                   help=f"the lakehouse folder (default ${config.ENV_LAKEHOUSE}), e.g. --lakehouse /data/lakehouse")
+
+
+def _window(s, required: bool = True) -> None:
+    """--from/--to: the window [--from, --to) of whole UTC hours, read by lake.hours.parse_window."""
+    unless = "" if required else "; without --from and --to: the last 24 processed hours"
+    s.add_argument("--from", dest="start", required=required, metavar="HOUR",
+                   help=f"the window's first hour, ISO-8601 UTC on the hour, e.g. --from 2026-11-20T10:00Z{unless}")
+    s.add_argument("--to", dest="end", required=required, metavar="HOUR",
+                   help="the hour the window ends before (exclusive), e.g. --to 2026-11-20T13:00Z: "
+                        "hours 10:00, 11:00 and 12:00")
+
+
+def _scenarios(value: str) -> str:
+    """--scenario: `all` or comma-separated names of simulate.SCENARIOS, each checked here."""
+    from fleethealth.simulate import SCENARIOS
+
+    names = [s.strip() for s in value.split(",") if s.strip()]
+    unknown = [s for s in names if s not in SCENARIOS] if value != "all" else []
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown scenario(s) {', '.join(unknown) or '(none)'} "
+                                         f"(choose from {', '.join(SCENARIOS)}, or all)")
+    return value
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return f"fleethealth {version('fleethealth')}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from fleethealth.cli.parse import SOURCES as PARSE_SOURCES  # pure names: no Spark imported here
+    from fleethealth.cli.query import CELL_WIDTH
+    from fleethealth.simulate import SCENARIOS
+
+    p = argparse.ArgumentParser(prog="fleethealth", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=_version())
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                         help="`fleethealth COMMAND --help`: what each option takes, with examples")
+
+    s = _command(sub, "simulate", "write a simulated fleet (logs, JMX, dumps, log-dirs) and its inventory")
+    s.add_argument("--out", required=True, metavar="DIR",
+                   help="folder for the fleet's files and its inventory.yaml (created), e.g. --out fleet")
+    s.add_argument("--scenario", type=_scenarios, default="all", metavar="NAME[,NAME...]",
+                   help=f"one or more of {', '.join(SCENARIOS)}, comma-separated, or all (default all)")
+    _window(s)
+    s.add_argument("--brokers", type=int, default=3, metavar="N", help="brokers per cluster (default 3)")
+    s.add_argument("--seed", type=int, default=7, metavar="N",
+                   help="random seed: the same seed, the same files (default 7)")
+    s.add_argument("--bytes-per-broker-hour", type=int, default=200_000, metavar="BYTES",
                    help="bytes of Kafka logs per broker-hour, ± 5 %% (default 200000)")
-    s.add_argument("--jmx-samples-per-broker-hour", type=int, default=20_000,
+    s.add_argument("--jmx-samples-per-broker-hour", type=int, default=20_000, metavar="N",
                    help="JMX samples per broker-hour as silver counts them (one per attribute value, one per item "
                         "of a composite), ± 5 %% (default 20000; 0: only the MBeans fleethealth reads)")
     s.add_argument("--layout", choices=("hourly", "archive"), default="hourly",
@@ -464,31 +553,28 @@ def build_parser() -> argparse.ArgumentParser:
                         "(live and .gz Kafka logs, size-rolled ZooKeeper logs, one truncated .gz, mtimes = now)")
     s.set_defaults(func=cmd_simulate)
 
-    s = sub.add_parser("check", help="whether an hour would run as set up: the settings, the inventory, every "
-                                     "host reached as the pull reaches it (SSH host key, each source's folder, "
-                                     "Jolokia); a line per problem with what to do; exit 0 only when none")
-    s.add_argument("--inventory", default=None,
-                   help=f"the inventory YAML (default ${config.ENV_INVENTORY}), e.g. --inventory inventory.yaml")
+    s = _command(sub, "check", "whether an hour would run as set up: the settings, the inventory, every host "
+                               "reached as the pull reaches it (SSH host key, each source's folder, Jolokia); "
+                               "a line per problem with what to do; exit 0 only when none")
+    _path(s, "--inventory", "the inventory YAML", "inventory.yaml")
     s.add_argument("--notify", action="store_true",
                    help="also send each notification channel one real message marked TEST")
     s.set_defaults(func=cmd_check)
 
-    s = sub.add_parser("pull", help="land the fleet's files of each hour of a window")
-    s.add_argument("--inventory", required=True)
-    s.add_argument("--from", dest="start", required=True)
-    s.add_argument("--to", dest="end", required=True)
-    s.add_argument("--lakehouse", **lakehouse)
+    s = _command(sub, "pull", "land the fleet's files of each hour of a window")
+    _path(s, "--inventory", "the inventory YAML", "inventory.yaml")
+    _window(s)
+    _lakehouse(s)
     s.set_defaults(func=cmd_pull)
 
     for name, help_ in (("run", "pull + bronze + silver + gold, each hour gated (the DAG's jobs; windows of hours)"),
                         ("backfill", "same as run: recompute a window, idempotently")):
-        s = sub.add_parser(name, help=help_)
-        s.add_argument("--inventory", required=True)
-        s.add_argument("--from", dest="start", required=True)
-        s.add_argument("--to", dest="end", required=True)
-        s.add_argument("--lakehouse", **lakehouse)
-        s.add_argument("--thresholds", default=None, help="threshold overrides YAML")
-        s.add_argument("--master", default=None,
+        s = _command(sub, name, help_)
+        _path(s, "--inventory", "the inventory YAML", "inventory.yaml")
+        _window(s)
+        _lakehouse(s)
+        _path(s, "--thresholds", "a YAML of threshold overrides (values only)", "thresholds.yaml")
+        s.add_argument("--master", default=None, metavar="URL",
                        help="Spark master URL, e.g. spark://HOST:7077 (default $FLEETHEALTH_SPARK_MASTER or local[*])")
         s.add_argument("--no-notify", dest="notify", action="store_false",
                        help="record the state changes of the window's own hours as not to be sent (suppressed) "
@@ -496,41 +582,42 @@ def build_parser() -> argparse.ArgumentParser:
                             "FLEETHEALTH_NOTIFY_MAX_AGE_HOURS)")
         s.set_defaults(func=cmd_run)
 
-    from fleethealth.cli.parse import SOURCES as PARSE_SOURCES  # pure names: no Spark imported here
-
-    s = sub.add_parser("parse", help="the silver records of one raw file as JSON lines (quarantine and a "
-                                     "summary on stderr; exit 1 when nothing parsed)")
-    s.add_argument("--source", required=True, help=f"one of {', '.join(PARSE_SOURCES)}")
-    s.add_argument("--timezone", default="UTC", help="IANA zone of the file's timestamps (default UTC)")
-    s.add_argument("file")
+    s = _command(sub, "parse", "the silver records of one raw file as JSON lines (quarantine and a summary on "
+                               "stderr; exit 1 when nothing parsed)")
+    s.add_argument("--source", required=True, choices=tuple(PARSE_SOURCES), metavar="SOURCE",
+                   help=f"what the file is: one of {', '.join(PARSE_SOURCES)}")
+    s.add_argument("--timezone", default="UTC", metavar="ZONE",
+                   help="IANA zone of the file's timestamps, e.g. --timezone Europe/Berlin (default UTC)")
+    s.add_argument("file", metavar="FILE", help="the raw file, e.g. server.log.2026-11-20-10")
     s.set_defaults(func=cmd_parse)
 
-    from fleethealth.cli.query import CELL_WIDTH  # pure names: no Spark imported here
-
-    s = sub.add_parser("query", help="read-only SQL over bronze.*, silver.*, gold.* tables")
-    s.add_argument("sql", help="one statement that reads: SELECT/WITH/VALUES, SHOW, DESCRIBE, EXPLAIN")
-    s.add_argument("--lakehouse", **lakehouse)
-    s.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    s.add_argument("--limit", type=int, default=None,
+    s = _command(sub, "query", "read-only SQL over bronze.*, silver.*, gold.* tables")
+    s.add_argument("sql", metavar="SQL", help="one statement that reads: SELECT/WITH/VALUES, SHOW, DESCRIBE, EXPLAIN")
+    _lakehouse(s)
+    s.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="how rows are printed: table (default), csv (a header line), json (one object a line)")
+    s.add_argument("--limit", type=int, default=None, metavar="N",
                    help=f"rows to print (default {DEFAULT_QUERY_LIMIT}; 0 for all; with --out: all)")
-    s.add_argument("--out", default=None, help="write the rows to FILE.parquet, .csv or .json (JSON lines) instead")
+    s.add_argument("--out", default=None, metavar="FILE",
+                   help="write the rows to FILE.parquet, .csv or .json (JSON lines) instead, e.g. --out incidents.csv")
     s.add_argument("--overwrite", action="store_true", help="let --out replace an existing file")
     s.add_argument("--wide", action="store_true",
                    help=f"--format table: show every cell whole (default: cut at {CELL_WIDTH} characters)")
-    s.add_argument("--timeout", type=float, default=DEFAULT_QUERY_TIMEOUT_S,
+    s.add_argument("--timeout", type=float, default=DEFAULT_QUERY_TIMEOUT_S, metavar="SECONDS",
                    help=f"seconds before the query is stopped (default {DEFAULT_QUERY_TIMEOUT_S:g})")
     s.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
                    help="duckdb (default): DuckDB's SQL dialect, answers in about a second; spark: Spark SQL "
                         "in a local JVM (10-20 s), Delta's own reader, Spark's dialect")
     s.set_defaults(func=cmd_query)
 
-    s = sub.add_parser("report", help="an offline HTML report of a window: fleet overview and one page per cluster, "
-                                      "with charts (read from gold without Spark)")
-    s.add_argument("--lakehouse", **lakehouse)
-    s.add_argument("--from", dest="start", required=True, help="first hour, ISO-8601 UTC")
-    s.add_argument("--to", dest="end", required=True, help="end hour (exclusive), ISO-8601 UTC")
-    s.add_argument("--cluster", default=None, help="only this cluster")
-    s.add_argument("--out", required=True, help="folder for index.html and the cluster pages (created)")
+    s = _command(sub, "report", "an offline HTML report of a window: fleet overview and one page per cluster, "
+                                "with charts (read from gold without Spark)")
+    _lakehouse(s)
+    _window(s, required=False)
+    s.add_argument("--cluster", default=None, metavar="NAME", help="only this cluster, e.g. --cluster c1")
+    s.add_argument("--out", default=None, metavar="DIR",
+                   help="folder for index.html and the cluster pages (created; default the lakehouse's report "
+                        "folder, which the DAG refreshes), e.g. --out /tmp/report")
     s.set_defaults(func=cmd_report)
     return p
 
@@ -540,6 +627,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.func is not cmd_check:     # check reports wrong settings itself, with what to do
             config.settings()  # every FLEETHEALTH_* variable, before any host is pulled or a JVM starts
+        for dest, env in PATH_SETTINGS.items():
+            if hasattr(args, dest) and not getattr(args, dest):
+                setattr(args, dest, config.setting(env) or None)
         if hasattr(args, "lakehouse"):
             args.lakehouse = Lakehouse.from_settings(args.lakehouse)
         return args.func(args)

@@ -9,6 +9,6 @@ bundle of vl-convert they share, so a page needs no network at all (fleets are a
 CSP forbids any fetch but the bundle's). A table a lakehouse does not have yet is a note on the page, not a failure.
 """
 from fleethealth.report.html.pages import ReportError, cluster_page, last_hours, overview_page, write_report
-from fleethealth.report.html.read import Gold, read_gold
+from fleethealth.report.html.read import Gold, last_processed_hour, read_gold
 
-__all__ = ["Gold", "ReportError", "cluster_page", "last_hours", "overview_page", "read_gold", "write_report"]
+__all__ = ["Gold", "ReportError", "cluster_page", "last_hours", "last_processed_hour", "overview_page", "read_gold", "write_report"]

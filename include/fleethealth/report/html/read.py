@@ -104,17 +104,25 @@ def read_gold(lakehouse: Lakehouse, start: datetime, end: datetime, cluster: str
     return gold
 
 
-def _last_processed(lakehouse: Lakehouse, cluster: str | None) -> tuple[datetime | None, list[str]]:
-    """The latest hour of gold.broker_health_hourly (its file list's partition values, not its rows)
-    and the clusters of that hour: the inventory as last processed."""
+def last_processed_hour(lakehouse: Lakehouse) -> datetime | None:
+    """The latest hour of gold.broker_health_hourly (its file list's partition values, not its rows);
+    None before the first processed hour."""
     import pyarrow as pa
     from deltalake import DeltaTable
 
-    actions = pa.table(DeltaTable(lake.table("gold.broker_health_hourly").path(lakehouse)).get_add_actions(flatten=True))
+    path = lake.table("gold.broker_health_hourly").path(lakehouse)
+    if not DeltaTable.is_deltatable(path):
+        return None
+    actions = pa.table(DeltaTable(path).get_add_actions(flatten=True))
     hours = [h for h in actions.column("partition.hour").to_pylist() if h is not None] if actions.num_rows else []
-    if not hours:
+    return max(hours) if hours else None
+
+
+def _last_processed(lakehouse: Lakehouse, cluster: str | None) -> tuple[datetime | None, list[str]]:
+    """The last processed hour and the clusters of that hour: the inventory as last processed."""
+    last = last_processed_hour(lakehouse)
+    if last is None:
         return None, []
-    last = max(hours)
     return last, sorted(c for c in lake.latest_hours(lakehouse, last) if cluster in (None, c))
 
 
