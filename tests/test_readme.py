@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from readme_blocks import DOCS, KINDS, README, block, blocks
 
@@ -19,7 +20,7 @@ VENV_BIN = Path(sys.executable).parent
 ELSEWHERE = {("output", "make demo"): "test_scenarios.py", ("run", "demo-query"): "test_scenarios.py",
              ("run", "dotenv"): "test_compose.py", ("run", "readers"): "test_readers.py",
              ("run", "scheduler"): "test_scheduler.py", ("sql", ""): "test_docs_sql.py"}
-CHECKED_HERE = {("run", "ssh-connection")}
+CHECKED_HERE = {("run", "ssh-connection"), ("run", "ssh-host-key")}
 
 
 def test_every_block_says_what_it_is_and_a_test_checks_it():
@@ -91,17 +92,20 @@ def test_the_notifications_example_loads_beside_the_inventory():
     assert channels[3].ends_after_seconds == 4 * 3600
 
 
-def test_the_ssh_connection_example_is_one_airflow_accepts():
-    b = block("run", "ssh-connection")
+@pytest.mark.parametrize("name, variable, shown", [
+    ("ssh-connection", "AIRFLOW_CONN_FLEET_SSH", "ssh None 22 fleetpull ['conn_timeout', 'key_file']"),
+    ("ssh-host-key", "AIRFLOW_CONN_FLEET_SSH_KAFKA_2",
+     "ssh bd-kafka-2.example 22 fleetpull ['conn_timeout', 'host_key', 'key_file']")])
+def test_the_ssh_connection_examples_are_ones_airflow_accepts(name, variable, shown):
+    b = block("run", name)
     check = ("from airflow.models.connection import Connection; import os; "
-             "c = Connection.from_json(os.environ['AIRFLOW_CONN_FLEET_SSH'], conn_id='fleet_ssh'); "
+             f"c = Connection.from_json(os.environ['{variable}'], conn_id='fleet_ssh'); "
              "print(c.conn_type, c.host, c.port, c.login, sorted(c.extra_dejson))")
     proc = subprocess.run(["bash", "-euo", "pipefail", "-c", b.text + f'\n{VENV_BIN}/python -c "{check}"'],
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "AIRFLOW__CORE__LOAD_EXAMPLES": "False"})
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[-1] == (
-        "ssh bd-kafka-2.example 22 fleetpull ['conn_timeout', 'host_key', 'key_file']")
+    assert proc.stdout.splitlines()[-1] == shown
 
 
 def test_the_synopsis_is_the_parser():
