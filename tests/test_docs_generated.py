@@ -82,3 +82,11 @@ def test_gold_tables_documents_every_gold_table_and_column():
 def test_a_column_named_only_inside_another_word_is_missing():
     assert missing_columns("max_size_bytes, first/last_change_ts", ["size_bytes", "first_change_ts", "max_size_bytes"]) == [
         "size_bytes", "first_change_ts"]
+
+
+def test_readme_shows_the_report_as_a_small_png():
+    readme = (PROJECT / "README.md").read_text()
+    assert f"]({gen_docs.SCREENSHOT.relative_to(PROJECT)})" in readme
+    data = gen_docs.SCREENSHOT.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 200_000
+    assert int.from_bytes(data[16:20], "big") == 1200      # IHDR width: the viewport gen_docs.screenshot uses
