@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -14,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 import report_lakehouse as lh
-from readme_blocks import blocks
+from readme_blocks import block, blocks
 
 PROJECT = Path(__file__).resolve().parents[1]
 SQL = [b for b in blocks() if b.kind == "sql"]
@@ -74,6 +75,15 @@ def test_the_examples_answer_what_they_say(lakehouse):
     [behind] = [b for b in SQL if "FROM\ngold.metadata_divergence" in b.text or "FROM gold.metadata_divergence" in b.text]
     assert [(r["broker"], r["stuck_epoch"], r["lag_ms"]) for r in
             map(json.loads, query(lakehouse, behind.text).stdout.splitlines())] == [(3, 426, 3_240_000)]
+
+
+def test_the_sql_of_readmes_demo_query_runs_here(lakehouse):
+    """README's query of the demo (a command line: test_scenarios.py runs it on the demo's lakehouse)."""
+    [sql] = re.findall(r'fleethealth query --lakehouse demo/lakehouse "([^"]+)"', block("run", "demo-query").text)
+    proc = query(lakehouse, sql)
+    assert proc.returncode == 0, proc.stderr
+    counts = {r["kind"]: r["n"] for r in map(json.loads, proc.stdout.splitlines())}
+    assert counts["log_cleaner_dead"] == 1 and counts["offsets_partition_bloat"] == 1, counts
 
 
 def test_spark_sql_of_the_old_docs_fails_here(lakehouse):
