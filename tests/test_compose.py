@@ -365,23 +365,6 @@ def test_ports_are_bound_to_loopback_unless_the_operator_opts_in():
     assert "ports" not in yaml.safe_load(COMPOSE.read_text())["services"]["spark-master"]
 
 
-def test_the_readme_command_writes_usable_secrets(tmp_path):
-    import subprocess
-
-    from cryptography.fernet import Fernet
-    from readme_blocks import block
-
-    subprocess.run(["bash", "-euo", "pipefail", "-c", block("run", "dotenv").text], cwd=tmp_path, check=True, timeout=30)
-    env_file = tmp_path / ".env"
-    assert oct(env_file.stat().st_mode & 0o777) == "0o600"
-    values = dict(x.split("=", 1) for x in env_file.read_text().splitlines())
-    assert sorted(values) == sorted(SECRETS) and len(set(values.values())) == 4
-    Fernet(values["AIRFLOW_FERNET_KEY"].encode())          # a valid Fernet key
-    assert all(re.fullmatch(r"[0-9a-f]{64}", values[n]) for n in SECRETS[1:])   # safe in a database URL
-    _, errors = interpolate(COMPOSE.read_text(), values)
-    assert not errors
-
-
 # --- the .env writer (scripts/compose_env.py) and the host folders mounted -------------------------------
 def _compose_env():
     import importlib.util

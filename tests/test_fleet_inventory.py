@@ -1,4 +1,4 @@
-"""Tests of the fleet inventory (fleethealth.fleet.inventory; README.md "Pointing it at a real fleet").
+"""Tests of the fleet inventory (fleethealth.fleet.inventory; docs/inventory.md).
 
 Every mistake must give an InventoryError with one line per mistake naming the file and the key path.
 """
@@ -51,7 +51,7 @@ def one_host_inventory(host_line: str, **cluster: str) -> str:
             f"      - {host_line}\n")
 
 
-# --- the minimal shape (README) ------------------------------------------------------------------
+# --- the minimal shape (docs) --------------------------------------------------------------------
 
 def test_spec_minimal_shape_loads(tmp_path):
     root = tmp_path / "archive"

@@ -1,4 +1,4 @@
-"""README's "Run a scheduler" on a shared host (issue 47): its block, as written up to the api-server's
+"""docs/deployment.md's "Run a scheduler" on a shared host (issue 47): its block, as written up to the api-server's
 health check (test_scheduler.py runs all of it), leaves the database, airflow.cfg, the passwords file
 and the logs to their user alone (0600, folders 0700), writes no password to a log, and the login
 takes the password the block generated. No Spark."""
