@@ -34,7 +34,7 @@ from airflow.timetables.interval import CronDataIntervalTimetable
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.runtime import config
-from fleethealth.runtime.spark_conf import spark_conf
+from fleethealth.runtime.spark_conf import SecretsInFile, spark_conf
 
 CATALOG = Lakehouse.from_settings()
 LAKEHOUSE = str(CATALOG)
@@ -50,6 +50,10 @@ NOTIFY_TIMEOUT = timedelta(seconds=config.notify_timeout_s() + 60)
 
 HOUR = "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
 LAYERS_TASK = "bronze_silver_gold"
+
+
+class SparkSubmit(SecretsInFile, SparkSubmitOperator):
+    """Settings that may hold secrets reach spark-submit in a file only its owner reads."""
 
 
 with DAG(
@@ -103,12 +107,12 @@ with DAG(
     hour = resolve_hour()
     pulled = pull.partial(hour=hour).expand(host=list_hosts())
     # all_done: a host whose pull failed is marked data_missing by gold; the others go on
-    layers = SparkSubmitOperator(
+    layers = SparkSubmit(
         task_id=LAYERS_TASK,
         application=str(config.spark_dir() / "layers.py"),
         conn_id=config.SPARK_CONN_ID,
         name="fleethealth-hour",
-        conf=spark_conf(CATALOG.warehouse, tables=CATALOG.tables, short_lived=True),
+        conf=spark_conf(CATALOG.warehouse, tables=CATALOG.tables, short_lived=True, deployment=False),
         application_args=["--hour", HOUR, "--lakehouse", "{{ params.lakehouse }}",
                           "--inventory", "{{ params.inventory }}"],
         trigger_rule="all_done",

@@ -15,10 +15,15 @@ from airflow.sdk import DAG, Param
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.maintenance import DEFAULT_RETAIN_HOURS
 from fleethealth.runtime import config
-from fleethealth.runtime.spark_conf import spark_conf
+from fleethealth.runtime.spark_conf import SecretsInFile, spark_conf
 
 CATALOG = Lakehouse.from_settings()
 LAKEHOUSE = str(CATALOG)
+
+
+class SparkSubmit(SecretsInFile, SparkSubmitOperator):
+    """Settings that may hold secrets reach spark-submit in a file only its owner reads."""
+
 
 with DAG(
     dag_id=config.MAINTENANCE_DAG_ID,
@@ -34,12 +39,12 @@ with DAG(
             "retain_hours": Param(DEFAULT_RETAIN_HOURS, type="number", minimum=0,
                                   description="VACUUM retention, and the Data Docs'")},
 ) as dag:
-    SparkSubmitOperator(
+    SparkSubmit(
         task_id="optimize_vacuum",
         application=str(config.spark_dir() / "maintenance.py"),
         conn_id=config.SPARK_CONN_ID,
         name="fleethealth-maintenance",
-        conf=spark_conf(CATALOG.warehouse, tables=CATALOG.tables, short_lived=True),
+        conf=spark_conf(CATALOG.warehouse, tables=CATALOG.tables, short_lived=True, deployment=False),
         application_args=["--lakehouse", "{{ params.lakehouse }}",
                           "--retain-hours", "{{ params.retain_hours }}"],
     )

@@ -20,6 +20,8 @@ unset _fh_here
 # --- fleethealth (names: include/fleethealth/runtime/config.py) ------------------------------
 # Lakehouse root: keep a value the caller chose, else the project's ./lakehouse.
 export FLEETHEALTH_LAKEHOUSE="${FLEETHEALTH_LAKEHOUSE:-$FLEETHEALTH_PROJECT/lakehouse}"
+# The inventory the DAGs read: keep a value the caller chose, else the project's ./inventory.yaml.
+export FLEETHEALTH_INVENTORY="${FLEETHEALTH_INVENTORY:-$FLEETHEALTH_PROJECT/inventory.yaml}"
 # Delta Lake jars resolved by Maven at set-up (pom.xml); Spark never downloads at run time.
 export FLEETHEALTH_JARS="$FLEETHEALTH_PROJECT/jars"
 

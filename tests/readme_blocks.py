@@ -1,7 +1,9 @@
-"""README's fenced blocks and what each is: the line before a block is a comment
-`<!-- readme-test: KIND [NAME] -->` (KIND one of KINDS), so no block escapes the tests that keep
-README true (tests/test_readme.py, and the tests that need what a block needs: test_scenarios.py for
-the demo's output, test_readers.py, test_compose.py)."""
+"""The fenced blocks of README and docs/*.md and what each is: the line before a block is a comment
+`<!-- readme-test: KIND [NAME] -->` (KIND one of KINDS), so no block escapes the tests that keep the
+docs true (tests/test_readme.py, tests/test_docs_sql.py for every `sql` block, and the tests that need
+what a block needs: test_scenarios.py for the demo's output, test_readers.py, test_compose.py,
+test_scheduler.py). A block is found by its kind and name wherever it is, so text moves between the
+files without its test."""
 from __future__ import annotations
 
 import re
@@ -9,7 +11,10 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PROJECT = Path(__file__).resolve().parents[1]
+README = PROJECT / "README.md"
+# every file whose blocks are marked and checked
+DOCS = (README, *sorted((PROJECT / "docs").glob("*.md")))
 
 KINDS = {
     "run": "a command block a test runs as written (exit 0; its NAME says which test checks more)",
@@ -18,6 +23,7 @@ KINDS = {
     "spark-conf": "a FLEETHEALTH_SPARK_CONF file that must load (runtime.spark_conf.deployment_conf)",
     "synopsis": "the command line's synopsis, checked against the parser",
     "figure": "a drawing, not text to run",
+    "sql": "a query tests/test_docs_sql.py runs on the default engine (DuckDB) against a small lakehouse",
     "not-run": "a command no test runs as written (NAME says why and what tests it instead)",
 }
 MARKER = re.compile(r"^\s*<!-- readme-test: (\S+)(?: (.*?))? -->\s*$")
@@ -30,11 +36,19 @@ class Block:
     name: str
     lang: str
     text: str
-    line: int       # README line of the opening fence
+    line: int       # the line of the opening fence
+    path: str = ""  # the file, relative to the project
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
 
 
-def blocks(path: Path = README) -> list[Block]:
-    """Every fenced block of README with its marker (kind "" when the line before has none)."""
+def blocks(path: Path | None = None) -> list[Block]:
+    """Every fenced block of README and docs/*.md (or of `path`) with its marker (kind "" when the line
+    before has none)."""
+    if path is None:
+        return [b for doc in DOCS for b in blocks(doc)]
     lines = path.read_text().splitlines()
     out, i = [], 0
     while i < len(lines):
@@ -49,12 +63,14 @@ def blocks(path: Path = README) -> list[Block]:
         marker = MARKER.match(before)
         kind, name = (marker.group(1), marker.group(2) or "") if marker else ("", "")
         text = textwrap.dedent("\n".join(lines[i + 1:end])) + "\n"
-        out.append(Block(kind, name, lang, text, i + 1))
+        where = str(path.relative_to(PROJECT)) if path.is_relative_to(PROJECT) else path.name
+        out.append(Block(kind, name, lang, text, i + 1, where))
         i = end + 1
     return out
 
 
 def block(kind: str, name: str) -> Block:
+    """The one block of this kind and name, in whichever file it is."""
     [found] = [b for b in blocks() if (b.kind, b.name) == (kind, name)]
     return found
 

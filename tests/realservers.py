@@ -69,7 +69,10 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 class Sshd:
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, permissions_bind_root: bool = False):
+        """`permissions_bind_root`: when run as root, sshd is started without root's override of file
+        permissions (setpriv drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH), so a file its user may not
+        read is unreadable over SFTP, as to a pull's ordinary user."""
         assert SSHD.is_file(), "no /usr/sbin/sshd: run `make setup` (installs openssh-server)"
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
@@ -89,7 +92,9 @@ class Sshd:
             "Subsystem sftp internal-sftp", "LogLevel VERBOSE", ""]))
         if os.geteuid() == 0:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)   # privilege separation directory
-        self.proc = subprocess.Popen([str(SSHD), "-f", str(config), "-D", "-e"],
+        wrap = (["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+                if permissions_bind_root and os.geteuid() == 0 else [])
+        self.proc = subprocess.Popen([*wrap, str(SSHD), "-f", str(config), "-D", "-e"],
                                      stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
         wait_for("sshd", self._banner, self.proc, self.log)
 
@@ -279,6 +284,10 @@ class Receiver:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
+    def slack_connection(self) -> str:
+        """An Airflow Slack incoming-webhook connection (for AIRFLOW_CONN_<ID>) posting to this server."""
+        return json.dumps({"conn_type": "slackwebhook", "host": self.url, "password": "services/T0/B0/token"})
+
     def stop(self):
         if self.thread.is_alive():
             self.server.shutdown()
@@ -305,6 +314,12 @@ class Smtpd:
             self.port = s.getsockname()[1]
         self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
         self.controller.start()
+
+    def connection(self) -> str:
+        """An Airflow SMTP connection (for AIRFLOW_CONN_<ID>) to this server: no TLS, one try."""
+        return json.dumps({"conn_type": "smtp", "host": "127.0.0.1", "port": self.port,
+                           "extra": {"disable_tls": True, "disable_ssl": True, "from_email": "fleethealth@example.com",
+                                     "retry_limit": 0, "timeout": 5}})
 
     def stop(self):
         if self.controller._thread is not None:     # not stopped yet

@@ -1,6 +1,6 @@
 """The library's shape, read from its source: no import cycle, the simulator kept out of the pipeline,
-the DAG file's imports free of Spark and set-up code, and the tree that README and
-docs/architecture.md show equal to the packages and their docstrings.
+the DAG file's imports free of Spark and set-up code, and the tree that
+docs/architecture.md shows equal to the packages and their docstrings.
 
 `python tests/test_architecture.py` prints the tree as the docs must show it.
 """
@@ -28,7 +28,7 @@ ORDER = ("runtime", "lake", "fleet", "quality", "pull", "pull/transports", "bron
          "simulate", "cli", "setup")
 # imports of a package above it, each with why it cannot go (none today)
 UPWARD_ALLOWED: dict[tuple[str, str], str] = {}
-# the line before the tree's block in README.md and docs/architecture.md (README's marker of a drawing)
+# the line before the tree's block in docs/architecture.md (the docs' marker of a drawing)
 TREE_START = "<!-- readme-test: figure tree -->"
 
 
@@ -255,7 +255,7 @@ def shown_tree(doc: Path) -> str:
     return block.split("\n", 1)[1].split("```", 1)[0].rstrip()
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/architecture.md"])
+@pytest.mark.parametrize("doc", ["docs/architecture.md"])
 def test_the_docs_show_the_tree_as_the_packages_say(doc):
     assert shown_tree(PROJECT / doc) == tree(), f"{doc}: the tree is now\n{tree()}"
 

@@ -1,6 +1,7 @@
 """The `fleethealth` command line: clear one-line errors with exit 2, and query output."""
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -77,6 +78,15 @@ def test_query_reads_gold_and_rejects_unknown_tables(spark, lakehouse, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("fleethealth: unknown table gold.nope in query; tables in ")
     assert err[0].endswith("gold.incidents")
+    # a table without its layer: the name it means (issue 48)
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(lakehouse), "SELECT * FROM incidents"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("fleethealth: unknown table incidents in query: did you mean "
+                                               "gold.incidents? Tables in ")
+    # timestamps as the DuckDB engine (and `parse`) prints them: ISO-8601 UTC to the millisecond
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(lakehouse), "--format", "csv",
+                     "SELECT TIMESTAMP '2026-11-20 10:20:00.25' AS t, DATE '2026-11-20' AS d"]) == 0
+    assert capsys.readouterr().out == "t,d\n2026-11-20T10:20:00.250Z,2026-11-20\n"
 
 
 @pytest.mark.spark
@@ -91,9 +101,6 @@ def test_parse_prints_silver_records_as_json_lines(spark, capsys, tmp_path):
     assert (first["logger"], first["line_count"], first["ts"]) == (
         "kafka.server.KafkaConfig", 143, "2021-04-28T10:11:56.161Z")   # 12:11:56 CEST -> UTC
     assert captured.err.splitlines()[-1] == f"fleethealth: {sample}: 285 parsed, 0 quarantined"
-    assert cli.main(["parse", "--source", "graphite", str(sample)]) == 2
-    assert capsys.readouterr().err == ("fleethealth: --source graphite: unknown source (one of kafka, zookeeper, "
-                                       "jolokia, prometheus, jstack, logdirs)\n")
     garbage = tmp_path / "garbage.log"
     garbage.write_bytes(b"not a log line\n\x00\xff binary\n" * 3)
     assert cli.main(["parse", "--source", "kafka", str(garbage)]) == 1      # nothing parsed: the verdict shows
@@ -218,6 +225,51 @@ def test_query_runs_what_only_reads(incidents, capsys, sql, first):
     rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     if first is not None:
         assert first in rows[0].values()
+
+
+SPARK_TAIL = ("; `query` only reads (SELECT/WITH/VALUES, SHOW, DESCRIBE, EXPLAIN). Writes and maintenance run in "
+              "the DAGs (spark/maintenance.py)")
+
+
+@pytest.mark.spark
+def test_query_shows_and_describes_only_the_lakehouses_tables(spark, incidents, tmp_path, capsys):
+    """DESCRIBE HISTORY/DETAIL and DESCRIBE of a path or a delta.`/p` identifier read any Delta log the
+    process (and its AWS keys) reaches: each is refused before it runs, one line, exit 2; so is a schema
+    that is not a layer. Another Delta table beside the lakehouse (<other>) stays unread and unchanged."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    other = tmp_path / "other"
+    write_deltalake(str(other), pa.table({"secret": ["s3cr3t"]}))
+    log = sorted(p.name for p in (other / "_delta_log").iterdir())
+    path = str(incidents / "gold" / "incidents")
+    version = DeltaTable(path).version()
+    not_a_table = "{} is not a table of the lakehouse (bronze, silver, gold.<table>): files are not read by path"
+    cases = [
+        ("DESCRIBE HISTORY '/any/path'", not_a_table.format("/any/path")),
+        ("DESCRIBE DETAIL 's3a://other/t'", not_a_table.format("s3a://other/t")),
+        ("DESCRIBE delta.`/p`", not_a_table.format("delta./p")),
+        (f"DESCRIBE HISTORY '{other}'", not_a_table.format(other)),
+        (f"DESCRIBE DETAIL delta.`{other}`", not_a_table.format(f"delta.{other}")),
+        (f"DESCRIBE HISTORY delta.`{other}`", not_a_table.format(f"delta.{other}")),
+        (f"DESCRIBE HISTORY `{other}`", not_a_table.format(other)),
+        (f"SHOW COLUMNS IN delta.`{other}`", not_a_table.format(f"delta.{other}")),
+        (f"SHOW TABLES IN delta.`{other}`", f"delta.{other} is not a schema of the lakehouse (bronze, silver, gold)"),
+    ]
+    for sql, what in cases:
+        assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--format", "json", sql]) == 2, sql
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == ("", f"fleethealth: query refused: {what}{SPARK_TAIL}\n"), sql
+    assert sorted(p.name for p in (other / "_delta_log").iterdir()) == log
+    assert DeltaTable(path).version() == version and sorted(DeltaTable(path).to_pyarrow_table().column("kind")
+                                                            .to_pylist()) == ["broker_deadlock", "data_missing",
+                                                                              "log_cleaner_dead"]
+    # the same --out guard as the DuckDB engine's (tests/test_query_duckdb.py): a Delta commit of the lakehouse
+    commit = incidents / "gold" / "incidents" / "_delta_log" / "00000000000000000009.json"
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--out", str(commit),
+                     "SELECT 1 AS remove"]) == 2
+    assert capsys.readouterr().err == f"fleethealth: --out {commit}: inside the lakehouse; `query` never writes there\n"
+    assert not commit.exists() and DeltaTable(path).version() == version
 
 
 @pytest.mark.spark
@@ -370,3 +422,106 @@ def test_a_command_prints_no_spark_banner(incidents):
                            "SELECT count(*) AS n FROM gold.incidents"], capture_output=True, text=True, timeout=180)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "n\n3\n", "")
     assert sorted(incidents.rglob("*")) == before          # `query` wrote nothing into the lakehouse
+
+
+def test_version_is_the_packages():
+    import tomllib
+
+    version = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["version"]
+    proc = subprocess.run([FLEETHEALTH, "--version"], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"fleethealth {version}\n", "")
+
+
+def _subcommands():
+    sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices
+
+
+def test_every_subcommands_help_has_examples_and_says_what_each_option_takes():
+    assert all(action.help for action in cli.build_parser()._actions)
+    commands = _subcommands()
+    assert sorted(commands) == sorted(cli.EXAMPLES) == sorted(
+        ["simulate", "check", "pull", "run", "backfill", "parse", "query", "report"])
+    for name, parser in commands.items():
+        text = parser.format_help()
+        assert text.endswith("examples:\n" + "".join(f"  {e}\n" for e in cli.EXAMPLES[name])), name
+        assert all(e.startswith(f"fleethealth {name}") for e in cli.EXAMPLES[name]), name
+        for action in parser._actions:
+            assert action.help, (name, action.dest)
+            if action.nargs != 0:       # takes a value: named (FILE, DIR, HOUR, ...) or its choices listed
+                assert action.metavar or action.choices, (name, action.dest)
+
+
+def test_shared_options_read_the_same_in_every_subcommand():
+    helps: dict[str, set] = {}
+    for name, parser in _subcommands().items():
+        for action in parser._actions:
+            if action.dest in ("start", "end", "inventory", "lakehouse") and name != "report":
+                helps.setdefault(action.dest, set()).add((action.metavar, action.help))
+    assert helps == {
+        "start": {("HOUR", "the window's first hour, ISO-8601 UTC on the hour, e.g. --from 2026-11-20T10:00Z")},
+        "end": {("HOUR", "the hour the window ends before (exclusive), e.g. --to 2026-11-20T13:00Z: "
+                         "hours 10:00, 11:00 and 12:00")},
+        "inventory": {("FILE", "the inventory YAML (default $FLEETHEALTH_INVENTORY), e.g. --inventory inventory.yaml")},
+        "lakehouse": {("DIR", "the lakehouse folder (default $FLEETHEALTH_LAKEHOUSE), e.g. --lakehouse /data/lakehouse")},
+    }
+
+
+def test_choices_are_listed_and_anything_else_refused_with_the_list(capsys):
+    from fleethealth.cli.parse import SOURCES
+    from fleethealth.simulate import SCENARIOS
+
+    assert list(SOURCES) == ["kafka", "zookeeper", "jolokia", "prometheus", "jstack", "logdirs"]
+    source = next(a for a in _subcommands()["parse"]._actions if a.dest == "source")
+    assert source.help == "what the file is: one of kafka, zookeeper, jolokia, prometheus, jstack, logdirs"
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["parse", "--source", "kafak", "server.log"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "fleethealth parse: error: argument --source: invalid choice: 'kafak' (choose from 'kafka', 'zookeeper', "
+        "'jolokia', 'prometheus', 'jstack', 'logdirs')")
+
+    known = ", ".join(SCENARIOS)
+    assert known.startswith("healthy, pm1-deadlock, ")
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["simulate", "--out", "x", "--scenario", "healthy,pm9", "--from", "2026-11-20T10:00Z",
+                  "--to", "2026-11-20T11:00Z"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"fleethealth simulate: error: argument --scenario: unknown scenario(s) pm9 (choose from {known}, or all)")
+
+
+@pytest.mark.parametrize("command", ["pull", "run", "backfill"])
+def test_the_inventory_comes_from_FLEETHEALTH_INVENTORY_when_not_given(tmp_path, monkeypatch, capsys, command):
+    bad = tmp_path / "from-the-variable.yaml"
+    bad.write_text("clusters:\n  - name: c1\n    timezone: Mars/Olympus\n    root: /tmp\n"
+                   "    hosts:\n      - {host: z1, role: zookeeper, zk_myid: 1}\n")
+    monkeypatch.setenv("FLEETHEALTH_INVENTORY", str(bad))
+    monkeypatch.setenv("FLEETHEALTH_LAKEHOUSE", str(tmp_path / "lakehouse"))
+    assert cli.main([command, "--from", "2026-11-20T10:00Z", "--to", "2026-11-20T11:00Z"]) == 2
+    assert capsys.readouterr().err == f"fleethealth: {bad}: clusters[c1].timezone: unknown IANA timezone 'Mars/Olympus'\n"
+
+
+def test_report_without_a_window_covers_the_last_24_processed_hours(tmp_path, capsys):
+    import report_lakehouse as lh
+
+    root, out = lh.build(tmp_path / "lakehouse"), tmp_path / "out"
+    assert lh.HOURS[-1].isoformat() == "2026-11-20T12:00:00+00:00"        # the last processed hour
+    assert cli.main(["report", "--lakehouse", str(root), "--out", str(out)]) == 0
+    said = capsys.readouterr()
+    assert said.err == "fleethealth: the last 24 processed hours: --from 2026-11-19T13:00Z --to 2026-11-20T13:00Z\n"
+    assert said.out.startswith(f"HTML report: {out / 'index.html'} (2 cluster page(s), ")
+    assert "window 2026-11-19 13:00Z – 2026-11-20 13:00Z (24 h)" in (out / "index.html").read_text()
+    # without --out: the lakehouse's report folder, the one the DAG refreshes
+    assert cli.main(["report", "--lakehouse", str(root)]) == 0
+    assert capsys.readouterr().out.startswith(f"HTML report: {root / 'report' / 'index.html'} (2 cluster page(s), ")
+
+
+def test_report_without_a_window_and_nothing_processed_says_so(tmp_path, capsys):
+    (tmp_path / "lakehouse").mkdir()
+    assert cli.main(["report", "--lakehouse", str(tmp_path / "lakehouse"), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == (f"fleethealth: {tmp_path / 'lakehouse'}: no processed hour yet; give a window "
+                                       "(--from, --to) or run `fleethealth run` or the DAG first\n")
+    assert cli.main(["report", "--lakehouse", str(tmp_path / "lakehouse"), "--from", "2026-11-20T10:00Z"]) == 2
+    assert capsys.readouterr().err == "fleethealth: give both --from and --to, or neither (the last 24 processed hours)\n"
+    assert not (tmp_path / "o").exists()

@@ -319,7 +319,7 @@ def interpolate(text: str, env: dict[str, str]) -> tuple[str, list[str]]:
 def test_the_stack_refuses_to_start_until_every_secret_is_set():
     _, errors = interpolate(COMPOSE.read_text(), {})
     assert sorted({e.split(":")[0] for e in errors}) == sorted(SECRETS)
-    assert all("README" in e for e in errors)
+    assert all(e.endswith(f"(python3 scripts/compose_env.py writes it; {compose_env.GUIDE})") for e in errors)
     for missing in SECRETS:   # each one alone is enough to refuse
         _, errors = interpolate(COMPOSE.read_text(), {n: "x" for n in SECRETS if n != missing})
         assert errors and {e.split(":")[0] for e in errors} == {missing}
@@ -365,18 +365,112 @@ def test_ports_are_bound_to_loopback_unless_the_operator_opts_in():
     assert "ports" not in yaml.safe_load(COMPOSE.read_text())["services"]["spark-master"]
 
 
-def test_the_readme_command_writes_usable_secrets(tmp_path):
-    import subprocess
+# --- the .env writer (scripts/compose_env.py) and the host folders mounted -------------------------------
+def _compose_env():
+    import importlib.util
 
+    spec = importlib.util.spec_from_file_location("compose_env", ROOT / "scripts" / "compose_env.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+compose_env = _compose_env()
+DEPLOYMENT = ROOT / "docs" / "deployment.md"
+# container folder -> the .env variable naming the host folder mounted there
+HOST_FOLDERS = {"/etc/fleethealth": "FLEETHEALTH_CONFIG_DIR", "/srv/fleethealth/archives": "FLEETHEALTH_ARCHIVES_DIR",
+                "/opt/fleethealth/ssh": "FLEETHEALTH_SSH_DIR"}
+
+
+def write_env(tmp_path, *extra: str) -> tuple[subprocess.CompletedProcess, Path, dict[str, Path]]:
+    """scripts/compose_env.py run as documented, with host folders of its own under tmp_path."""
+    folders = {name: tmp_path / name.lower() for name in compose_env.FOLDERS}
+    for folder in folders.values():
+        folder.mkdir(exist_ok=True)
+    (folders["FLEETHEALTH_CONFIG_DIR"] / "inventory.yaml").touch()
+    out = tmp_path / ".env"
+    proc = subprocess.run(["python3", str(ROOT / "scripts" / "compose_env.py"), "--out", str(out),
+                           *(x for name, folder in folders.items() for x in (compose_env.FOLDERS[name][0], str(folder))),
+                           *extra], capture_output=True, text=True, timeout=30)
+    return proc, out, folders
+
+
+def test_the_env_writer_writes_what_compose_reads(tmp_path):
     from cryptography.fernet import Fernet
-    from readme_blocks import block
 
-    subprocess.run(["bash", "-euo", "pipefail", "-c", block("run", "dotenv").text], cwd=tmp_path, check=True, timeout=30)
-    env_file = tmp_path / ".env"
-    assert oct(env_file.stat().st_mode & 0o777) == "0o600"
-    values = dict(x.split("=", 1) for x in env_file.read_text().splitlines())
-    assert sorted(values) == sorted(SECRETS) and len(set(values.values())) == 4
+    proc, out, folders = write_env(tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert oct(out.stat().st_mode & 0o777) == "0o600"
+    values = compose_env.read_env(out)
+    assert sorted(values) == sorted([*SECRETS, *compose_env.FOLDERS])
     Fernet(values["AIRFLOW_FERNET_KEY"].encode())          # a valid Fernet key
     assert all(re.fullmatch(r"[0-9a-f]{64}", values[n]) for n in SECRETS[1:])   # safe in a database URL
-    _, errors = interpolate(COMPOSE.read_text(), values)
-    assert not errors
+    text, errors = interpolate(COMPOSE.read_text(), values)
+    assert errors == []
+    doc = yaml.safe_load(text)
+    for name in AIRFLOW_SERVICES:
+        mounts = volume_mounts(doc["services"][name])
+        assert {target: source for source, target in mounts.items() if target in HOST_FOLDERS} == {
+            target: str(folders[variable]) for target, variable in HOST_FOLDERS.items()}, name
+    # run again (a folder moved): the secrets stay, the folder is the new one
+    (tmp_path / "moved").mkdir()
+    again = subprocess.run(["python3", str(ROOT / "scripts" / "compose_env.py"), "--out", str(out),
+                            "--config-dir", str(folders["FLEETHEALTH_CONFIG_DIR"]), "--archives-dir", str(tmp_path / "moved"),
+                            "--ssh-dir", str(folders["FLEETHEALTH_SSH_DIR"]), "--bind", "0.0.0.0"],
+                           capture_output=True, text=True, timeout=30)
+    assert again.returncode == 0, again.stderr
+    assert compose_env.read_env(out) == {**values, "FLEETHEALTH_ARCHIVES_DIR": str(tmp_path / "moved"),
+                                         "FLEETHEALTH_BIND": "0.0.0.0"}
+
+
+def test_the_env_writer_refuses_folders_that_are_not_there_and_writes_nothing(tmp_path):
+    (tmp_path / "config").mkdir()
+    proc = subprocess.run(["python3", str(ROOT / "scripts" / "compose_env.py"), "--out", str(tmp_path / ".env"),
+                           "--config-dir", str(tmp_path / "config"), "--archives-dir", str(tmp_path / "nope"),
+                           "--ssh-dir", str(tmp_path / "config")], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f"compose_env.py: --archives-dir {tmp_path / 'nope'}: no such folder (it holds files copied off the hosts: "
+        "the roots of `transport: local`; see docs/deployment.md, Compose)",
+        f"compose_env.py: --config-dir {tmp_path / 'config'}: no inventory.yaml in it (see docs/deployment.md, Compose)"]
+    assert not (tmp_path / ".env").exists()
+
+
+def test_compose_reads_only_the_variables_the_writer_knows():
+    named = set(re.findall(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)", COMPOSE.read_text()))   # $$: a literal $
+    assert named == set(compose_env.VARIABLES)
+    # compose's own knobs are not settings of the code (those go into the services' environment)
+    assert not named & set(config.SETTINGS)
+
+
+def test_the_services_settings_are_the_codes_and_point_into_the_mounts(tmp_path, monkeypatch):
+    proc, out, folders = write_env(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = yaml.safe_load(interpolate(COMPOSE.read_text(), compose_env.read_env(out))[0])
+    for name in (*AIRFLOW_SERVICES, *SPARK_SERVICES):
+        service = doc["services"][name]
+        env = {k: v for k, v in env_of(service).items() if k.startswith(config.PREFIX)}
+        assert set(env) <= set(config.SETTINGS), name
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        settings = config.settings()          # each value one the code accepts
+        targets = set(volume_mounts(service).values())
+        assert str(settings.inventory.parent) in targets and settings.inventory.name == "inventory.yaml", name
+        assert settings.lakehouse in targets, name
+    # the inventory the services read is the one in the folder the writer was given
+    scheduler = volume_mounts(doc["services"]["airflow-scheduler"])
+    assert {t: s for s, t in scheduler.items()}["/etc/fleethealth"] == str(folders["FLEETHEALTH_CONFIG_DIR"])
+
+
+def test_every_pointer_to_the_guide_names_a_section_it_has():
+    headings = re.findall(r"^#+ (.+)$", DEPLOYMENT.read_text(), flags=re.M)
+    pointers = set(re.findall(r"docs/deployment\.md, (\w[\w ]*\w)", COMPOSE.read_text()))
+    pointers |= set(re.findall(r"docs/deployment\.md, (\w[\w ]*\w)", (ROOT / "scripts" / "compose_env.py").read_text()))
+    assert pointers == {"Compose"} and "Compose" in headings
+    assert "README, Deployment" not in COMPOSE.read_text()
+    # the guide names the command, each host folder with its default and the container folder
+    text = DEPLOYMENT.read_text()
+    assert "python3 scripts/compose_env.py" in text
+    for variable, (option, default, _) in compose_env.FOLDERS.items():
+        target = next(t for t, v in HOST_FOLDERS.items() if v == variable)
+        assert all(word in text for word in (variable, option, default, target)), variable

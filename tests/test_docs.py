@@ -95,8 +95,44 @@ def test_every_test_file_the_docs_name_exists(doc):
 
 def test_the_docs_link_each_other():
     readme = (PROJECT / "README.md").read_text(encoding="utf-8")
-    for doc in ("docs/postmortems.md", "docs/architecture.md", "docs/targets.md", "docs/gold-tables.md"):
+    docs = sorted(f"docs/{p.name}" for p in (PROJECT / "docs").glob("*.md"))
+    assert len(docs) >= 15, docs
+    for doc in docs:
         assert f"]({doc})" in readme, f"README.md does not link {doc}"
         assert (PROJECT / doc).is_file()
     for n in range(1, 6):
         assert re.search(rf"^## {n}\. ", (PROJECT / "docs/postmortems.md").read_text(), re.M), f"post-mortem {n}"
+
+
+def anchors(markdown: str) -> set[str]:
+    """The #anchors of a Markdown file's headings, as GitHub makes them."""
+    out = set()
+    for heading in re.findall(r"^#+ (.+)$", markdown, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        out.add(slug)
+    return out
+
+
+def broken_links(doc: Path) -> list[str]:
+    text = doc.read_text(encoding="utf-8")
+    bad = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"\w+://", target):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (doc.parent / path).resolve() if path else doc
+        if not linked.exists():
+            bad.append(target)
+        elif anchor and linked.suffix == ".md" and anchor not in anchors(linked.read_text(encoding="utf-8")):
+            bad.append(target)
+    return bad
+
+
+@pytest.mark.parametrize("doc", ["README.md", *(f"docs/{p.name}" for p in sorted((PROJECT / "docs").glob("*.md")))])
+def test_every_link_of_the_docs_reaches_a_file_and_heading(doc):
+    assert broken_links(PROJECT / doc) == [], doc
+
+
+def test_the_link_check_sees_a_missing_file_and_heading(tmp_path):
+    (tmp_path / "a.md").write_text("# Run a scheduler\n\n[x](b.md) [y](#run-a-scheduler) [z](#gone) [w](https://e.x/#q)\n")
+    assert broken_links(tmp_path / "a.md") == ["b.md", "#gone"]

@@ -1,4 +1,4 @@
-"""Tests of the fleet inventory (fleethealth.fleet.inventory; README.md "Pointing it at a real fleet").
+"""Tests of the fleet inventory (fleethealth.fleet.inventory; docs/inventory.md).
 
 Every mistake must give an InventoryError with one line per mistake naming the file and the key path.
 """
@@ -51,7 +51,7 @@ def one_host_inventory(host_line: str, **cluster: str) -> str:
             f"      - {host_line}\n")
 
 
-# --- the minimal shape (README) ------------------------------------------------------------------
+# --- the minimal shape (docs) --------------------------------------------------------------------
 
 def test_spec_minimal_shape_loads(tmp_path):
     root = tmp_path / "archive"
@@ -140,7 +140,8 @@ def test_offsets_topic_partitions_defaults_to_50(tmp_path):
 
 def test_unknown_role(tmp_path):
     path = write(tmp_path, one_host_inventory("{host: x1, role: broker, broker_id: 2}"))
-    assert problems_of(path) == [f"{path}: clusters[c1].hosts[x1].role: unknown role 'broker' (one of kafka, zookeeper)"]
+    assert problems_of(path) == [
+        f"{path}: clusters[c1].hosts[x1].role: unknown role 'broker' (one of kafka, zookeeper, controller)"]
 
 
 def test_duplicate_broker_id(tmp_path):
@@ -231,7 +232,7 @@ def test_several_mistakes_give_several_lines(tmp_path):
             hosts:
               - {host: k1, role: kafka, broker_id: 1, kafka_version: 2.8.1}
               - {host: k2, role: kafka, broker_id: 1, kafka_version: 2.8.1}
-              - {host: x1, role: controller}
+              - {host: x1, role: broker}
               - {host: k3, role: kafka, broker_id: 3, kafka_version: 2.8.1, transport: sftp}
         """)
     lines = problems_of(path)
@@ -336,3 +337,100 @@ def test_a_jolokia_url_with_credentials_is_refused_without_repeating_it(tmp_path
         "{host: k2, role: kafka, broker_id: 2, kafka_version: 2.8.1, jolokia_url: '" + url + "'}")))
     assert "hosts[k2].jolokia_url: must not carry credentials" in line
     assert "1234" not in line
+
+
+# --- KRaft clusters: controllers, combined nodes, the cluster's mode ----------------------------------
+
+KRAFT = """\
+clusters:
+  - name: kr
+    root: /archive
+    hosts:
+      - {host: kr-ctl-1, role: controller, node_id: 3000, kafka_version: 3.9.0}
+      - {host: kr-kafka-1, role: kafka, broker_id: 1, kafka_version: 4.1.0}
+      - {host: kr-kafka-2, role: kafka, broker_id: 2, kafka_version: 3.9.0, controller: true}
+"""
+
+
+def test_a_kraft_cluster_of_a_controller_a_broker_and_a_combined_node(tmp_path):
+    inv = load_inventory(write(tmp_path, KRAFT))
+    assert inv.cluster("kr").mode == "kraft"
+    assert [(h.host, h.role, h.broker_id, h.zk_myid, h.controller, h.mode, h.entity, h.processes, h.expect)
+            for h in inv.hosts] == [
+        ("kr-ctl-1", "controller", 3000, None, True, "kraft", "controller-3000", ("controller",), ("kafka", "jmx")),
+        ("kr-kafka-1", "kafka", 1, None, False, "kraft", "broker-1", ("kraft_broker",), ("kafka", "jmx")),
+        ("kr-kafka-2", "kafka", 2, None, True, "kraft", "broker-2", ("kraft_broker", "controller"),
+         ("kafka", "jmx")),
+    ]
+    assert inv.host("kr-ctl-1").source_dir("kafka") == "/archive/kr/kr-ctl-1/kafka"
+
+
+def test_a_cluster_without_controllers_is_zookeeper_mode_as_before(tmp_path):
+    inv = load_inventory(write(tmp_path, MINIMAL.format(root="/r")))
+    assert inv.cluster("bigdata").mode == "zookeeper"
+    assert [(h.mode, h.controller, h.processes) for h in inv.hosts] == [
+        ("zookeeper", False, ("zk_broker",)), ("zookeeper", False, ("zookeeper",)),
+        ("zookeeper", False, ("zk_broker",))]
+
+
+def test_a_controller_only_cluster_is_kraft_mode(tmp_path):
+    inv = load_inventory(write(tmp_path, """\
+        clusters:
+          - {name: q, root: /r, hosts: [{host: q1, role: controller, node_id: 0, kafka_version: 3.3.1}]}
+        """))
+    assert (inv.cluster("q").mode, inv.host("q1").entity) == ("kraft", "controller-0")
+
+
+@pytest.mark.parametrize("version", ["3.9.1", "3.3.0"])
+def test_a_3x_broker_may_run_on_zookeeper(tmp_path, version):
+    inv = load_inventory(write(tmp_path, one_host_inventory(
+        f"{{host: k2, role: kafka, broker_id: 2, kafka_version: {version}}}")))
+    assert inv.cluster("c1").mode == "zookeeper"
+
+
+@pytest.mark.parametrize("version", ["4.0.0", "4.1", "4.1.0-rc2", "10.0.0"])
+def test_a_4x_broker_cannot_run_on_zookeeper(tmp_path, version):
+    path = write(tmp_path, one_host_inventory(f"{{host: k2, role: kafka, broker_id: 2, kafka_version: {version}}}"))
+    assert problems_of(path) == [
+        f"{path}: clusters[c1].hosts[k2].kafka_version: Kafka {version} has no ZooKeeper mode: list the cluster's "
+        "KRaft controllers (role: controller, or controller: true on a combined broker)"]
+
+
+def test_a_4x_broker_beside_a_combined_node_is_kraft(tmp_path):
+    inv = load_inventory(write(tmp_path, one_host_inventory(
+        "{host: k2, role: kafka, broker_id: 2, kafka_version: 4.0.0, controller: true}")))
+    assert [(h.host, h.mode, h.processes) for h in inv.hosts] == [
+        ("k1", "kraft", ("kraft_broker",)), ("k2", "kraft", ("kraft_broker", "controller"))]
+
+
+def test_a_zookeeper_server_in_a_kraft_cluster_is_refused(tmp_path):
+    path = write(tmp_path, KRAFT + "      - {host: kr-zk-1, role: zookeeper, zk_myid: 1}\n")
+    assert problems_of(path) == [f"{path}: clusters[kr].hosts[kr-zk-1].role: a ZooKeeper server in a KRaft cluster "
+                                 "(controllers: kr-ctl-1, kr-kafka-2)"]
+
+
+def test_brokers_and_controllers_share_the_node_ids_myids_do_not(tmp_path):
+    path = write(tmp_path, KRAFT + "      - {host: kr-ctl-2, role: controller, node_id: 1, kafka_version: 3.9.0}\n"
+                                   "      - {host: kr-kafka-3, role: kafka, broker_id: 3000, kafka_version: 3.9.0}\n")
+    assert problems_of(path) == [
+        f"{path}: clusters[kr].hosts[kr-ctl-2].node_id: duplicate node id 1 in cluster kr",
+        f"{path}: clusters[kr].hosts[kr-kafka-3].broker_id: duplicate broker id 3000 in cluster kr"]
+    inv = load_inventory(write(tmp_path, one_host_inventory("{host: z1, role: zookeeper, zk_myid: 1}")))
+    assert [h.entity for h in inv.hosts] == ["broker-1", "zk-1"]
+
+
+@pytest.mark.parametrize("host_line, message", [
+    ("{host: q1, role: controller, kafka_version: 3.9.0}", "hosts[q1].node_id: expected an integer node id "
+                                                          "0..2147483647, got None"),
+    ("{host: q1, role: controller, node_id: -1, kafka_version: 3.9.0}", "hosts[q1].node_id: expected an integer "
+                                                                       "node id 0..2147483647, got -1"),
+    ("{host: q1, role: controller, node_id: 9}", "hosts[q1].kafka_version: expected a Kafka version such as 2.8.1, "
+                                                 "got None"),
+    ("{host: k2, role: kafka, broker_id: 2, kafka_version: 3.9.0, controller: yes please}",
+     "hosts[k2].controller: expected true or false, got 'yes please'"),
+    ("{host: k2, role: kafka, broker_id: 2, kafka_version: 3.9.0, controller: 1}",
+     "hosts[k2].controller: expected true or false, got 1"),
+])
+def test_a_controller_needs_its_node_id_and_version_and_controller_is_a_boolean(tmp_path, host_line, message):
+    path = write(tmp_path, one_host_inventory(host_line))
+    assert problems_of(path) == [f"{path}: clusters[c1].{message}"]

@@ -3,7 +3,10 @@
 - every bean gold code selects from silver.jmx_samples is catalogued, and its `read_by` names a fact
   table or detector that runs that code;
 - every catalogued bean is read: each `read_by` entry is a gold table or detector kind whose code
-  (its builder or module, and the gold functions they call) selects the bean;
+  (its builder or module, and the gold functions they call) selects the bean, or a detector kind still
+  planned (mbeans.PLANNED_READERS, not built yet);
+- each host's live Jolokia read asks exactly the beans of the processes it runs (ZooKeeper-mode brokers
+  exactly what they were asked before KRaft), and silver turns the answer back into those beans;
 - each bean's jmx_exporter series is jmx_exporter's default naming and silver's Prometheus mapping
   turns it back into exactly that bean and attribute;
 - a malformed entry is an error naming it.
@@ -12,10 +15,12 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
 import os
 import re
 import subprocess
 import sys
+from datetime import datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -25,6 +30,7 @@ import yaml
 
 import fleethealth
 from fleethealth.fleet import mbeans
+from fleethealth.fleet.inventory import parse_inventory
 from fleethealth.fleet.kafka import OFFSETS_TOPIC
 from fleethealth.gold.detectors import DETECTORS
 from fleethealth.lake.tables import TABLES
@@ -38,6 +44,7 @@ CORE_FACTS = {"gold.consumer_offsets_partitions": "offsets_partitions", "gold.lo
               "gold.broker_health_hourly": "broker_health"}
 CORE = "fleethealth.gold.facts.core"
 FIXTURES = Path(__file__).parent / "fixtures"
+HOUR = datetime(2026, 11, 20, 11)
 
 Code = tuple[str, "str | None"]   # (module, top-level function; None: the module's other statements)
 
@@ -143,7 +150,7 @@ def test_the_module_constants_are_the_catalogue_entries():
     constants = {name: value for name, value in vars(mbeans).items() if isinstance(value, mbeans.MBean)}
     assert {name: value.id.upper() for name, value in constants.items()} == {name: name for name in constants}
     assert mbeans.ALL == tuple(mbeans.catalogue().values())
-    assert len(mbeans.ALL) == 10
+    assert len(mbeans.ALL) == 30
 
 
 def test_every_bean_gold_reads_is_catalogued_with_a_reader_that_runs_that_code():
@@ -162,9 +169,62 @@ def test_every_bean_gold_reads_is_catalogued_with_a_reader_that_runs_that_code()
 def test_every_catalogued_bean_is_read_by_each_reader_it_names(bean):
     assert bean.read_by
     for reader in bean.read_by:
+        if reader in mbeans.PLANNED_READERS:
+            continue
         assert (reader.startswith("gold.") and reader in TABLES) or reader in DETECTORS, \
-            f"{bean.id}: read_by {reader!r} is neither a gold table nor a detector kind"
+            f"{bean.id}: read_by {reader!r} is neither a gold table nor a detector kind (nor a planned one)"
         assert bean.id in _reads(reader), f"{bean.id}: the code of {reader} does not read it"
+
+
+def test_planned_readers_are_not_built_yet_and_each_is_named():
+    """A planned kind that gets built must leave PLANNED_READERS: then the test above checks it reads
+    each bean that names it."""
+    assert set(mbeans.PLANNED_READERS) & set(DETECTORS) == set()
+    named = {r for b in mbeans.ALL for r in b.read_by}
+    assert set(mbeans.PLANNED_READERS) <= named
+    assert {b.id for b in mbeans.ALL if set(b.read_by) & set(mbeans.PLANNED_READERS)} == set(KRAFT)
+
+
+# the ZooKeeper-mode broker's beans, in the order the pull has always asked them
+ZK_BROKER = ["offsets_log_size", "cleaner_dead_threads", "cleaner_time_since_last_run", "open_fds", "max_fds",
+             "zk_expires", "under_replicated", "request_queue_size", "request_handler_idle", "network_processor_idle"]
+BROKER = [b for b in ZK_BROKER if b != "zk_expires"]
+RAFT = ["raft_current_leader", "raft_current_epoch", "raft_current_state", "raft_high_watermark",
+        "raft_election_latency_avg", "raft_election_latency_max"]
+CONTROLLER = ["active_controller_count", "new_active_controllers", "fenced_broker_count", "active_broker_count",
+              "timed_out_heartbeats", "controller_event_queue_time", "controller_last_applied_offset",
+              "controller_last_committed_offset", "controller_last_applied_lag", "controller_metadata_errors"]
+BROKER_METADATA = ["broker_metadata_applied_offset", "broker_metadata_applied_lag", "broker_metadata_load_errors",
+                   "broker_metadata_apply_errors"]
+KRAFT = CONTROLLER + RAFT + BROKER_METADATA
+
+
+def _in_order(ids: list[str]) -> list[str]:
+    return [b.id for b in mbeans.ALL if b.id in ids]
+
+
+@pytest.mark.parametrize("host, beans", [
+    ({"role": "kafka", "broker_id": 1, "kafka_version": "3.6.1"}, ZK_BROKER),
+    ({"role": "zookeeper", "zk_myid": 1}, ["open_fds", "max_fds"]),
+    ({"role": "kafka", "broker_id": 1, "kafka_version": "4.1.0", "controller": False, "kraft": True},
+     _in_order(BROKER + RAFT + BROKER_METADATA)),
+    ({"role": "controller", "node_id": 3000, "kafka_version": "3.9.0"},
+     _in_order(["open_fds", "max_fds"] + CONTROLLER + RAFT)),
+    ({"role": "kafka", "broker_id": 1, "kafka_version": "3.9.0", "controller": True}, _in_order(BROKER + KRAFT)),
+], ids=["zookeeper-mode broker", "zookeeper server", "kraft broker", "controller", "combined node"])
+def test_each_host_reads_the_beans_of_the_processes_it_runs(host, beans):
+    """ActiveControllerCount and the other controller beans only on controllers, the metadata of a
+    broker only on KRaft brokers, the ZooKeeper session only on ZooKeeper-mode brokers."""
+    kraft = host.pop("kraft", False)
+    hosts = [{"host": "h", **host}]
+    if kraft:
+        hosts.append({"host": "q", "role": "controller", "node_id": 3000, "kafka_version": "4.1.0"})
+    processes = parse_inventory({"clusters": [{"name": "c", "root": "/r", "hosts": hosts}]}).host("h").processes
+    assert set(processes) <= set(mbeans.PROCESSES)
+    requests = mbeans.jolokia_requests(processes)
+    by_pattern = {b.pattern + "|" + b.attribute: b.id for b in mbeans.ALL}
+    assert [by_pattern[r["mbean"] + "|" + r["attribute"]] for r in requests] == beans
+    assert all(r["type"] == "read" for r in requests)
 
 
 def test_the_scan_follows_gold_functions_into_other_modules():
@@ -182,6 +242,9 @@ def test_the_catalogue_names_the_offsets_topic_as_fleet_kafka_does():
 @pytest.mark.parametrize("bean", mbeans.ALL, ids=lambda b: b.id)
 def test_jmx_exporter_series_is_the_default_naming_that_silver_maps_back(bean):
     type_ = dict(bean.keys)["type"]
+    if bean.unit == mbeans.TEXT:   # jmx_exporter exports numbers only: a text attribute has no series
+        assert (bean.exporter_series, bean.exporter_labels) == (None, ())
+        return
     assert bean.exporter_series == prometheus.metric_name(f"{bean.domain}_{type_}_{bean.attribute}")
     assert prometheus.mapping().resolve(bean.exporter_series) == (bean.domain, type_, bean.attribute)
     # the key properties but type are the first labels, in order; the rest are the instances' keys
@@ -204,14 +267,46 @@ def test_a_mapping_that_misplaces_a_catalogued_bean_refuses_to_load():
         prometheus.check_catalogue(prometheus.build_mapping(doc))
 
 
+EXPORTED = [b for b in mbeans.ALL if b.exporter_series]
+
+
 def test_jmx_exporter_series_parse_into_exactly_the_catalogued_bean(spark):
-    lines = [(b.id, *_exporter_line(b)) for b in mbeans.ALL]
+    lines = [(b.id, *_exporter_line(b)) for b in EXPORTED]
+    assert len(lines) == 29
     df = prometheus.series(spark.createDataFrame(lines, "id string, text string, expected string"))
     rows = df.select("id", "expected", "mbean", *[b.matches().alias(b.id) for b in mbeans.ALL]).collect()
-    assert len(rows) == len(mbeans.ALL)
+    assert len(rows) == len(EXPORTED)
     for r in rows:
         assert r["mbean"] == r["expected"]
         assert [b.id for b in mbeans.ALL if r[b.id]] == [r["id"]], f"{r['id']}: matched by other beans too"
+
+
+def test_the_live_jolokia_read_of_a_combined_node_parses_into_exactly_the_catalogued_beans(spark):
+    """The pull's bulk read, answered as a Jolokia agent answers pattern reads (ObjectName -> {attribute:
+    value}), through silver's Jolokia parser: one sample per bean, matched by that bean only; the Raft
+    state is text (value_text), every other a number."""
+    from fleethealth.silver.parsers import jolokia
+
+    processes = ("kraft_broker", "controller")
+    beans = mbeans.for_processes(processes)
+    value = {b.id: "leader" if b.unit == mbeans.TEXT else float(i) for i, b in enumerate(beans)}
+    instance = {b.id: b.object_name + (",partition=7" if b is mbeans.OFFSETS_LOG_SIZE else "") for b in beans}
+    responses = [{"request": r, "value": {instance[b.id]: {b.attribute: value[b.id]}}, "timestamp": 1795168800,
+                  "status": 200} for r, b in zip(mbeans.jolokia_requests(processes), beans, strict=True)]
+    bronze = spark.createDataFrame(
+        [("c", "h", "jmx", "jolokia-live.2026-11-20T11-00-00Z.jsonl", "sha", 1, json.dumps(responses), HOUR)],
+        "cluster string, host string, source string, file string, file_sha256 string, line_number int, "
+        "record string, hour timestamp")
+    samples, quarantine = jolokia.parse(bronze)
+    assert quarantine.count() == 0
+    rows = samples.select("mbean", "value", "value_text", *[b.matches().alias(b.id) for b in mbeans.ALL]).collect()
+    assert len(rows) == len(beans) == 29
+    got = {}
+    for r in rows:
+        [bean] = [b.id for b in mbeans.ALL if r[b.id]]
+        got[bean] = (r["mbean"], r["value_text"] if r["value"] is None else r["value"])
+    assert got == {b.id: (instance[b.id], value[b.id]) for b in beans}
+    assert got["raft_current_state"] == ("kafka.server:type=raft-metrics", "leader")
 
 
 def test_real_scrapes_label_the_catalogued_series_as_catalogued():
@@ -235,7 +330,7 @@ DROP = object()
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"unit": "furlongs"}, "unit must be one of bytes, count, ms, ratio, got 'furlongs'"),
+    ({"unit": "furlongs"}, "unit must be one of bytes, count, ms, ratio, offset, id, text, got 'furlongs'"),
     ({"since": 2.4}, 'since must be a quoted Kafka version like "2.4.0", got 2.4'),
     ({"keys": {"name": "Size", "type": "Log"}}, "keys must be a map of key property -> value starting with type"),
     ({"read_by": []}, "read_by is empty"),
@@ -244,6 +339,11 @@ DROP = object()
     ({"jmx_exporter": {"series": "kafka log value", "labels": []}}, "jmx_exporter series must be a Prometheus metric"),
     ({"jmx_exporter": "kafka_log_log_value"}, "jmx_exporter must be a map with series and labels"),
     ({"domain": DROP, "colour": "red"}, "missing domain; unknown field(s) colour"),
+    ({"processes": ["broker"]}, "processes must be a list of zookeeper, zk_broker, kraft_broker, controller, "
+                                "got ['broker']"),
+    ({"processes": []}, "processes must be a list of zookeeper, zk_broker, kraft_broker, controller, got []"),
+    ({"jmx_exporter": None}, "jmx_exporter is null for a text attribute only (it exports numbers), got None"),
+    ({"unit": "text"}, "jmx_exporter is null for a text attribute only (it exports numbers), got {'series'"),
 ])
 def test_a_malformed_entry_is_an_error_naming_it(change, message):
     entry = {k: v for k, v in {**copy.deepcopy(GOOD), **change}.items() if v is not DROP}
@@ -257,6 +357,6 @@ def test_the_catalogue_and_the_jolokia_pull_need_no_spark():
     code = ("import sys; sys.modules['pyspark'] = None\n"
             "from fleethealth.pull.transports import jolokia\n"
             "from fleethealth.fleet import mbeans\n"
-            "print(len(mbeans.jolokia_requests('kafka')), len(mbeans.jolokia_requests('zookeeper')))")
+            "print(*(len(mbeans.jolokia_requests((p,))) for p in mbeans.PROCESSES))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, check=True)
-    assert out.stdout.split() == ["10", "2"]
+    assert out.stdout.split() == ["2", "10", "19", "18"]

@@ -24,8 +24,9 @@ def test_every_source_lands_in_a_silver_table_of_the_catalogue():
 
 def test_parse_offers_exactly_the_formats():
     sub = next(a for a in build_parser()._actions if a.dest == "command")
-    help_text = next(a.help for a in sub.choices["parse"]._actions if a.dest == "source")
-    assert help_text == f"one of {', '.join(sources.FORMATS)}"
+    source = next(a for a in sub.choices["parse"]._actions if a.dest == "source")
+    assert list(source.choices) == list(sources.FORMATS)
+    assert source.help == f"what the file is: one of {', '.join(sources.FORMATS)}"
 
 
 @pytest.mark.parametrize("source", sources.NAMES)

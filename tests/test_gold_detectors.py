@@ -1,6 +1,6 @@
 """The detector registry: every module of fleethealth.gold.detectors but its helpers is a detector,
-found by discovery, with what README's "How to add … a detector" names (KIND, detect, REPORT, its
-`<kind>.severity`, its row in README's kinds; its runbook: tests/test_gold_runbooks.py); a module added
+found by discovery, with what docs/development.md's "How to add … a detector" names (KIND, detect, REPORT,
+its `<kind>.severity`, its row in docs/incidents.md's kinds; its runbook: tests/test_gold_runbooks.py); a module added
 to the package is found."""
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from fleethealth.gold.detectors import DETECTORS, HELPERS
 from fleethealth.report.html import incidents, read
 
 PACKAGE = "fleethealth.gold.detectors"
-README = Path(__file__).resolve().parents[1] / "README.md"
+KINDS_DOC = Path(__file__).resolve().parents[1] / "docs" / "incidents.md"
 HOUR = datetime(2026, 11, 21, 6)
 NEW = '''
 from pyspark.sql import functions as F
@@ -72,10 +72,11 @@ def test_every_module_of_the_package_is_a_detector_or_a_helper():
         assert module.__name__ == f"{PACKAGE}.{kind}" and module.KIND == kind and callable(module.detect)
 
 
-def test_every_kind_has_its_severity_threshold_and_its_row_in_readme():
+def test_every_kind_has_its_severity_threshold_and_its_row_in_the_docs():
     declared = thresholds.declarations()
     assert [kind for kind in DETECTORS if f"{kind}.severity" not in declared] == []
-    table = README.read_text().split("| kind | fires on |\n|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    table = KINDS_DOC.read_text().split("| kind | fires on | signals (any that is available) |\n|---|---|---|\n", 1)[1]
+    table = table.split("\n\n", 1)[0]
     assert sorted(line.split("`")[1] for line in table.splitlines()) == sorted(DETECTORS)
 
 

@@ -7,7 +7,6 @@ tables are written by hand with delta-rs between runs. No Spark.
 """
 from __future__ import annotations
 
-import json
 import os
 import textwrap
 from datetime import datetime, timedelta, timezone
@@ -50,12 +49,8 @@ def notify(lakehouse, channels, **kw):
 @pytest.fixture
 def servers(monkeypatch):
     hook, slack, smtp = Receiver(), Receiver(), Smtpd()
-    monkeypatch.setenv("AIRFLOW_CONN_SMTP_TEST", json.dumps({
-        "conn_type": "smtp", "host": "127.0.0.1", "port": smtp.port,
-        "extra": {"disable_tls": True, "disable_ssl": True, "from_email": "fleethealth@example.com",
-                  "retry_limit": 0, "timeout": 5}}))
-    monkeypatch.setenv("AIRFLOW_CONN_SLACK_TEST", json.dumps({
-        "conn_type": "slackwebhook", "host": slack.url, "password": "services/T0/B0/token"}))
+    monkeypatch.setenv("AIRFLOW_CONN_SMTP_TEST", smtp.connection())
+    monkeypatch.setenv("AIRFLOW_CONN_SLACK_TEST", slack.slack_connection())
     yield {"hook": hook, "slack": slack, "smtp": smtp}
     for s in (hook, slack, smtp):
         s.stop()

@@ -294,13 +294,13 @@ def test_jolokia_urls_that_cannot_be_read_give_one_clear_error(url, message):
     from fleethealth.pull.transports.base import TransportError
 
     with pytest.raises(TransportError, match=re.escape(message)):
-        jolokia.read(url, "kafka", timeout=2)
+        jolokia.read(url, ("zk_broker",), timeout=2)
 
 
 def test_the_live_read_asks_for_every_mbean_silver_uses():
     from fleethealth.fleet import mbeans
 
-    reads = mbeans.jolokia_requests("kafka")
+    reads = mbeans.jolokia_requests(("zk_broker",))
     assert {(r["mbean"], r["attribute"]) for r in reads} == {
         ("kafka.log:type=Log,name=Size,topic=__consumer_offsets,*", "Value"),
         ("kafka.log:type=LogCleaner,name=DeadThreadCount,*", "Value"),
@@ -312,7 +312,7 @@ def test_the_live_read_asks_for_every_mbean_silver_uses():
         ("kafka.network:type=RequestChannel,name=RequestQueueSize,*", "Value"),
         ("kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent,*", "OneMinuteRate"),
         ("kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent,*", "Value")}
-    assert [r["mbean"] for r in mbeans.jolokia_requests("zookeeper")] == ["java.lang:type=OperatingSystem,*"] * 2
+    assert [r["mbean"] for r in mbeans.jolokia_requests(("zookeeper",))] == ["java.lang:type=OperatingSystem,*"] * 2
 
 
 def test_a_failed_live_read_still_lands_the_files_and_fails_the_pull(fleet):
@@ -479,7 +479,7 @@ def test_a_hostile_jolokia_agent_gives_one_clear_error_without_its_body(hostile,
 
     t0 = time.monotonic()
     with pytest.raises(TransportError) as err:
-        jolokia.read(hostile.url, "kafka", timeout=1, deadline=1.5)
+        jolokia.read(hostile.url, ("zk_broker",), timeout=1, deadline=1.5)
     assert time.monotonic() - t0 < 5
     assert str(err.value) == f"{hostile.url.split('/')[2]}: {message}"
     assert "hunter2" not in str(err.value) and "AKIA" not in str(err.value)
@@ -518,3 +518,70 @@ def test_a_malformed_connection_says_so_without_repeating_it(fleet, monkeypatch)
     assert str(err.value).startswith("b-kafka-2: connection 'fleet_ssh' (AIRFLOW_CONN_FLEET_SSH) is neither a URI "
                                      "nor valid JSON: Expecting property name enclosed in double quotes at character")
     assert "pw1234" not in str(err.value)
+
+
+class _Agent:
+    """A real HTTP server on loopback answering a Jolokia bulk read with no responses, keeping what was asked."""
+
+    def __init__(self):
+        import http.server
+        import json
+        import threading
+
+        asked = self.asked = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                asked.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"[]")
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/jolokia/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_live_read_of_a_kraft_controller_asks_for_its_beans_only(tmp_path):
+    """A dedicated controller: its JVM, the controller's and the Raft client's beans; no broker bean."""
+    agent = _Agent()
+    try:
+        (tmp_path / "inventory.yaml").write_text(
+            "clusters:\n  - name: kr\n    transport: http\n    hosts:\n      - {host: kr-ctl-1, role: controller, "
+            f"node_id: 3000, kafka_version: 3.9.0, jolokia_url: '{agent.url}'}}\n")
+        host = load_inventory(tmp_path / "inventory.yaml").host("kr-ctl-1")
+        landed = pull_host(host, "UTC", HOUR, Lakehouse.at(tmp_path / "lake"), now=HOUR + timedelta(minutes=70))
+    finally:
+        agent.close()
+    assert [(r.source, Path(r.file).name, r.status) for r in landed] == [
+        ("jmx", "jolokia-live.2026-11-20T11-10-00Z.jsonl", "read")]
+    [asked] = agent.asked
+    assert {r["type"] for r in asked} == {"read"}
+    assert [(r["mbean"], r["attribute"]) for r in asked] == [
+        ("java.lang:type=OperatingSystem,*", "OpenFileDescriptorCount"),
+        ("java.lang:type=OperatingSystem,*", "MaxFileDescriptorCount"),
+        ("kafka.controller:type=KafkaController,name=ActiveControllerCount,*", "Value"),
+        ("kafka.controller:type=KafkaController,name=NewActiveControllersCount,*", "Value"),
+        ("kafka.controller:type=KafkaController,name=FencedBrokerCount,*", "Value"),
+        ("kafka.controller:type=KafkaController,name=ActiveBrokerCount,*", "Value"),
+        ("kafka.controller:type=KafkaController,name=TimedOutBrokerHeartbeatCount,*", "Value"),
+        ("kafka.controller:type=ControllerEventManager,name=EventQueueTimeMs,*", "99thPercentile"),
+        ("kafka.controller:type=KafkaController,name=LastAppliedRecordOffset,*", "Value"),
+        ("kafka.controller:type=KafkaController,name=LastCommittedRecordOffset,*", "Value"),
+        ("kafka.controller:type=KafkaController,name=LastAppliedRecordLagMs,*", "Value"),
+        ("kafka.controller:type=KafkaController,name=MetadataErrorCount,*", "Value"),
+        ("kafka.server:type=raft-metrics,*", "current-leader"),
+        ("kafka.server:type=raft-metrics,*", "current-epoch"),
+        ("kafka.server:type=raft-metrics,*", "current-state"),
+        ("kafka.server:type=raft-metrics,*", "high-watermark"),
+        ("kafka.server:type=raft-metrics,*", "election-latency-avg"),
+        ("kafka.server:type=raft-metrics,*", "election-latency-max")]

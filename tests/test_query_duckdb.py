@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -63,7 +65,7 @@ def test_every_layer_is_read_by_its_usual_name(lake, capsys):
     assert query(lake, "--format", "json", "SELECT hour, count(*) AS n FROM silver.kafka_events "
                  "GROUP BY hour ORDER BY hour") == 0
     assert [json.loads(x) for x in capsys.readouterr().out.splitlines()] == [
-        {"hour": "2026-11-20 10:00:00+00:00", "n": 2}, {"hour": "2026-11-20 11:00:00+00:00", "n": 2}]
+        {"hour": "2026-11-20T10:00:00.000Z", "n": 2}, {"hour": "2026-11-20T11:00:00.000Z", "n": 2}]
     assert query(lake, "--format", "csv", "SELECT level FROM silver.kafka_events "
                  "WHERE hour = TIMESTAMPTZ '2026-11-20 11:00:00+00' ORDER BY level") == 0
     assert capsys.readouterr().out == "level\nERROR\nINFO\n"
@@ -228,7 +230,7 @@ def test_the_spark_engines_write_forms_are_refused_too(lake, tmp_path, capsys):
         sql = sql.replace("<table>", str(lake / "gold" / "incidents"))
         assert query(lake, sql) == 2, sql
         captured = capsys.readouterr()
-        [line] = captured.err.splitlines()
+        line = captured.err.splitlines()[0]          # DuckDB's hints and caret line may follow
         assert captured.out == "" and line.startswith((
             "fleethealth: query refused: ", "fleethealth: query error: Parser Error: ",
             "fleethealth: query error: Catalog Error: Scalar Function with name reflect does not exist!",
@@ -236,14 +238,16 @@ def test_the_spark_engines_write_forms_are_refused_too(lake, tmp_path, capsys):
     assert _state(lake) == before
 
 
-def test_errors_are_one_line(lake, tmp_path, capsys):
+def test_errors_say_what_is_wrong(lake, tmp_path, capsys):
     assert query(lake, "SELECT * FROM gold.nope") == 2
     assert capsys.readouterr().err == (f"fleethealth: unknown table gold.nope in query; tables in {lake}: "
                                        "bronze.records, gold.incidents, silver.kafka_events\n")
     assert query(lake, "SELECT * FROM gold.incident_history") == 2       # in the catalog, not in this lakehouse
     assert capsys.readouterr().err.startswith("fleethealth: unknown table gold.incident_history in query; ")
     assert query(lake, "SELEC kind FROM gold.incidents") == 2
-    assert capsys.readouterr().err == 'fleethealth: query error: Parser Error: syntax error at or near "SELEC"\n'
+    assert capsys.readouterr().err == ('fleethealth: query error: Parser Error: syntax error at or near "SELEC"\n'
+                                       "LINE 1: SELEC kind FROM gold.incidents\n"
+                                       "        ^^^^^\n")
     assert query(lake, "SELECT nope FROM gold.incidents") == 2
     assert capsys.readouterr().err.startswith('fleethealth: query error: Binder Error: Referenced column "nope" not found')
     assert query(lake, "") == 2
@@ -357,4 +361,264 @@ def test_tables_spark_writes_have_no_deletion_vectors_and_duckdb_reads_them(spar
     assert query(lakehouse, "--format", "csv", "SELECT kind FROM gold.incidents ORDER BY kind") == 0
     assert capsys.readouterr().out == "kind\nbroker_deadlock\nlog_cleaner_dead\n"
     assert query(lakehouse, "--format", "csv", "SELECT host, hour FROM silver.kafka_events ORDER BY host") == 0
-    assert capsys.readouterr().out == "host,hour\nk1,2026-11-20 10:00:00+00:00\nk2,2026-11-20 10:00:00+00:00\n"
+    assert capsys.readouterr().out == "host,hour\nk1,2026-11-20T10:00:00.000Z\nk2,2026-11-20T10:00:00.000Z\n"
+
+
+# -- issue 47: hostile input, round four ------------------------------------------------------------------------------
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+def test_out_never_writes_into_the_tables_nor_through_a_link_to_nothing(tmp_path, monkeypatch, capsys):
+    """The tables in a folder of their own ($FLEETHEALTH_TABLES): --out of a Delta commit there (named
+    directly or through a link) is refused before anything is created; a link to nothing is not
+    followed, with --overwrite either; a missing folder is one line. No commit, the same rows, no file
+    anywhere but the test's own."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    root, tables = tmp_path / "lakehouse", tmp_path / "tables"
+    root.mkdir()
+    write_deltalake(str(tables / "gold" / "incidents"), pa.table({"cluster": ["c1"], "kind": ["broker_deadlock"]}))
+    monkeypatch.setenv("FLEETHEALTH_LAKEHOUSE", str(root))
+    monkeypatch.setenv("FLEETHEALTH_TABLES", str(tables))
+    log = tables / "gold" / "incidents" / "_delta_log"
+    [part] = [p.name for p in log.parent.glob("*.parquet")]
+    before = _listing(tmp_path)
+    remove = (f"SELECT {{'path': '{part}', 'deletionTimestamp': 1764547200000, 'dataChange': true}} AS remove")
+    commit = log / "00000000000000000001.json"
+    (tmp_path / "elsewhere").symlink_to(log)
+    (tmp_path / "out.json").symlink_to(tmp_path / "planted.json")
+    cases = [
+        ([str(commit)], f"{commit}: inside the lakehouse's tables; `query` never writes there"),
+        ([str(tmp_path / "elsewhere" / commit.name)],
+         f"{tmp_path / 'elsewhere' / commit.name}: inside the lakehouse's tables; `query` never writes there"),
+        ([str(root / "x.json")], f"{root / 'x.json'}: inside the lakehouse; `query` never writes there"),
+        ([str(tmp_path / "out.json")], f"{tmp_path / 'out.json'}: a link to nothing; `query` does not follow it"),
+        ([str(tmp_path / "out.json"), "--overwrite"],
+         f"{tmp_path / 'out.json'}: a link to nothing; `query` does not follow it"),
+        ([str(tmp_path / "no" / "such" / "x.json")],
+         f"{tmp_path / 'no' / 'such' / 'x.json'}: no folder {tmp_path / 'no' / 'such'}; `query` creates none"),
+        ([str(tmp_path / "tables")], f"{tmp_path / 'tables'}: name it .parquet, .csv or .json"),
+    ]
+    before = _listing(tmp_path)
+    for out, message in cases:
+        assert query(root, "--out", *out, "--format", "json", remove) == 2, out
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == ("", f"fleethealth: --out {message}\n"), out
+    assert _listing(tmp_path) == before                     # no commit, no planted.json, nothing created
+    table = DeltaTable(str(tables / "gold" / "incidents"))
+    assert table.version() == 0 and table.to_pyarrow_table().column("kind").to_pylist() == ["broker_deadlock"]
+
+
+def test_a_query_gets_a_bounded_share_of_the_host(lake, monkeypatch, capsys):
+    """DuckDB's own defaults are 80 % of the memory, every core and 90 % of the disk: a query gets
+    $FLEETHEALTH_QUERY_MEMORY (0.25) of the memory, as much again spilled to its own temporary folder,
+    half the cores."""
+    assert query(lake, "--format", "json", "SELECT current_setting('memory_limit') AS memory, "
+                 "current_setting('max_temp_directory_size') AS spill, current_setting('threads') AS threads, "
+                 "current_setting('temp_directory') AS folder") == 0
+    [row] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    number, unit = row["memory"].split()
+    ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert float(number) * {"MiB": 2**20, "GiB": 2**30}[unit] == pytest.approx(0.25 * ram, rel=0.03)
+    assert row["spill"] == row["memory"] and row["threads"] == max(1, os.cpu_count() // 2)
+    assert Path(row["folder"]).parent == Path(tempfile.gettempdir()) and Path(row["folder"]).name.startswith(
+        "fleethealth-query-")                                        # its own, removed at exit
+    monkeypatch.setenv("FLEETHEALTH_QUERY_MEMORY", "2")
+    assert query(lake, "SELECT 1") == 2
+    assert capsys.readouterr().err == ("fleethealth: FLEETHEALTH_QUERY_MEMORY: expected a fraction > 0 and <= 0.9, "
+                                       "got '2'\n")
+
+
+def test_a_memory_bomb_stops_at_its_share_and_leaves_no_spill(lake, tmp_path):
+    """count(DISTINCT ...) of 30 million strings takes 1.7 GB and 8 s here unbounded: with
+    FLEETHEALTH_QUERY_MEMORY=0.005 it stops at its share of memory and spill in one line, exit 1, and
+    its spill folder (under TMPDIR) is gone."""
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    before = _state(lake)
+    env = {**os.environ, "PYTHONPATH": str(PROJECT / "include"), "FLEETHEALTH_QUERY_MEMORY": "0.005",
+           "TMPDIR": str(spill)}
+    proc = subprocess.Popen([sys.executable, "-m", "fleethealth.cli.main", "query", "--lakehouse", str(lake),
+                             "SELECT count(DISTINCT i::VARCHAR || 'x') AS n FROM range(30000000) t(i)"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=PROJECT)
+    out, err = proc.communicate(timeout=120)
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss        # the largest child's so far
+    assert (proc.returncode, out) == (1, "")
+    [line] = err.splitlines()
+    assert line.startswith("fleethealth: query failed: Out of Memory Error: "), line
+    ram_mib = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
+    assert peak_kib / 1024 < 200 + 2 * 0.005 * ram_mib + 400, peak_kib      # the imports, its share, slack
+    assert list(spill.iterdir()) == [] and _state(lake) == before
+
+
+def test_timeout_and_nesting_refusals_are_one_line(lake, capsys):
+    before = _state(lake)
+    for timeout in ("nan", "inf", "0", "-1"):
+        assert query(lake, "--timeout", timeout, "SELECT 1") == 2, timeout
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == ("", f"fleethealth: --timeout {timeout}: a number of seconds > 0\n")
+    nested = "SELECT * FROM (" * 500 + "SELECT kind FROM gold.incidents" + ") t" * 500
+    for sql in (nested, "SELECT " + "abs(" * 500 + "1" + ")" * 500, "EXPLAIN " + nested):
+        assert query(lake, sql) == 2, sql[:20]
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == (
+            "", f"fleethealth: query refused: the statement nests more than 100 levels deep (subqueries or "
+                f"expressions){TAIL}\n")
+    assert query(lake, "--format", "csv", "SELECT * FROM (" * 90 + "SELECT count(*) AS n FROM gold.incidents"
+                 + ") t" * 90) == 0
+    assert capsys.readouterr().out == "n\n3\n"
+    assert _state(lake) == before
+
+
+def test_every_format_escapes_control_and_bidirectional_characters(lake, tmp_path, capsys):
+    """A log line holding an OSC (set the terminal's title), a colour and U+202E (right-to-left
+    override), in a value and in a column's name: escaped alike in the table, CSV and JSON lines; a file
+    of --out keeps the data as it is."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    line = "[2026-11-20 10:00:01,000] INFO \x1b]0;pwned\x07\x1b[31mERROR\u202egnp.exe"
+    write_deltalake(str(lake / "bronze" / "records"), pa.table({
+        "host": ["k2"], "record": [line], "hour": pa.array([_hour(10)], pa.timestamp("us", tz="UTC"))}),
+        mode="append", partition_by=["hour"])
+    before = _state(lake)
+    escaped = "[2026-11-20 10:00:01,000] INFO \\x1b]0;pwned\\x07\\x1b[31mERROR\\u202egnp.exe"
+    sql = "SELECT record AS \"r\u202e\x1b[0m\" FROM bronze.records WHERE host = 'k2'"
+    for fmt in ("table", "csv", "json"):
+        assert query(lake, "--format", fmt, sql) == 0, fmt
+        out = capsys.readouterr().out
+        assert not set(out) & {"\x1b", "\x07", "\u202e"}, (fmt, out)
+        if fmt == "csv":
+            assert out == f"r\\u202e\\x1b[0m\n\"{escaped}\"\n"
+        elif fmt == "json":
+            assert out == json.dumps({"r\u202e\x1b[0m": line}) + "\n" and json.loads(out) == {"r\u202e\x1b[0m": line}
+        else:
+            assert f"| {escaped} |" in out and "| r\\u202e\\x1b[0m " in out
+    assert query(lake, "--out", str(tmp_path / "raw.csv"), sql) == 0
+    assert (tmp_path / "raw.csv").read_text() == f"r\u202e\x1b[0m\n\"{line}\"\n"
+    assert _state(lake) == before
+
+
+# -- issue 48: answers that help ---------------------------------------------------------------------------------------
+
+EVIDENCE = ("inventory kafka_version 0.10.1.0 of k1 is in the affected range of 3 catalogued bug(s): "
+            + "; ".join(f"bug {i}: a long summary of what goes wrong affected [0.10.0.0, 0.10.1.1)" for i in range(9)))
+
+
+@pytest.fixture
+def history(lake) -> Path:
+    """gold.incident_history beside the lake's tables: `at` (a DuckDB keyword) to the microsecond, a
+    known_bug_exposure evidence of 700+ characters."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    at = [datetime(2026, 11, 20, 10, 20, tzinfo=timezone.utc), datetime(2026, 11, 20, 11, 5, 7, 250999, tzinfo=timezone.utc)]
+    write_deltalake(str(lake / "gold" / "incident_history"), pa.table({
+        "incident_id": ["i1", "i2"], "at": pa.array(at, pa.timestamp("us", tz="UTC")),
+        "evidence": [EVIDENCE, "size 4.20 GiB > 1.00 GiB (jmx)"]}))
+    assert len(EVIDENCE) > 700
+    return lake
+
+
+def test_duckdbs_own_hints_and_caret_are_kept(lake, capsys):
+    assert query(lake, "SELECT clustr FROM gold.incidents") == 2
+    assert capsys.readouterr().err == ('fleethealth: query error: Binder Error: Referenced column "clustr" not found '
+                                       'in FROM clause!\nCandidate bindings: "cluster"\n'
+                                       "LINE 1: SELECT clustr FROM gold.incidents\n"
+                                       "               ^^^^^^\n")
+    # a long list of candidates is cut; the caret line stays
+    assert query(lake, "SELECT cluster + 1 FROM gold.incidents") == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("fleethealth: query error: Binder Error: No function matches the given name")
+    assert err[1] == "\tCandidate functions:" and len(err) == 7, err
+    assert err[2].startswith('\t"+"(') and err[3].startswith('\t"+"(')
+    assert err[4].startswith("\t… (") and err[4].endswith(" more)")
+    assert err[5:] == ["LINE 1: SELECT cluster + 1 FROM gold.incidents", "                       ^"]
+
+
+def test_a_table_without_its_layer_gets_the_name_it_means(lake, capsys):
+    tables = f"{lake}: bronze.records, gold.incidents, silver.kafka_events\n"
+    assert query(lake, "SELECT * FROM incidents") == 2
+    assert capsys.readouterr().err == f"fleethealth: unknown table incidents in query: did you mean gold.incidents? Tables in {tables}"
+    assert query(lake, "SELECT count(*) FROM Records") == 2
+    assert capsys.readouterr().err == f"fleethealth: unknown table records in query: did you mean bronze.records? Tables in {tables}"
+    assert query(lake, "SELECT * FROM gold.incidnts") == 2
+    assert capsys.readouterr().err == f"fleethealth: unknown table gold.incidnts in query: did you mean gold.incidents? Tables in {tables}"
+    assert query(lake, "SELECT * FROM glod.incidents") == 2
+    assert capsys.readouterr().err == f"fleethealth: unknown table glod.incidents in query: did you mean gold.incidents? Tables in {tables}"
+    assert query(lake, "SELECT * FROM nothing_like_it") == 2
+    assert capsys.readouterr().err == f"fleethealth: unknown table nothing_like_it in query; tables in {tables}"
+
+
+def test_show_tables_lists_the_names_query_takes(lake, capsys):
+    assert query(lake, "--format", "csv", "SHOW TABLES") == 0
+    names = capsys.readouterr().out.splitlines()
+    assert names == ["name", "bronze.records", "gold.incidents", "silver.kafka_events"]
+    for name in names[1:]:
+        assert query(lake, "--format", "csv", f"SELECT count(*) AS n FROM {name}") == 0, capsys.readouterr().err
+    assert capsys.readouterr().out == "n\n1\nn\n3\nn\n4\n"
+    assert query(lake, "--format", "json", "show all tables;") == 0
+    assert [(r["schema"], r["name"]) for r in map(json.loads, capsys.readouterr().out.splitlines())] == [
+        ("bronze", "records"), ("gold", "incidents"), ("silver", "kafka_events")]
+    # a query of SHOW TABLES, or its EXPLAIN, is run as it is
+    assert query(lake, "--format", "csv", "SELECT count(*) AS n FROM (SHOW TABLES)") == 0
+    assert capsys.readouterr().out == "n\n3\n"
+    assert query(lake, "--format", "csv", "EXPLAIN SHOW TABLES") == 0
+    assert capsys.readouterr().out.startswith("explain_key,explain_value\n")
+
+
+def test_a_column_named_by_a_duckdb_keyword(history, capsys):
+    assert query(history, "SELECT at FROM gold.incident_history") == 2
+    assert capsys.readouterr().err == (
+        'fleethealth: query error: Parser Error: syntax error at or near "FROM"\n'
+        "LINE 1: SELECT at FROM gold.incident_history\n"
+        "                  ^^^^\n"
+        'hint: at is a keyword of DuckDB\'s: quote the column ("at") or qualify it with its table or alias '
+        "(incident_history.at)\n")
+    for sql in ('SELECT "at" FROM gold.incident_history ORDER BY 1',
+                "SELECT incident_history.at FROM gold.incident_history ORDER BY 1",
+                "SELECT h.at FROM gold.incident_history h ORDER BY 1"):
+        assert query(history, "--format", "csv", sql) == 0, capsys.readouterr().err
+        assert capsys.readouterr().out == "at\n2026-11-20T10:20:00.000Z\n2026-11-20T11:05:07.250Z\n"
+    # no hint where no keyword names a column
+    assert query(history, "SELECT incident_id FROM gold.incident_history WHERE") == 2
+    assert "hint:" not in capsys.readouterr().err
+
+
+def test_long_cells_are_cut_in_the_table_unless_wide(history, capsys):
+    sql = "SELECT incident_id, evidence FROM gold.incident_history ORDER BY incident_id"
+    assert query(history, sql) == 0
+    captured = capsys.readouterr()
+    rows = captured.out.splitlines()
+    assert rows[3] == f"| i1            | {EVIDENCE[:79]}… |"
+    assert rows[4] == f"| i2            | {'size 4.20 GiB > 1.00 GiB (jmx)':80} |"
+    assert max(map(len, rows)) == 100
+    assert captured.err == "fleethealth: 1 cell(s) cut at 80 characters (--wide to show them whole)\n"
+    assert query(history, "--wide", sql) == 0
+    captured = capsys.readouterr()
+    assert f"| i1            | {EVIDENCE} |" in captured.out.splitlines() and captured.err == ""
+    for fmt in ("csv", "json"):                        # machine formats: never cut
+        assert query(history, "--format", fmt, sql) == 0
+        captured = capsys.readouterr()
+        assert EVIDENCE in captured.out and captured.err == ""
+
+
+def test_one_timestamp_format_in_every_output(history, capsys):
+    """A time to the second, one to the microsecond, a naive one (the session's UTC) and a date: the times
+    all ISO-8601 UTC to the millisecond, as `parse` prints them."""
+    sql = ("SELECT h.at, TIMESTAMP '2026-11-20 12:00:00' AS naive, DATE '2026-11-20' AS day "
+           "FROM gold.incident_history h ORDER BY 1")
+    assert query(history, "--format", "csv", sql) == 0
+    assert capsys.readouterr().out == ("at,naive,day\n2026-11-20T10:20:00.000Z,2026-11-20T12:00:00.000Z,2026-11-20\n"
+                                       "2026-11-20T11:05:07.250Z,2026-11-20T12:00:00.000Z,2026-11-20\n")
+    assert query(history, "--format", "json", sql) == 0
+    assert [json.loads(x) for x in capsys.readouterr().out.splitlines()] == [
+        {"at": "2026-11-20T10:20:00.000Z", "naive": "2026-11-20T12:00:00.000Z", "day": "2026-11-20"},
+        {"at": "2026-11-20T11:05:07.250Z", "naive": "2026-11-20T12:00:00.000Z", "day": "2026-11-20"}]
+    assert query(history, sql) == 0
+    assert capsys.readouterr().out.splitlines()[3:5] == [
+        "| 2026-11-20T10:20:00.000Z | 2026-11-20T12:00:00.000Z | 2026-11-20 |",
+        "| 2026-11-20T11:05:07.250Z | 2026-11-20T12:00:00.000Z | 2026-11-20 |"]

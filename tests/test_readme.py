@@ -1,5 +1,5 @@
-"""README as a newcomer uses it: every fenced block is marked with what it is (tests/readme_blocks.py),
-and each kind is checked here or by the test that has what it needs."""
+"""README and docs/ as a newcomer uses them: every fenced block is marked with what it is
+(tests/readme_blocks.py), and each kind is checked here or by the test that has what it needs."""
 from __future__ import annotations
 
 import os
@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
-from readme_blocks import KINDS, README, block, blocks
+from readme_blocks import DOCS, KINDS, README, block, blocks
 
 from fleethealth.cli import main as cli
 from fleethealth.fleet.inventory import parse_inventory
@@ -17,34 +18,56 @@ from fleethealth.fleet.inventory import parse_inventory
 VENV_BIN = Path(sys.executable).parent
 # which test checks the blocks of each kind and name that this module does not
 ELSEWHERE = {("output", "make demo"): "test_scenarios.py", ("run", "demo-query"): "test_scenarios.py",
-             ("run", "dotenv"): "test_compose.py", ("run", "readers"): "test_readers.py",
-             ("run", "scheduler"): "test_scheduler.py"}
-CHECKED_HERE = {("run", "ssh-connection")}
+             ("run", "readers"): "test_readers.py",
+             ("run", "scheduler"): "test_scheduler.py", ("sql", ""): "test_docs_sql.py"}
+CHECKED_HERE = {("run", "ssh-connection"), ("run", "ssh-host-key")}
 
 
 def test_every_block_says_what_it_is_and_a_test_checks_it():
     found = blocks()
     assert len(found) >= 9
-    unmarked = [f"README.md:{b.line}" for b in found if b.kind not in KINDS]
+    assert {b.path for b in found} >= {"README.md", "docs/deployment.md", "docs/inventory.md"}
+    unmarked = [b.where for b in found if b.kind not in KINDS]
     assert unmarked == [], f"fenced blocks without a `<!-- readme-test: KIND [NAME] -->` line before them: {unmarked}"
     for b in found:
         if b.kind in ("run", "output"):
-            assert (b.kind, b.name) in ELSEWHERE.keys() | CHECKED_HERE, f"README.md:{b.line}: no test checks {b.kind} {b.name!r}"
+            assert (b.kind, b.name) in ELSEWHERE.keys() | CHECKED_HERE, f"{b.where}: no test checks {b.kind} {b.name!r}"
         if b.kind == "not-run":
-            assert len(b.name.split()) >= 5, f"README.md:{b.line}: say why it is not run and what tests it instead"
+            assert len(b.name.split()) >= 5, f"{b.where}: say why it is not run and what tests it instead"
+        assert (b.lang == "sql") == (b.kind == "sql"), f"{b.where}: a sql block is marked sql, and only one"
     for (kind, name), module in ELSEWHERE.items():
-        block(kind, name)                               # still in README, once
+        if kind == "sql":
+            assert [b for b in found if b.kind == "sql"], "no sql block left"
+            continue
+        block(kind, name)                               # still in README or docs/, once
         assert f'"{kind}", "{name}"' in (Path(__file__).parent / module).read_text(), module
 
 
 def test_the_inventory_example_loads_as_shown():
     [b] = [b for b in blocks() if b.kind == "inventory" and not b.name]
     inventory = parse_inventory(yaml.safe_load(b.text), "README.md")
-    [cluster] = inventory.clusters
-    assert (cluster.name, cluster.timezone, [h.host for h in cluster.hosts]) == (
-        "bigdata", "Europe/Berlin", ["bd-kafka-1", "bd-zk-1", "bd-kafka-2"])
+    cluster, kraft = inventory.clusters
+    assert (cluster.name, cluster.timezone, cluster.mode, [h.host for h in cluster.hosts]) == (
+        "bigdata", "Europe/Berlin", "zookeeper", ["bd-kafka-1", "bd-zk-1", "bd-kafka-2"])
     assert cluster.hosts[2].paths["jmx"] == "/nfs/bd-kafka-2/jmx"
+    assert (kraft.name, kraft.mode, [(h.entity, h.controller) for h in kraft.hosts]) == (
+        "events", "kraft", [("controller-3000", True), ("broker-1", False), ("broker-2", True)])
     assert inventory.notifications == ()
+
+
+def test_readme_is_a_guide_of_at_most_300_lines():
+    assert len(README.read_text().splitlines()) <= 300
+
+
+def test_the_ten_steps_inventory_is_a_whole_fleet_over_sftp_with_jolokia_and_a_channel():
+    inventory = parse_inventory(yaml.safe_load(block("inventory", "fleet").text), "README.md")
+    [cluster] = inventory.clusters
+    brokers = [h for h in cluster.hosts if h.role == "kafka"]
+    assert {h.transport for h in cluster.hosts} == {"sftp"} and {h.ssh_conn_id for h in cluster.hosts} == {"fleet_ssh"}
+    assert [h.jolokia_url for h in brokers] == [f"http://pay-kafka-{n}:8778/jolokia/" for n in (1, 2)]
+    assert [(c.name, c.type, c.min_severity) for c in inventory.notifications] == [("oncall", "webhook", "major")]
+    # the connection of step 3 is the one the inventory names
+    assert "AIRFLOW_CONN_FLEET_SSH=" in block("run", "ssh-connection").text
 
 
 def test_the_spark_settings_example_loads(tmp_path, monkeypatch):
@@ -69,17 +92,20 @@ def test_the_notifications_example_loads_beside_the_inventory():
     assert channels[3].ends_after_seconds == 4 * 3600
 
 
-def test_the_ssh_connection_example_is_one_airflow_accepts():
-    b = block("run", "ssh-connection")
+@pytest.mark.parametrize("name, variable, shown", [
+    ("ssh-connection", "AIRFLOW_CONN_FLEET_SSH", "ssh None 22 fleetpull ['conn_timeout', 'key_file']"),
+    ("ssh-host-key", "AIRFLOW_CONN_FLEET_SSH_KAFKA_2",
+     "ssh bd-kafka-2.example 22 fleetpull ['conn_timeout', 'host_key', 'key_file']")])
+def test_the_ssh_connection_examples_are_ones_airflow_accepts(name, variable, shown):
+    b = block("run", name)
     check = ("from airflow.models.connection import Connection; import os; "
-             "c = Connection.from_json(os.environ['AIRFLOW_CONN_FLEET_SSH'], conn_id='fleet_ssh'); "
+             f"c = Connection.from_json(os.environ['{variable}'], conn_id='fleet_ssh'); "
              "print(c.conn_type, c.host, c.port, c.login, sorted(c.extra_dejson))")
     proc = subprocess.run(["bash", "-euo", "pipefail", "-c", b.text + f'\n{VENV_BIN}/python -c "{check}"'],
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "AIRFLOW__CORE__LOAD_EXAMPLES": "False"})
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[-1] == (
-        "ssh bd-kafka-2.example 22 fleetpull ['conn_timeout', 'host_key', 'key_file']")
+    assert proc.stdout.splitlines()[-1] == shown
 
 
 def test_the_synopsis_is_the_parser():
@@ -103,9 +129,9 @@ def test_the_synopsis_is_the_parser():
 
 
 def test_readme_names_only_commands_that_exist():
-    """Every `fleethealth <command>` in README's text is a command of the parser."""
+    """Every `fleethealth <command>` in README's and docs' text is a command of the parser."""
     commands = set(next(a for a in cli.build_parser()._actions if a.dest == "command").choices)
-    named = set(re.findall(r"fleethealth (\w+) --", README.read_text()))
+    named = set(re.findall(r"fleethealth ([a-z]\w*) --", "".join(doc.read_text() for doc in DOCS)))
     assert named and named <= commands, named - commands
 
 

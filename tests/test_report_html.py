@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import report_lakehouse as lh
 
 from fleethealth.cli import main as cli
 from fleethealth.gold import thresholds
+from fleethealth.runtime import config
 
 PROJECT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -103,10 +105,15 @@ def test_every_page_renders_every_chart_offline(report, load, tmp_path_factory):
     pages = sorted(report.glob("*.html"))
     assert [p.name for p in pages] == ["cluster-healthy.html", "cluster-pm3-dead-cleaner.html", "index.html"]
     shots = tmp_path_factory.mktemp("screenshots")
+    # the bundle written once beside the pages, a copy of this user's cached one; the folder of 2 clusters
+    # x 3 hours under 1.5 MB (each page inlined it: 0.9 MB each)
+    [bundle] = report.glob("vega-bundle-*.js")
+    assert bundle.read_bytes() == (config.cache_dir() / bundle.name).read_bytes()
+    assert sum(p.stat().st_size for p in report.iterdir()) < 1.5e6
     for path in pages:
         text = path.read_text()
-        assert text.count("window.vegaEmbed=") == 1            # the bundle, inlined once
-        assert "https://" not in text.split("<script>", 1)[0] and "<link" not in text
+        assert "window.vegaEmbed=" not in text and text.count(f'<script src="{bundle.name}"></script>') == 1
+        assert "https://" not in text.split("</head>", 1)[0] and "<link" not in text
         loaded = load(path)
         assert loaded.errors == [] and loaded.failed == [] and loaded.refused == [], path.name
         charts = loaded.page.evaluate("""() => Array.from(document.querySelectorAll('div.chart')).map(d =>
@@ -155,7 +162,12 @@ def test_the_dead_cleaner_chart_draws_the_bloated_partition_above_its_threshold(
     # each incident links to the chart of its facts and lists the rows that fired it
     bloat = page.locator("#incident-a1b2c3d4e5f60002")
     assert bloat.locator("a[href='#chart-offsets']").count() == 1
-    assert "4509715660" in bloat.inner_text() and "size 4.20 GiB > 1.00 GiB (jmx)" in bloat.inner_text()
+    assert "size 4.20 GiB > 1.00 GiB (jmx)" in bloat.inner_text()
+    # sizes in GiB, as the evidence says them
+    assert bloat.locator("table tr").all_inner_texts() == [
+        "hour\tbroker_id\tpartition\tsize_bytes\tgrowth_bytes\tcompaction_seen\tsize_source",
+        "2026-11-20 11:00Z\t2\t38\t1.79 GiB\t1.24 GiB\tFalse\tjmx",
+        "2026-11-20 12:00Z\t2\t38\t4.20 GiB\t2.41 GiB\tFalse\tjmx"]
     cleaner = page.locator("#incident-a1b2c3d4e5f60001")
     assert cleaner.locator("a[href='#chart-cleaner']").count() == 1
     assert "check first:" in cleaner.inner_text() and cleaner.inner_text().count("dead") >= 3
@@ -277,3 +289,199 @@ def test_a_refresh_of_one_cluster_from_an_older_lakehouse(tmp_path, capsys):
     assert "silver.jmx_samples is not in this lakehouse (an older lakehouse): no chart." in page
     assert "Not in this lakehouse (an older one): gold.metadata_divergence, gold.deadlocks, gold.incident_history" in page
     assert page.count("class=\"incident\"") == 2 and "log_cleaner_dead</b> broker-2 — open" in page
+
+
+# -- issue 47: hostile input, round four ------------------------------------------------------------------------------
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+def test_a_log_string_in_a_chart_and_a_planted_bundle_reach_no_page_as_script(load, tmp_path):
+    """`<!--<script` in an incident's evidence (the timeline's tooltip; a group name from a log line)
+    opened a comment that swallowed the render script: every chart is still drawn, the string shown as
+    it is. A bundle planted in the report folder under the name it was once cached by is never inlined
+    (the cache is this user's, outside the published folder)."""
+    from importlib.metadata import version
+
+    import altair as alt
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    from fleethealth.runtime import config
+
+    root = lh.build(tmp_path / "lakehouse")
+    incidents = root / "gold" / "incidents"
+    table = DeltaTable(str(incidents)).to_pyarrow_table()
+    hostile = "group '<!--<script' loading for 600 s"
+    evidence = [hostile if kind == "log_cleaner_dead" else e
+                for kind, e in zip(table.column("kind").to_pylist(), table.column("evidence").to_pylist())]
+    write_deltalake(str(incidents), table.set_column(table.schema.get_field_index("evidence"), "evidence",
+                                                     pa.array(evidence)), mode="overwrite")
+    out = root / "report"
+    out.mkdir()
+    major_minor = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    planted = out / f".vega-bundle-{version('vl-convert-python')}-vl{major_minor}.js"
+    planted.write_text("window.planted = 1;")
+    shared = out / planted.name.removeprefix(".")       # the name of the bundle the pages share
+    shared.write_text("window.planted = 2;")
+    tables = {p: _listing(p) for p in (root / "gold", root / "silver")}
+    proc = fleethealth("report", "--lakehouse", str(root), *WINDOW, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert {p: _listing(p) for p in tables} == tables                  # no commit, no file among the tables
+    assert sorted(p.name for p in config.cache_dir().glob("vega-bundle-*.js"))
+    page = out / "cluster-pm3-dead-cleaner.html"
+    text = page.read_text()
+    assert "window.planted" not in text and "<!--<script" not in text and "\\u003c!--\\u003cscript" in text
+    loaded = load(page)
+    assert loaded.errors == [] and loaded.failed == [] and loaded.refused == []
+    assert loaded.page.evaluate("typeof window.planted") == "undefined"
+    drawn = loaded.page.evaluate("""() => Array.from(document.querySelectorAll('div.chart')).map(d =>
+        [d.id, d.querySelectorAll('svg .role-mark').length])""")
+    assert len(drawn) == 9 and [d for d in drawn if d[1] == 0] == [], drawn
+    shown = loaded.page.evaluate("window.fleethealthViews['chart-timeline'].data('incidents').map(r => r.evidence)")
+    assert hostile in shown
+    assert planted.read_text() == "window.planted = 1;"                # not its file: left alone
+    assert shared.read_bytes() == (config.cache_dir() / shared.name).read_bytes()   # written anew from the cache
+
+
+def test_report_out_refuses_the_tables_and_deletes_only_its_own_pages(tmp_path, monkeypatch, capsys):
+    """`report --out <lakehouse>/gold` (the tables in the lakehouse folder) and --out in a tables root of
+    its own are refused before anything is written; a refresh removes the pages of clusters it no
+    longer shows that a report wrote, never another file named cluster-*.html nor a link's target."""
+    root = lh.build(tmp_path / "lakehouse")
+    lakehouse = _listing(root)
+    gold = root / "gold"
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--out", str(gold)]) == 2
+    assert capsys.readouterr().err == f"fleethealth: --out {gold}: inside the lakehouse's tables; give a folder of its own\n"
+    assert _listing(root) == lakehouse                                 # no commit, no page among the tables
+
+    tables = lh.build(tmp_path / "tables")
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("FLEETHEALTH_LAKEHOUSE", str(tmp_path / "home"))
+    monkeypatch.setenv("FLEETHEALTH_TABLES", str(tables))
+    before = _listing(tmp_path)
+    for out in (tables, tables / "report"):
+        assert cli.main(["report", *WINDOW, "--out", str(out)]) == 2
+        assert capsys.readouterr().err == (f"fleethealth: --out {out}: inside the lakehouse's tables; give a "
+                                           "folder of its own\n")
+    assert _listing(tmp_path) == before
+    monkeypatch.delenv("FLEETHEALTH_TABLES")
+
+    out = tmp_path / "site"
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--out", str(out)]) == 0
+    ours = (out / "cluster-healthy.html").read_text()
+    (out / "cluster-notes.html").write_text("<p>a page of someone else's</p>")
+    (tmp_path / "kept.html").write_text(ours)
+    (out / "cluster-link.html").symlink_to(tmp_path / "kept.html")
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--cluster", lh.DEAD, "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith("vega-bundle-")) == [
+        "cluster-link.html", "cluster-notes.html", "cluster-pm3-dead-cleaner.html", "index.html"]
+    assert (tmp_path / "kept.html").read_text() == ours
+    assert _listing(root) == lakehouse
+
+
+# -- issue 48: a report that never shows stale as current --------------------------------------------------------------
+
+def _cells(page) -> dict:
+    return {(c["cluster"], c["hour"]): c["severity"]
+            for c in page.evaluate("() => window.fleethealthViews['chart-fleet'].data('cells')")}
+
+
+def test_a_window_after_the_last_processed_hour_is_no_data_for_every_cluster(lakehouse, load, tmp_path):
+    """The lakehouse's last processed hour is 12:00: a report of 13:00-16:00 says so at the top of every
+    page, colours every cluster hour "no data" (the healthy cluster too: every cluster of the last
+    processed hour appears) and shows no incident as open, though two were open at 12:00."""
+    out = tmp_path / "html"
+    proc = fleethealth("report", "--lakehouse", str(lakehouse), "--from", "2026-11-20T13:00Z",
+                       "--to", "2026-11-20T16:00Z", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    flag = ('Not processed: no hour of this window is processed yet (the last processed hour is 2026-11-20 '
+            '12:00Z): every hour is "no data" and no incident is shown as open.')
+    loaded = load(out / "index.html")
+    page = loaded.page
+    assert loaded.errors == [] and loaded.failed == [] and loaded.refused == []
+    assert page.locator("#not-processed").inner_text() == flag
+    assert page.locator("p.note").first.inner_text() == flag            # at the top
+    hours = ("11-20 13:00", "11-20 14:00", "11-20 15:00")
+    assert _cells(page) == {(c, h): "no data" for c in (lh.HEALTHY, lh.DEAD) for h in hours}
+    colours = page.evaluate("""() => Array.from(document.querySelectorAll('#chart-fleet svg .mark-rect path'))
+                               .map(p => p.getAttribute('fill'))""")
+    assert colours == ["#d5d8dc"] * 6
+    assert page.locator("h2#open-incidents").inner_text() == "Open incidents (0)"
+    assert page.locator("ul.open").count() == 0
+    assert page.locator("h2:text('Clusters') + ul li").all_inner_texts() == [
+        f"{lh.HEALTHY}: 0 open incident(s); no data for 3 of 3 hours",
+        f"{lh.DEAD}: 0 open incident(s); no data for 3 of 3 hours"]
+    dead = load(out / "cluster-pm3-dead-cleaner.html").page
+    assert dead.locator("#not-processed").inner_text() == flag
+    assert dead.locator("h2#incidents").inner_text() == "Incidents (0)"
+
+
+def test_hours_after_the_last_processed_one_are_no_data_the_others_as_processed(lakehouse, load, tmp_path):
+    out = tmp_path / "html"
+    assert cli.main(["report", "--lakehouse", str(lakehouse), "--from", "2026-11-20T11:00Z",
+                     "--to", "2026-11-20T14:00Z", "--out", str(out)]) == 0
+    page = load(out / "index.html").page
+    assert page.locator("#not-processed").inner_text() == (
+        'Not processed: the hours after 2026-11-20 12:00Z (the last processed hour) have no data yet: they show '
+        '"no data", not the state before them.')
+    assert _cells(page) == {(lh.HEALTHY, "11-20 11:00"): "none", (lh.HEALTHY, "11-20 12:00"): "none",
+                            (lh.HEALTHY, "11-20 13:00"): "no data", (lh.DEAD, "11-20 11:00"): "critical",
+                            (lh.DEAD, "11-20 12:00"): "critical", (lh.DEAD, "11-20 13:00"): "no data"}
+    assert page.locator("h2#open-incidents").inner_text() == "Open incidents (2)"
+    assert page.locator("h2:text('Clusters') + ul li").all_inner_texts() == [
+        f"{lh.HEALTHY}: 0 open incident(s); no data for 1 of 3 hours",
+        f"{lh.DEAD}: 2 open incident(s) critical; no data for 1 of 3 hours"]
+
+
+def test_a_cluster_page_names_its_own_hours_without_data(tmp_path):
+    """An hour processed for one cluster and not the other (the healthy cluster's 11:00 rows gone): its
+    page says which hours; the overview's heatmap says "no data" for that one cluster hour."""
+    from deltalake import DeltaTable
+
+    root = lh.build(tmp_path / "lakehouse")
+    DeltaTable(str(root / "gold" / "broker_health_hourly")).delete(
+        f"cluster = '{lh.HEALTHY}' AND hour = '2026-11-20T11:00:00Z'")
+    out = tmp_path / "html"
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--out", str(out)]) == 0
+    page = (out / "cluster-healthy.html").read_text()
+    assert ('<p class="note" id="not-processed">No data of healthy for 1 of the window&#x27;s 3 hours: '
+            '11-20 11:00.</p>') in page
+    assert 'id="not-processed"' not in (out / "cluster-pm3-dead-cleaner.html").read_text()
+    assert f"{lh.HEALTHY}</a>: 0 open incident(s); no data for 1 of 3 hours</li>" in (out / "index.html").read_text()
+
+
+def test_repeated_known_bug_exposure_lines_are_one_item_naming_each_broker(tmp_path, load):
+    """Three brokers of one version exposed to one bug: three incidents, one line in the overview that
+    names the three hosts, each broker linking to its card."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    root = lh.build(tmp_path / "lakehouse")
+    incidents = root / "gold" / "incidents"
+    table = DeltaTable(str(incidents)).to_pyarrow_table()
+    seen = lh.START
+    rows = [dict(incident_id=f"kb00000000000{b}", cluster=lh.HEALTHY, kind="known_bug_exposure", severity="minor",
+                 entity=f"broker-{b}", status="open", first_seen=seen, last_seen=lh.END - timedelta(seconds=1),
+                 resolved_at=None, known_bug="KAFKA-3994", first_hour=lh.START, last_hour=lh.HOURS[-1], hours=3,
+                 evidence=(f"inventory kafka_version 0.10.1.0 of {lh.HEALTHY}-kafka-{b} is in the affected range of "
+                           "1 catalogued bug(s): a deadlock in the purgatory affected [0.10.0.0, 0.10.1.1)"),
+                 first_evidence=None) for b in (1, 2, 3)]
+    for r in rows:
+        r["first_evidence"] = r["evidence"]
+    write_deltalake(str(incidents), pa.Table.from_pylist(rows, schema=table.schema), mode="append")
+    out = tmp_path / "html"
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--out", str(out)]) == 0
+    page = load(out / "index.html").page
+    assert page.locator("h2#open-incidents").inner_text() == "Open incidents (5)"
+    items = page.locator("ul.open li").all_inner_texts()
+    assert len(items) == 3
+    assert items[2] == (
+        f"minor {lh.HEALTHY}: known_bug_exposure broker-1, broker-2, broker-3 first seen 2026-11-20 10:00Z\n"
+        f"inventory kafka_version 0.10.1.0 of {lh.HEALTHY}-kafka-1, {lh.HEALTHY}-kafka-2, {lh.HEALTHY}-kafka-3 is in "
+        "the affected range of 1 catalogued bug(s): a deadlock in the purgatory affected [0.10.0.0, 0.10.1.1) — "
+        "known bug: KAFKA-3994 (fixed in 0.10.1.1 / 0.10.2.0)")
+    assert [a.rsplit("/", 1)[1] for a in page.evaluate(
+        "() => Array.from(document.querySelectorAll('ul.open li:last-child a.card')).map(a => a.href)")] == [
+        f"cluster-healthy.html#incident-kb00000000000{b}" for b in (1, 2, 3)]

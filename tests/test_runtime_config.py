@@ -23,6 +23,7 @@ def test_the_defaults_are_valid_and_typed():
     assert config.dag_catchup() is False
     assert (config.pull_retries(), config.pull_retry_delay_s(), config.pull_timeout_s()) == (3, 30.0, 900.0)
     assert config.thresholds_path() is None and config.spark_conf_file() is None
+    assert config.window_max_hours() == 8760
 
 
 def test_a_value_as_written_and_an_empty_one_as_unset(monkeypatch):

@@ -1,13 +1,13 @@
 """A real scheduler whose DAG runs its Spark step on a real Spark standalone cluster, and `fleethealth
 run` on that cluster: one local reference run of the hours both are compared with.
 
-The scheduler is set up as README's "Run a scheduler" says: its block runs as written (bash, from the
-checkout) with this test's folders and port in place of README's, in a fresh AIRFLOW_HOME, and with
-README's "Run on a Spark cluster" connection line (spark_default pointing at this test's master) after
+The scheduler is set up as docs/deployment.md's "Run a scheduler" says: its block runs as written (bash, from the
+checkout) with this test's folders and port in place of the doc's, in a fresh AIRFLOW_HOME, and with
+docs/deployment.md's "Run on a Spark cluster" connection line (spark_default pointing at this test's master) after
 `. scripts/env.sh`: `airflow db migrate`, scheduler, dag-processor and api-server on SQLite, then the
-backfill of README's two hours of a small simulated fleet (post-mortem 3). Both runs succeed one after
+backfill of the doc's two hours of a small simulated fleet (post-mortem 3). Both runs succeed one after
 the other, process the backfilled hours, publish what `fleethealth run --master local[*]` publishes for
-the same hours (every table, but the gates' validated_at), and the REST API (a token for README's login)
+the same hours (every table, but the gates' validated_at), and the REST API (a token for the doc's login)
 lists them, their task instances and a task's log.
 
 The cluster (issue 33): a master and two one-core workers on loopback, from the pip-installed pyspark.
@@ -63,12 +63,12 @@ README_MASTER = "spark://127.0.0.1:7077"     # README's cluster block's master
 
 
 def readme_script(home: Path, inventory: Path, lakehouse: Path, port: int, master: str) -> str:
-    """README's block with this test's values for README's example folders and port (each must be there),
-    and README's cluster block's spark_default line, with this test's master, after `. scripts/env.sh`."""
+    """The doc's block with this test's values for its example folders and port (each must be there),
+    and the doc's cluster block's spark_default line, with this test's master, after `. scripts/env.sh`."""
     text = block("run", "scheduler").text
     for shown, ours in (("~/fleethealth-airflow", home), ("~/fleet.yaml", inventory), ("~/lakehouse", lakehouse),
                         ("AIRFLOW__API__PORT=8080", f"AIRFLOW__API__PORT={port}")):
-        assert text.count(shown) == 1, f"README's scheduler block no longer has {shown!r}"
+        assert text.count(shown) == 1, f"docs/deployment.md's scheduler block no longer has {shown!r}"
         text = text.replace(shown, str(ours))
     [connection] = [line for line in cluster_block().splitlines() if line.startswith("export AIRFLOW_CONN_SPARK_DEFAULT=")]
     assert connection.count(README_MASTER) == 1, connection
@@ -82,7 +82,7 @@ def cluster_block() -> str:
     return found.text
 
 
-# the sessions of the README script's shells: the daemons it starts with `&` stay in them (the api-server
+# the sessions of the doc's script's shells: the daemons it starts with `&` stay in them (the api-server
 # retitles itself with setproctitle, which overwrites the environment /proc shows, so AIRFLOW_HOME alone
 # missed it and left it running)
 SESSIONS: set[int] = set()
@@ -119,7 +119,7 @@ def stop_all(home: Path) -> None:
 
 
 class Api:
-    """The api-server's REST API with a JWT from /auth/token (README's login: admin, generated password)."""
+    """The api-server's REST API with a JWT from /auth/token (the doc's login: admin, generated password)."""
 
     def __init__(self, port: int, home: Path):
         self.base = f"http://127.0.0.1:{port}"

@@ -82,7 +82,8 @@ def _host(i: int, source: str, raw: Path) -> dict:
     version = raw.name.split("_", 1)[0].removesuffix("-real") if spec.versioned else "2.8.1"
     if source == "zookeeper":
         return {"host": f"case-{i}", "role": "zookeeper", "zk_myid": i}
-    return {"host": f"case-{i}", "role": "kafka", "broker_id": i, "kafka_version": version}
+    host = {"host": f"case-{i}", "role": "kafka", "broker_id": i, "kafka_version": version}
+    return dict(host, controller=True) if int(version.split(".")[0]) >= 4 else host   # 4.x: KRaft only
 
 
 def _json_safe(value):
@@ -107,8 +108,8 @@ def corpus(spark, tmp_path_factory):
     landed, case_of = [], {}
     for i, (source, raw) in enumerate(CASES):
         spec = SOURCES[source]
-        cluster = "golden-utc" if spec.timezone == "UTC" else "golden-ny"
         host = _host(i, source, raw)
+        cluster = ("golden-utc" if spec.timezone == "UTC" else "golden-ny") + ("-kraft" if host.get("controller") else "")
         clusters.setdefault(cluster, []).append(host)
         case_of[host["host"]] = (source, raw)
         name = raw.name.split("_", 1)[1] if spec.versioned else raw.name   # the log name says which log
@@ -119,7 +120,7 @@ def corpus(spark, tmp_path_factory):
         landed.append(Landed(cluster, host["host"], spec.landing, rel, len(data), hashlib.sha256(data).hexdigest(),
                              raw.stat().st_mtime, 0.0))
     zones = {"golden-utc": "UTC", "golden-ny": "America/New_York"}
-    inventory = parse_inventory({"clusters": [{"name": name, "timezone": zones[name], "root": "/nonexistent",
+    inventory = parse_inventory({"clusters": [{"name": name, "timezone": zones[name.removesuffix("-kraft")], "root": "/nonexistent",
                                                "hosts": hosts} for name, hosts in clusters.items()]}, "golden")
     records = bronze.records(spark, landed, landing, HOUR).cache()
     tables = silver.build(spark, records, inventory)

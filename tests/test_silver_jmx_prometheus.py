@@ -90,3 +90,26 @@ def test_mapping_python_twin_agrees_and_ambiguity_is_an_error():
         prometheus.build_mapping({"beans": {"kafka.log": ["Log"]}, "attributes": ["Value", "value"]})
     with pytest.raises(ValueError, match="share the prefix kafka_log_log_"):
         prometheus.build_mapping({"beans": {"kafka.log": ["Log", "log"]}, "attributes": ["Value"]})
+
+
+@pytest.mark.parametrize("series, bean", [
+    ("kafka_server_raft_metrics_current_leader", ("kafka.server", "raft-metrics", "current-leader")),
+    ("kafka_server_raft_metrics_election_latency_max", ("kafka.server", "raft-metrics", "election-latency-max")),
+    ("kafka_server_raft_metrics_log_end_offset", ("kafka.server", "raft-metrics", "log-end-offset")),
+    ("kafka_server_broker_metadata_metrics_last_applied_record_lag_ms",
+     ("kafka.server", "broker-metadata-metrics", "last-applied-record-lag-ms")),
+    ("kafka_server_broker_metadata_metrics_metadata_apply_error_count",
+     ("kafka.server", "broker-metadata-metrics", "metadata-apply-error-count")),
+    ("kafka_controller_kafkacontroller_value", ("kafka.controller", "KafkaController", "Value")),
+    ("kafka_controller_controllereventmanager_99thpercentile",
+     ("kafka.controller", "ControllerEventManager", "99thPercentile")),
+])
+def test_kraft_series_map_back_onto_their_mbeans(series, bean):
+    """jmx_exporter's names of a KRaft node's beans (raft-metrics on every node, a broker's metadata, the
+    controller's Yammer beans) resolve to their exact domain, type and attribute spelling."""
+    assert prometheus.mapping().resolve(series) == bean
+
+
+def test_the_raft_state_has_no_series():
+    # a string attribute: jmx_exporter skips it, so no name maps to it (Jolokia reads it as text)
+    assert prometheus.mapping().resolve("kafka_server_raft_metrics_current_state") is None

@@ -43,11 +43,13 @@ KAFKA_FILES = {
                  "andreinedelciu_kafka-0.10.2_state-change.log"],
     "ammar-1": ["ammar_kafka-4.0.0-kraft_server.log.2025-05-14-22"],
 }
-INVENTORY = {"clusters": [{
-    "name": "samples", "timezone": "UTC", "root": "/nonexistent",
-    "hosts": [{"host": "andrei-1", "role": "kafka", "broker_id": 1, "kafka_version": "0.10.2.0"},
-              {"host": "ammar-1", "role": "kafka", "broker_id": 2, "kafka_version": "4.0.0"},
-              {"host": "loghub-zk", "role": "zookeeper", "zk_myid": 1}]}]}
+# a 4.x broker runs in KRaft mode (a combined node here), in a cluster of its own
+INVENTORY = {"clusters": [
+    {"name": "samples", "timezone": "UTC", "root": "/nonexistent",
+     "hosts": [{"host": "andrei-1", "role": "kafka", "broker_id": 1, "kafka_version": "0.10.2.0"},
+               {"host": "loghub-zk", "role": "zookeeper", "zk_myid": 1}]},
+    {"name": "samples-kraft", "timezone": "UTC", "root": "/nonexistent",
+     "hosts": [{"host": "ammar-1", "role": "kafka", "broker_id": 2, "kafka_version": "4.0.0", "controller": True}]}]}
 
 WARN_OR_ERROR_START = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] (WARN|ERROR) ")
 ZK_MIN_AGREEMENT = 0.995
@@ -63,12 +65,13 @@ def raw_lines(path: Path) -> list[str]:
 
 
 def land(src: Path, landing: Path, host: str, source: str) -> Landed:
-    rel = f"samples/{host}/{source}/{src.name}"
+    cluster = next(c["name"] for c in INVENTORY["clusters"] if any(h["host"] == host for h in c["hosts"]))
+    rel = f"{cluster}/{host}/{source}/{src.name}"
     target = landing / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, target)
     data = target.read_bytes()
-    return Landed("samples", host, source, rel, len(data), hashlib.sha256(data).hexdigest(),
+    return Landed(cluster, host, source, rel, len(data), hashlib.sha256(data).hexdigest(),
                   src.stat().st_mtime, time.time())
 
 

@@ -1,4 +1,4 @@
-"""`fleethealth` command line: simulate, pull, run (windows of hours: the backfill path), parse, query, report.
+"""`fleethealth` command line: simulate, check, pull, run (windows of hours: the backfill path), parse, query, report.
 
 User mistakes (bad inventory, bad time, unknown table) print one clear line and exit 2.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import json
+import math
 import shutil
 import sys
 import tempfile
@@ -16,7 +17,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from fleethealth.fleet.inventory import InventoryError, load_inventory
-from fleethealth.lake import locks
+from fleethealth.lake import locks, tables as lake_tables
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, parse_window
 from fleethealth.runtime import config, interrupt
@@ -52,6 +53,13 @@ def cmd_simulate(args) -> int:
                          jmx_samples_per_broker_hour=args.jmx_samples_per_broker_hour, layout=args.layout)
     print(f"fleet written under {Path(args.out).resolve()}; inventory: {inventory}")
     return 0
+
+
+def cmd_check(args) -> int:
+    """Whether an hour would run as set up (fleethealth.cli.check): exit 0, else 2 and a line per problem."""
+    from fleethealth.cli.check import check
+
+    return check(args.inventory, notify=args.notify)
 
 
 def cmd_pull(args) -> int:
@@ -216,14 +224,12 @@ def cmd_parse(args) -> int:
     import tempfile
     import threading
 
-    from fleethealth.cli.parse import SMALL_FILE_BYTES, SOURCES, parsed_file, utc_text
+    from fleethealth.cli.parse import SMALL_FILE_BYTES, parsed_file, utc_text
     from fleethealth.runtime.spark_conf import SMALL_INPUT_CONF
 
     raw = Path(args.file)
     if not raw.is_file():
         raise UsageError(f"{raw}: no such file")
-    if args.source not in SOURCES:
-        raise UsageError(f"--source {args.source}: unknown source (one of {', '.join(SOURCES)})")
     with tempfile.TemporaryDirectory() as tmp:
         spark = _session("fleethealth-parse", None, cores="local[2]", short_lived=True, warehouse=tmp).newSession()
         if raw.stat().st_size <= SMALL_FILE_BYTES:
@@ -253,27 +259,42 @@ def cmd_parse(args) -> int:
 
 
 def cmd_query(args) -> int:
-    from fleethealth.cli import query
-
     root = args.lakehouse
     if not root.root.is_dir():
         raise UsageError(f"no lakehouse at {root} (give --lakehouse, or set ${config.ENV_LAKEHOUSE})")
-    out = Path(args.out).resolve() if args.out else None
-    if out is not None:
-        if out.suffix.lower() not in query.OUT_FORMATS:
-            raise UsageError(f"--out {args.out}: name it .parquet, .csv or .json")
-        if out.is_relative_to(root.root):
-            raise UsageError(f"--out {args.out}: inside the lakehouse; `query` never writes there")
-        if out.exists() and not args.overwrite:
-            raise UsageError(f"--out {args.out}: exists (--overwrite to replace it)")
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout {args.timeout:g}: a number of seconds")
+    out = _query_out(args.out, root, args.overwrite) if args.out else None
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise UsageError(f"--timeout {args.timeout:g}: a number of seconds > 0")
     limit = args.limit if args.limit is not None else (0 if out else DEFAULT_QUERY_LIMIT)
     if limit < 0:
         raise UsageError(f"--limit {limit}: a number of rows (0 for all)")
     if args.engine == "spark":
         return _query_spark(args, root, out, limit)
     return _query_duckdb(args, root, out, limit)
+
+
+def _query_out(given: str, root: Lakehouse, overwrite: bool) -> Path:
+    """The file --out names, if `query` may write it (nothing is created here): outside the lakehouse
+    and its tables (links followed), in a folder that exists, and not a link to nothing (writing
+    through it would create whatever it points to)."""
+    from fleethealth.cli import query
+
+    out = Path(given).resolve()
+    if out.suffix.lower() not in query.OUT_FORMATS:
+        raise UsageError(f"--out {given}: name it .parquet, .csv or .json")
+    if Path(given).is_symlink() and not Path(given).exists():
+        raise UsageError(f"--out {given}: a link to nothing; `query` does not follow it")
+    if out.is_relative_to(root.root):
+        raise UsageError(f"--out {given}: inside the lakehouse; `query` never writes there")
+    if lake_tables.holds_tables(root, out):
+        raise UsageError(f"--out {given}: inside the lakehouse's tables; `query` never writes there")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {given}: no folder {out.parent}; `query` creates none")
+    if out.is_dir():
+        raise UsageError(f"--out {given}: a folder; name a file")
+    if out.exists() and not overwrite:
+        raise UsageError(f"--out {given}: exists (--overwrite to replace it)")
+    return out
 
 
 def _query_duckdb(args, root: Lakehouse, out: Path | None, limit: int) -> int:
@@ -285,19 +306,19 @@ def _query_duckdb(args, root: Lakehouse, out: Path | None, limit: int) -> int:
 
     con = None
     try:
-        con, statement = q.connect(root, args.sql)
-        shown, stopped = q.run(con, statement, args.format, limit, out, args.timeout)
+        con, sql = q.connect(root, args.sql)
+        shown, stopped = q.run(con, sql, args.format, limit, out, args.timeout, args.wide)
     except Refused as exc:
         raise UsageError(f"query refused: {exc}; `query` only reads ({q.READS}). Writes and maintenance "
                          "run in the DAGs (spark/maintenance.py)") from None
     except q.UnknownTable as exc:
-        raise UsageError(f"unknown table {exc.name} in query; tables in {root}: "
-                         f"{', '.join(exc.present) or 'none'}") from None
+        raise _unknown_table(exc.name, root, exc.present) from None
     except duckdb.PermissionException as exc:   # the sandbox: a file, an extension, a locked setting
         raise UsageError(f"query refused: {_first_line(exc)}; `query` reads the lakehouse's tables only") from None
     except (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException,
             duckdb.InvalidInputException) as exc:
-        raise UsageError(f"query error: {_first_line(exc)}") from None
+        hint = q.keyword_hint(root, args.sql) if isinstance(exc, duckdb.ParserException) else None
+        raise UsageError("query error: " + "\n".join(q.error_lines(exc) + ([f"hint: {hint}"] if hint else []))) from None
     except duckdb.Error as exc:    # while running (a conversion, out of memory): one line, exit 1
         print(f"fleethealth: query failed: {_first_line(exc)}", file=sys.stderr)
         return 1
@@ -308,6 +329,15 @@ def _query_duckdb(args, root: Lakehouse, out: Path | None, limit: int) -> int:
         print(f"fleethealth: query stopped after {args.timeout:g} s (--timeout)", file=sys.stderr)
         return 1
     return _query_done(shown, limit, out)
+
+
+def _unknown_table(name: str, root: Lakehouse, tables: list[str]) -> UsageError:
+    from fleethealth.cli.query import did_you_mean
+
+    meant = did_you_mean(name, tables)
+    return UsageError(f"unknown table {name} in query"
+                      + (f": did you mean {' or '.join(meant)}? Tables" if meant else "; tables")
+                      + f" in {root}: {', '.join(tables) or 'none'}")
 
 
 def _query_spark(args, root: Lakehouse, out: Path | None, limit: int) -> int:
@@ -336,11 +366,11 @@ def _query_spark(args, root: Lakehouse, out: Path | None, limit: int) -> int:
     timer = threading.Timer(args.timeout, stop)
     timer.daemon = True
     try:
+        timer.start()       # spark.sql() runs a command (DESCRIBE HISTORY reads a Delta log) as it analyses it
         query.check_parsed(spark, args.sql)          # before anything runs
         df = spark.sql(args.sql)
         query.check_analysed(spark, df)
-        timer.start()
-        shown = query.write(df, args.format, limit, out)
+        shown = query.write(df, args.format, limit, out, args.wide)
     except query.Refused as exc:
         raise UsageError(f"query refused: {exc}; `query` only reads ({query.READS}). Writes and maintenance "
                          "run in the DAGs (spark/maintenance.py)") from None
@@ -349,8 +379,7 @@ def _query_spark(args, root: Lakehouse, out: Path | None, limit: int) -> int:
     except AnalysisException as exc:
         if getattr(exc, "getCondition", lambda: None)() == "TABLE_OR_VIEW_NOT_FOUND" or "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
             name = str(exc).split("`")[1:6:2] if "`" in str(exc) else []
-            raise UsageError(f"unknown table {'.'.join(name) or ''} in query; tables in "
-                             f"{root}: {', '.join(registered) or 'none'}") from None
+            raise _unknown_table(".".join(name), root, registered) from None
         raise UsageError(f"query error: {_first_line(exc)}") from None
     except Exception as exc:  # noqa: BLE001 - the JVM's failures (out of memory, a cancelled job): one line
         why = (f"stopped after {args.timeout:g} s (--timeout)" if stopped.is_set()
@@ -375,18 +404,32 @@ def cmd_report(args) -> int:
     """The offline HTML report of a window: OUT/index.html and one page per cluster (fleethealth.report.html)."""
     from fleethealth.report import html
 
-    hours = parse_window(args.start, args.end)
     root = args.lakehouse
+    if bool(args.start) != bool(args.end):
+        raise UsageError("give both --from and --to, or neither (the last 24 processed hours)")
+    if args.start:
+        hours = parse_window(args.start, args.end)
+        start, end = hours[0], hours[-1] + HOUR
     if not root.root.is_dir():
         raise UsageError(f"no lakehouse at {root} (give --lakehouse, or set ${config.ENV_LAKEHOUSE})")
-    out = Path(args.out).resolve()
+    if not args.start:    # the DAG's report task's window, ending with the last processed hour
+        last = html.last_processed_hour(root)
+        if last is None:
+            raise UsageError(f"{root}: no processed hour yet; give a window (--from, --to) "
+                             "or run `fleethealth run` or the DAG first")
+        start, end = html.last_hours(last)
+        print(f"fleethealth: the last 24 processed hours: --from {start:%Y-%m-%dT%H:%M}Z --to {end:%Y-%m-%dT%H:%M}Z",
+              file=sys.stderr)
+    out = Path(args.out).resolve() if args.out else root.report
     if out.is_file():
         raise UsageError(f"--out {args.out}: a file; give a folder")
     if (out / "_delta_log").exists() or any((p / "_delta_log").is_dir() for p in out.parents):
         raise UsageError(f"--out {args.out}: inside a Delta table; give a folder of its own")
+    if lake_tables.holds_tables(root, out):
+        raise UsageError(f"--out {args.out}: inside the lakehouse's tables; give a folder of its own")
     t0 = time.monotonic()
     try:
-        index = html.write_report(root, hours[0], hours[-1] + HOUR, out, cluster=args.cluster)
+        index = html.write_report(root, start, end, out, cluster=args.cluster)
     except html.ReportError as exc:
         raise UsageError(str(exc)) from None
     pages = len(list(out.glob("cluster-*.html")))
@@ -409,21 +452,100 @@ def _first_line(exc: Exception) -> str:
     return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="fleethealth", description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True)
-    lakehouse = dict(default=None, help=f"the lakehouse folder (default ${config.ENV_LAKEHOUSE})")
+# options that name a file, each falling back on its FLEETHEALTH_* variable when not given (main():
+# --lakehouse through Lakehouse.from_settings, these through config.setting)
+PATH_SETTINGS = {"inventory": config.ENV_INVENTORY, "thresholds": config.ENV_THRESHOLDS}
+# each subcommand's examples, the epilog of its --help
+EXAMPLES = {
+    "simulate": ["fleethealth simulate --out fleet --scenario healthy,pm3-dead-cleaner "
+                 "--from 2026-11-20T10:00Z --to 2026-11-20T13:00Z"],
+    "check": ["fleethealth check --inventory inventory.yaml", "fleethealth check --notify"],
+    "pull": ["fleethealth pull --inventory inventory.yaml --from 2026-11-20T10:00Z --to 2026-11-20T11:00Z"],
+    "run": ["fleethealth run --inventory fleet/inventory.yaml --from 2026-11-20T10:00Z --to 2026-11-20T13:00Z"],
+    "backfill": ["fleethealth backfill --from 2026-11-01T00:00Z --to 2026-11-08T00:00Z --no-notify"],
+    "parse": ["fleethealth parse --source kafka server.log.2026-11-20-10",
+              "fleethealth parse --source jstack --timezone Europe/Berlin threaddump-1.txt"],
+    "query": ["fleethealth query \"SELECT kind, count(*) AS n FROM gold.incidents GROUP BY kind\"",
+              "fleethealth query --format csv --out incidents.csv \"SELECT * FROM gold.incidents\""],
+    "report": ["fleethealth report", "fleethealth report --from 2026-11-20T10:00Z --to 2026-11-20T13:00Z "
+               "--cluster c1 --out /tmp/report"],
+}
 
-    s = sub.add_parser("simulate", help="write a simulated fleet (logs, JMX, dumps, log-dirs) and its inventory")
-    s.add_argument("--out", required=True)
-    s.add_argument("--scenario", default="all", help="scenario name, comma-separated names, or all")
-    s.add_argument("--from", dest="start", required=True, help="first hour, ISO-8601 UTC")
-    s.add_argument("--to", dest="end", required=True, help="end hour (exclusive), ISO-8601 UTC")
-    s.add_argument("--brokers", type=int, default=3)
-    s.add_argument("--seed", type=int, default=7)
-    s.add_argument("--bytes-per-broker-hour", type=int, default=200_000,
+
+class _Help(argparse.HelpFormatter):
+    """The description wrapped, the examples (the epilog) a line each."""
+
+    def _fill_text(self, text, width, indent):
+        return text if text.startswith("examples:") else super()._fill_text(text, width, indent)
+
+
+def _command(sub, name: str, help_: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help ends with its examples."""
+    return sub.add_parser(name, help=help_, description=help_, formatter_class=_Help,
+                          epilog="examples:\n  " + "\n  ".join(EXAMPLES[name]))
+
+
+def _path(s, flag: str, what: str, example: str) -> None:
+    """A file option that falls back on its FLEETHEALTH_* variable (PATH_SETTINGS)."""
+    env = PATH_SETTINGS[flag.lstrip("-")]
+    s.add_argument(flag, default=None, metavar="FILE", help=f"{what} (default ${env}), e.g. {flag} {example}")
+
+
+def _lakehouse(s) -> None:
+    s.add_argument("--lakehouse", default=None, metavar="DIR",
+                   help=f"the lakehouse folder (default ${config.ENV_LAKEHOUSE}), e.g. --lakehouse /data/lakehouse")
+
+
+def _window(s, required: bool = True) -> None:
+    """--from/--to: the window [--from, --to) of whole UTC hours, read by lake.hours.parse_window."""
+    unless = "" if required else "; without --from and --to: the last 24 processed hours"
+    s.add_argument("--from", dest="start", required=required, metavar="HOUR",
+                   help=f"the window's first hour, ISO-8601 UTC on the hour, e.g. --from 2026-11-20T10:00Z{unless}")
+    s.add_argument("--to", dest="end", required=required, metavar="HOUR",
+                   help="the hour the window ends before (exclusive), e.g. --to 2026-11-20T13:00Z: "
+                        "hours 10:00, 11:00 and 12:00")
+
+
+def _scenarios(value: str) -> str:
+    """--scenario: `all` or comma-separated names of simulate.SCENARIOS, each checked here."""
+    from fleethealth.simulate import SCENARIOS
+
+    names = [s.strip() for s in value.split(",") if s.strip()]
+    unknown = [s for s in names if s not in SCENARIOS] if value != "all" else []
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown scenario(s) {', '.join(unknown) or '(none)'} "
+                                         f"(choose from {', '.join(SCENARIOS)}, or all)")
+    return value
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return f"fleethealth {version('fleethealth')}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from fleethealth.cli.parse import SOURCES as PARSE_SOURCES  # pure names: no Spark imported here
+    from fleethealth.cli.query import CELL_WIDTH
+    from fleethealth.simulate import SCENARIOS
+
+    p = argparse.ArgumentParser(prog="fleethealth", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=_version())
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                         help="`fleethealth COMMAND --help`: what each option takes, with examples")
+
+    s = _command(sub, "simulate", "write a simulated fleet (logs, JMX, dumps, log-dirs) and its inventory")
+    s.add_argument("--out", required=True, metavar="DIR",
+                   help="folder for the fleet's files and its inventory.yaml (created), e.g. --out fleet")
+    s.add_argument("--scenario", type=_scenarios, default="all", metavar="NAME[,NAME...]",
+                   help=f"one or more of {', '.join(SCENARIOS)}, comma-separated, or all (default all)")
+    _window(s)
+    s.add_argument("--brokers", type=int, default=3, metavar="N", help="brokers per cluster (default 3)")
+    s.add_argument("--seed", type=int, default=7, metavar="N",
+                   help="random seed: the same seed, the same files (default 7)")
+    s.add_argument("--bytes-per-broker-hour", type=int, default=200_000, metavar="BYTES",
                    help="bytes of Kafka logs per broker-hour, ± 5 %% (default 200000)")
-    s.add_argument("--jmx-samples-per-broker-hour", type=int, default=20_000,
+    s.add_argument("--jmx-samples-per-broker-hour", type=int, default=20_000, metavar="N",
                    help="JMX samples per broker-hour as silver counts them (one per attribute value, one per item "
                         "of a composite), ± 5 %% (default 20000; 0: only the MBeans fleethealth reads)")
     s.add_argument("--layout", choices=("hourly", "archive"), default="hourly",
@@ -431,22 +553,28 @@ def build_parser() -> argparse.ArgumentParser:
                         "(live and .gz Kafka logs, size-rolled ZooKeeper logs, one truncated .gz, mtimes = now)")
     s.set_defaults(func=cmd_simulate)
 
-    s = sub.add_parser("pull", help="land the fleet's files of each hour of a window")
-    s.add_argument("--inventory", required=True)
-    s.add_argument("--from", dest="start", required=True)
-    s.add_argument("--to", dest="end", required=True)
-    s.add_argument("--lakehouse", **lakehouse)
+    s = _command(sub, "check", "whether an hour would run as set up: the settings, the inventory, every host "
+                               "reached as the pull reaches it (SSH host key, each source's folder, Jolokia); "
+                               "a line per problem with what to do; exit 0 only when none")
+    _path(s, "--inventory", "the inventory YAML", "inventory.yaml")
+    s.add_argument("--notify", action="store_true",
+                   help="also send each notification channel one real message marked TEST")
+    s.set_defaults(func=cmd_check)
+
+    s = _command(sub, "pull", "land the fleet's files of each hour of a window")
+    _path(s, "--inventory", "the inventory YAML", "inventory.yaml")
+    _window(s)
+    _lakehouse(s)
     s.set_defaults(func=cmd_pull)
 
     for name, help_ in (("run", "pull + bronze + silver + gold, each hour gated (the DAG's jobs; windows of hours)"),
                         ("backfill", "same as run: recompute a window, idempotently")):
-        s = sub.add_parser(name, help=help_)
-        s.add_argument("--inventory", required=True)
-        s.add_argument("--from", dest="start", required=True)
-        s.add_argument("--to", dest="end", required=True)
-        s.add_argument("--lakehouse", **lakehouse)
-        s.add_argument("--thresholds", default=None, help="threshold overrides YAML")
-        s.add_argument("--master", default=None,
+        s = _command(sub, name, help_)
+        _path(s, "--inventory", "the inventory YAML", "inventory.yaml")
+        _window(s)
+        _lakehouse(s)
+        _path(s, "--thresholds", "a YAML of threshold overrides (values only)", "thresholds.yaml")
+        s.add_argument("--master", default=None, metavar="URL",
                        help="Spark master URL, e.g. spark://HOST:7077 (default $FLEETHEALTH_SPARK_MASTER or local[*])")
         s.add_argument("--no-notify", dest="notify", action="store_false",
                        help="record the state changes of the window's own hours as not to be sent (suppressed) "
@@ -454,37 +582,42 @@ def build_parser() -> argparse.ArgumentParser:
                             "FLEETHEALTH_NOTIFY_MAX_AGE_HOURS)")
         s.set_defaults(func=cmd_run)
 
-    from fleethealth.cli.parse import SOURCES as PARSE_SOURCES  # pure names: no Spark imported here
-
-    s = sub.add_parser("parse", help="the silver records of one raw file as JSON lines (quarantine and a "
-                                     "summary on stderr; exit 1 when nothing parsed)")
-    s.add_argument("--source", required=True, help=f"one of {', '.join(PARSE_SOURCES)}")
-    s.add_argument("--timezone", default="UTC", help="IANA zone of the file's timestamps (default UTC)")
-    s.add_argument("file")
+    s = _command(sub, "parse", "the silver records of one raw file as JSON lines (quarantine and a summary on "
+                               "stderr; exit 1 when nothing parsed)")
+    s.add_argument("--source", required=True, choices=tuple(PARSE_SOURCES), metavar="SOURCE",
+                   help=f"what the file is: one of {', '.join(PARSE_SOURCES)}")
+    s.add_argument("--timezone", default="UTC", metavar="ZONE",
+                   help="IANA zone of the file's timestamps, e.g. --timezone Europe/Berlin (default UTC)")
+    s.add_argument("file", metavar="FILE", help="the raw file, e.g. server.log.2026-11-20-10")
     s.set_defaults(func=cmd_parse)
 
-    s = sub.add_parser("query", help="read-only SQL over bronze.*, silver.*, gold.* tables")
-    s.add_argument("sql", help="one statement that reads: SELECT/WITH/VALUES, SHOW, DESCRIBE, EXPLAIN")
-    s.add_argument("--lakehouse", **lakehouse)
-    s.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    s.add_argument("--limit", type=int, default=None,
+    s = _command(sub, "query", "read-only SQL over bronze.*, silver.*, gold.* tables")
+    s.add_argument("sql", metavar="SQL", help="one statement that reads: SELECT/WITH/VALUES, SHOW, DESCRIBE, EXPLAIN")
+    _lakehouse(s)
+    s.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="how rows are printed: table (default), csv (a header line), json (one object a line)")
+    s.add_argument("--limit", type=int, default=None, metavar="N",
                    help=f"rows to print (default {DEFAULT_QUERY_LIMIT}; 0 for all; with --out: all)")
-    s.add_argument("--out", default=None, help="write the rows to FILE.parquet, .csv or .json (JSON lines) instead")
+    s.add_argument("--out", default=None, metavar="FILE",
+                   help="write the rows to FILE.parquet, .csv or .json (JSON lines) instead, e.g. --out incidents.csv")
     s.add_argument("--overwrite", action="store_true", help="let --out replace an existing file")
-    s.add_argument("--timeout", type=float, default=DEFAULT_QUERY_TIMEOUT_S,
+    s.add_argument("--wide", action="store_true",
+                   help=f"--format table: show every cell whole (default: cut at {CELL_WIDTH} characters)")
+    s.add_argument("--timeout", type=float, default=DEFAULT_QUERY_TIMEOUT_S, metavar="SECONDS",
                    help=f"seconds before the query is stopped (default {DEFAULT_QUERY_TIMEOUT_S:g})")
     s.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
                    help="duckdb (default): DuckDB's SQL dialect, answers in about a second; spark: Spark SQL "
                         "in a local JVM (10-20 s), Delta's own reader, Spark's dialect")
     s.set_defaults(func=cmd_query)
 
-    s = sub.add_parser("report", help="an offline HTML report of a window: fleet overview and one page per cluster, "
-                                      "with charts (read from gold without Spark)")
-    s.add_argument("--lakehouse", **lakehouse)
-    s.add_argument("--from", dest="start", required=True, help="first hour, ISO-8601 UTC")
-    s.add_argument("--to", dest="end", required=True, help="end hour (exclusive), ISO-8601 UTC")
-    s.add_argument("--cluster", default=None, help="only this cluster")
-    s.add_argument("--out", required=True, help="folder for index.html and the cluster pages (created)")
+    s = _command(sub, "report", "an offline HTML report of a window: fleet overview and one page per cluster, "
+                                "with charts (read from gold without Spark)")
+    _lakehouse(s)
+    _window(s, required=False)
+    s.add_argument("--cluster", default=None, metavar="NAME", help="only this cluster, e.g. --cluster c1")
+    s.add_argument("--out", default=None, metavar="DIR",
+                   help="folder for index.html and the cluster pages (created; default the lakehouse's report "
+                        "folder, which the DAG refreshes), e.g. --out /tmp/report")
     s.set_defaults(func=cmd_report)
     return p
 
@@ -492,6 +625,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.func is not cmd_check:     # check reports wrong settings itself, with what to do
+            config.settings()  # every FLEETHEALTH_* variable, before any host is pulled or a JVM starts
+        for dest, env in PATH_SETTINGS.items():
+            if hasattr(args, dest) and not getattr(args, dest):
+                setattr(args, dest, config.setting(env) or None)
         if hasattr(args, "lakehouse"):
             args.lakehouse = Lakehouse.from_settings(args.lakehouse)
         return args.func(args)
@@ -499,7 +637,10 @@ def main(argv: list[str] | None = None) -> int:
         for line in exc.problems:
             print(f"fleethealth: {line}", file=sys.stderr)
         return EXIT_USAGE
-    except (UsageError, ValueError) as exc:
+    except config.SettingError as exc:          # a line per wrong variable
+        print("\n".join(f"fleethealth: {line}" for line in str(exc).splitlines()), file=sys.stderr)
+        return EXIT_USAGE
+    except (UsageError, ValueError) as exc:     # DuckDB's hints may follow on lines of their own
         print(f"fleethealth: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

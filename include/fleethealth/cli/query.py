@@ -5,19 +5,23 @@ anything runs: the parsed plan (Spark runs commands, and EXECUTE IMMEDIATE's sta
 analyses them) may hold only the query operators of QUERY_NODES over the lakehouse's own tables
 (`<layer>.<table>`: no file read by path such as text.`/etc/hostname`), and `range()` of the table
 functions; an IDENTIFIER(...) plan is built from its identifier first and then judged. A read-only
-command (SHOW, DESCRIBE, EXPLAIN of such a query) may be the root. Anything else is refused: every
-command (DML, DDL, SET, ADD JAR, CACHE, VACUUM, OPTIMIZE, ...), INSERT ... DIRECTORY, EXECUTE
-IMMEDIATE, SQL scripts, TRANSFORM (runs an external command). The analysed plan is checked again
-before any row is read (views expanded): no command, no reflect()/java_method() (calls Java methods).
+command (SHOW, DESCRIBE, EXPLAIN of such a query) may be the root, if what it shows or describes is
+a lakehouse table or schema (no path, no delta.`/p`: DESCRIBE HISTORY reads that log). Anything else
+is refused: every command (DML, DDL, SET, ADD JAR, CACHE, VACUUM, OPTIMIZE, ...), INSERT ...
+DIRECTORY, EXECUTE IMMEDIATE, SQL scripts, TRANSFORM (runs an external command). The analysed plan
+is checked again before any row is read (views expanded): no command, no reflect()/java_method()
+(calls Java methods).
 Writes and maintenance belong to the DAGs.
 """
 from __future__ import annotations
 
 import csv
+import difflib
 import json
 import shutil
 import sys
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 from fleethealth.lake.tables import LAYERS as DATABASES   # every table is <layer>.<table>
@@ -42,6 +46,7 @@ TABLE_FUNCTIONS = frozenset({"range"})
 READS = "SELECT/WITH/VALUES, SHOW, DESCRIBE, EXPLAIN"
 OUT_FORMATS = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json"}
 TABLE_CHUNK = 1000       # rows per printed table when everything is asked for (--limit 0)
+CELL_WIDTH = 80          # characters of a cell the table format shows (--wide: every one)
 
 _CATALYST = "org.apache.spark.sql.catalyst."
 
@@ -72,7 +77,7 @@ def _check_query(spark, parser, plan) -> None:
     if root == "ExplainCommand":
         return _check_query(spark, parser, plan.logicalPlan())
     if root in READ_ONLY_COMMANDS:
-        return                      # its children are the names it shows or describes
+        return _check_named(plan)
 
     def judge(node):
         name = _name(node)
@@ -121,10 +126,36 @@ def _walk(spark, plan, judge) -> None:
         expressions.extend(_seq(node.expressions()))
 
 
-def _check_table(parts: list[str]) -> None:
+def _check_named(command) -> None:
+    """What a read-only command shows or describes (its children) must be a lakehouse table, one of
+    its schemas, the current one or a function: DESCRIBE HISTORY/DETAIL of a path or of delta.`/p`
+    would read any Delta log the process reaches."""
+    for child in _seq(command.children()):
+        name = _name(child)
+        if name in ("UnresolvedTableOrView", "UnresolvedTable", "UnresolvedView"):
+            _check_table(_seq(child.multipartIdentifier()), cte=False)
+        elif name == "UnresolvedNamespace":
+            parts = [p.lower() for p in _seq(child.multipartIdentifier())]
+            if len(parts) > 1 or parts and parts[0] not in DATABASES:
+                raise Refused(f"{'.'.join(parts)} is not a schema of the lakehouse ({', '.join(DATABASES)})")
+        elif name in ("UnresolvedPathBasedDeltaTable", "UnresolvedPathBasedTable"):
+            _check_table([child.path()], cte=False)
+        elif name not in ("CurrentNamespace$", "UnresolvedFunctionName"):
+            raise Refused(f"{_name(command)} of {name}: only the lakehouse's tables are shown or described")
+
+
+def did_you_mean(name: str, tables: list[str]) -> list[str]:
+    """The lakehouse tables an unknown table name most likely means: those of its table name in any
+    layer (`incidents` -> gold.incidents), else the closest spelling (`gold.incidnts`)."""
+    name = name.lower()
+    same = [t for t in tables if t.split(".")[-1] == name.rsplit(".", 1)[-1]]
+    return same or difflib.get_close_matches(name, tables, n=1, cutoff=0.85)
+
+
+def _check_table(parts: list[str], cte: bool = True) -> None:
     """A table name must be a lakehouse table's (`<layer>.<table>`, or a CTE's one-part name): a
     data source and a path (text.`/etc/hostname`) would read any file the user can."""
-    if len(parts) == 1 or (len(parts) == 2 and parts[0].lower() in DATABASES) or (
+    if (cte and len(parts) == 1) or (len(parts) == 2 and parts[0].lower() in DATABASES) or (
             len(parts) == 3 and parts[0].lower() == "spark_catalog" and parts[1].lower() in DATABASES):
         return
     raise Refused(f"{'.'.join(parts)} is not a table of the lakehouse ({', '.join(DATABASES)}.<table>): "
@@ -178,16 +209,19 @@ def _seq(scala_seq) -> list:
     return out
 
 
-def write(df, fmt: str, limit: int, out: Path | None) -> int:
+def write(df, fmt: str, limit: int, out: Path | None, wide: bool = False) -> int:
     """Print `df` (table, csv or json lines), at most `limit` rows (0: all), row by row from the
     executors (`toLocalIterator`, never every row in the driver); or, with `out`, write it as one
     Parquet/CSV/JSON file. Returns the rows printed, -1 when the limit cut them short."""
     if out is not None:
         _write_file(df if not limit else df.limit(limit), out)
         return 0
-    rows = (df.limit(limit + 1) if limit else df).toLocalIterator()
+    from fleethealth.cli.parse import utc_text
+
+    # timestamps formatted by Spark in its UTC session: collected, they would be in this process's zone
+    rows = utc_text(df.limit(limit + 1) if limit else df).toLocalIterator()
     columns, shown, cut = df.columns, 0, False
-    emit = _emitter(fmt, columns)
+    emit = _emitter(fmt, columns, wide=wide)
     for row in rows:
         if limit and shown == limit:
             cut = True
@@ -198,26 +232,59 @@ def write(df, fmt: str, limit: int, out: Path | None) -> int:
     return -1 if cut else shown
 
 
-def _emitter(fmt: str, columns: list[str]):
-    """A function taking each row (a dict), then None at the end."""
+def timestamp_text(v: datetime) -> str:
+    """A timestamp as every output of `query` (and `parse`) prints it: ISO-8601 UTC to the millisecond,
+    `2026-11-20T10:20:00.000Z`; a naive one is UTC already (the sessions' zone)."""
+    v = v.astimezone(timezone.utc) if v.tzinfo else v
+    return f"{v:%Y-%m-%dT%H:%M:%S}.{v.microsecond // 1000:03d}Z"
+
+
+def _json_default(v):
+    return timestamp_text(v) if isinstance(v, datetime) else str(v)
+
+
+def _emitter(fmt: str, columns: list[str], raw: bool = False, wide: bool = False):
+    """A function taking each row (a dict), then None at the end. What it prints has its control and
+    bidirectional characters escaped (JSON's own escapes: every one but ASCII's printable), unless
+    `raw` (a file of --out keeps the data as it is); timestamps in one format (`timestamp_text`).
+    The table cuts a cell at CELL_WIDTH characters unless `wide`, and says so on stderr at the end."""
+    from fleethealth.runtime.text import printable
+
+    def value(v):
+        return timestamp_text(v) if isinstance(v, datetime) else v
+
     if fmt == "json":
-        return lambda r: r is not None and print(json.dumps(r, default=str))
+        return lambda r: r is not None and print(json.dumps(r, default=_json_default))
     if fmt == "csv":
+        text = (lambda v: value(v)) if raw else (lambda v: printable(value(v)))
         w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow(columns)
-        return lambda r: r is not None and w.writerow([r[c] for c in columns])
+        w.writerow(map(text, columns))
+        return lambda r: r is not None and w.writerow([text(r[c]) for c in columns])
     from fleethealth.report import text as report
 
     chunk: list[dict] = []
-    printed = [False]
+    printed, cut = [False], [0]
+
+    def cell(v):
+        v = value(v)
+        if wide or v is None or isinstance(v, (bool, int, float)):
+            return v
+        shown = printable(v if isinstance(v, str) else str(v))
+        if len(shown) <= CELL_WIDTH:
+            return shown
+        cut[0] += 1
+        return shown[:CELL_WIDTH - 1] + "…"
 
     def table(r):
         if r is not None:
-            chunk.append(r)
+            chunk.append({c: cell(r[c]) for c in columns})
         if (r is None and (chunk or not printed[0])) or len(chunk) == TABLE_CHUNK:
             print(report.table(chunk, columns, fmt="psql"))
             chunk.clear()
             printed[0] = True
+        if r is None and cut[0]:
+            print(f"fleethealth: {cut[0]} cell(s) cut at {CELL_WIDTH} characters (--wide to show them whole)",
+                  file=sys.stderr)
     return table
 
 

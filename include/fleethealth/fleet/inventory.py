@@ -6,6 +6,7 @@ accepts is its model below (pydantic); the checks across entries (unique names a
 """
 from __future__ import annotations
 
+import dataclasses
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
-from pydantic import BeforeValidator, Field, StringConstraints, ValidationInfo, field_validator
+from pydantic import BeforeValidator, Field, Strict, StringConstraints, ValidationInfo, field_validator
 
 from fleethealth.fleet.channels import MAX_NAME, Channel, is_name, name_of, parse_channels
 from fleethealth.fleet.kafka import OFFSETS_TOPIC_PARTITIONS
@@ -21,7 +22,7 @@ from fleethealth.fleet.sources import EXPECTED
 from fleethealth.fleet.sources import NAMES as SOURCES
 from fleethealth.runtime.validation import Int, Schema, check, fail, holds, required, says
 
-ROLES = ("kafka", "zookeeper")
+ROLES = ("kafka", "zookeeper", "controller")   # controller: a dedicated KRaft controller (process.roles=controller)
 TRANSPORTS = ("local", "sftp", "http")
 VERSION = r"^\d+\.\d+(\.\d+)?([.-][\w.-]+)?$"
 MAX_ID = 2**31 - 1        # broker ids and myids are Java ints
@@ -43,7 +44,9 @@ class Host:
     role: str
     transport: str
     root: str | None
-    broker_id: int | None = None
+    broker_id: int | None = None        # a Kafka process's node id: broker.id, or a controller's node.id
+    controller: bool = False            # runs a KRaft controller: role controller, or a combined broker
+    mode: str = "zookeeper"             # its cluster's
     zk_myid: int | None = None
     kafka_version: str | None = None
     ssh_conn_id: str | None = None
@@ -54,8 +57,18 @@ class Host:
 
     @property
     def entity(self) -> str:
-        """How incidents name this host's process: `broker-<id>` or `zk-<myid>`."""
-        return f"broker-{self.broker_id}" if self.role == "kafka" else f"zk-{self.zk_myid}"
+        """How incidents name this host's process: `broker-<id>`, `controller-<node id>` or `zk-<myid>`
+        (gold.detectors.base.process_entity)."""
+        return {"kafka": f"broker-{self.broker_id}", "controller": f"controller-{self.broker_id}",
+                "zookeeper": f"zk-{self.zk_myid}"}[self.role]
+
+    @property
+    def processes(self) -> tuple[str, ...]:
+        """The Kafka/ZooKeeper processes this host runs, as mbeans.yaml's `processes` names them."""
+        if self.role == "zookeeper":
+            return ("zookeeper",)
+        broker = () if self.role == "controller" else ("zk_broker",) if self.mode == "zookeeper" else ("kraft_broker",)
+        return broker + (("controller",) if self.controller else ())
 
     def source_dir(self, source: str) -> str:
         """Where `source` lives for this host: explicit `paths`, else <root>/<cluster>/<host>/<source>."""
@@ -70,6 +83,7 @@ class Cluster:
     timezone: str
     offsets_topic_partitions: int
     hosts: tuple[Host, ...]
+    mode: str = "zookeeper"     # kraft when a host runs a controller (validated against the versions)
 
 
 @dataclass(frozen=True)
@@ -161,9 +175,11 @@ class HostSpec(Schema):
     host: Annotated[str, holds(is_name, ""),
                     says(f"expected a host name (at most {MAX_NAME} characters), got {{got}}")] = required()
     role: Role = required()
-    broker_id: Any = None           # each role's ids: KafkaHost, ZookeeperHost
+    broker_id: Any = None           # each role's ids and keys: KafkaHost, ZookeeperHost, ControllerHost
     zk_myid: Any = None
+    node_id: Any = None
     kafka_version: Any = None
+    controller: Any = None
     transport: Transport = "local"
     paths: Paths = None
     # these three are validated when absent too: what the transport needs
@@ -190,17 +206,42 @@ def _id(what: str) -> Any:
     return Annotated[Int, Field(ge=0, le=MAX_ID), says(f"expected an integer {what} 0..{MAX_ID}, got {{got}}")]
 
 
+KafkaVersion = Annotated[str, BeforeValidator(str), StringConstraints(pattern=VERSION),
+                         says("expected a Kafka version such as 2.8.1, got {got}")]
+
+
 class KafkaHost(HostSpec):
     broker_id: _id("broker id") = required()
-    kafka_version: Annotated[str, BeforeValidator(str), StringConstraints(pattern=VERSION),
-                             says("expected a Kafka version such as 2.8.1, got {got}")] = required()
+    kafka_version: KafkaVersion = required()
+    # a combined KRaft node (process.roles=broker,controller): its node id is broker_id
+    controller: Annotated[bool, Strict(), says("expected true or false, got {got}")] = False
 
 
 class ZookeeperHost(HostSpec):
     zk_myid: _id("myid") = required()
 
 
-HOSTS = {"kafka": KafkaHost, "zookeeper": ZookeeperHost}
+class ControllerHost(HostSpec):
+    node_id: _id("node id") = required()
+    kafka_version: KafkaVersion = required()
+
+
+HOSTS = {"kafka": KafkaHost, "zookeeper": ZookeeperHost, "controller": ControllerHost}
+# each role's id key and what a mistake calls it; brokers and controllers share KRaft's node ids
+IDS = {"kafka": ("broker_id", "broker id", "kafka"), "controller": ("node_id", "node id", "kafka"),
+       "zookeeper": ("zk_myid", "ZooKeeper myid", "zookeeper")}
+
+
+def _mode_problems(hosts: list[tuple[str, Host]]) -> tuple[str, list[str]]:
+    """A cluster's mode, from its hosts' roles (kraft when one runs a controller), and the hosts that
+    contradict it: a ZooKeeper server in a KRaft cluster, a Kafka 4+ broker in a ZooKeeper-mode one."""
+    controllers = [h.host for _, h in hosts if h.controller]
+    if controllers:
+        return "kraft", [f"{key}.role: a ZooKeeper server in a KRaft cluster (controllers: {', '.join(controllers)})"
+                         for key, h in hosts if h.role == "zookeeper"]
+    return "zookeeper", [f"{key}.kafka_version: Kafka {h.kafka_version} has no ZooKeeper mode: list the cluster's "
+                         "KRaft controllers (role: controller, or controller: true on a combined broker)"
+                         for key, h in hosts if h.kafka_version and int(h.kafka_version.split(".")[0]) >= 4]
 
 
 def load_inventory(path: str | Path) -> Inventory:
@@ -248,7 +289,7 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
         problems += lines
         # what hosts inherit is checked here, once (a host reports only what it sets itself)
         inherited = {k: c[k] for k in INHERITED if k in c and k not in wrong}
-        hosts: list[Host] = []
+        hosts: list[tuple[str, Host]] = []   # (key path, host)
         ids: set[tuple[str, int]] = set()
         for hi, h in enumerate(c["hosts"] if isinstance(c.get("hosts"), list) else []):
             hkey = f"{ckey}.hosts[{hi}]"
@@ -265,23 +306,27 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
             problems += lines
             if hspec is None:
                 continue
-            id_key, what = ("broker_id", "broker id") if hspec.role == "kafka" else ("zk_myid", "ZooKeeper myid")
+            id_key, what, space = IDS[hspec.role]
             the_id = getattr(hspec, id_key)
-            if (hspec.role, the_id) in ids:
+            if (space, the_id) in ids:
                 problems.append(f"{hkey}.{id_key}: duplicate {what} {the_id} in cluster {c.get('name')}")
-            ids.add((hspec.role, the_id))
-            hosts.append(Host(
+            ids.add((space, the_id))
+            hosts.append((hkey, Host(
                 cluster=str(c.get("name")), host=hspec.host, role=hspec.role, transport=hspec.transport,
-                root=resolved(hspec.root), broker_id=hspec.broker_id if hspec.role == "kafka" else None,
+                root=resolved(hspec.root), broker_id=None if hspec.role == "zookeeper" else the_id,
+                controller=hspec.role == "controller" or (hspec.role == "kafka" and hspec.controller),
                 zk_myid=hspec.zk_myid if hspec.role == "zookeeper" else None,
                 kafka_version=None if hspec.kafka_version is None else str(hspec.kafka_version),
                 ssh_conn_id=hspec.ssh_conn_id, jolokia_url=hspec.jolokia_url,
                 paths={k: str(v) for k, v in (hspec.paths or {}).items()},
                 expect=EXPECTED[hspec.role] if hspec.expect is None else hspec.expect,
                 max_file_bytes=hspec.max_file_bytes,
-            ))
+            )))
+        mode, lines = _mode_problems(hosts)
+        problems += lines
         if spec is not None:
-            clusters.append(Cluster(spec.name, spec.timezone, spec.offsets_topic_partitions, tuple(hosts)))
+            clusters.append(Cluster(spec.name, spec.timezone, spec.offsets_topic_partitions,
+                                    tuple(dataclasses.replace(h, mode=mode) for _, h in hosts), mode))
     channels, lines = parse_channels(doc.get("notifications"), cluster_names)
     problems += lines
     if problems:

@@ -16,8 +16,14 @@ if TYPE_CHECKING:
     from pyspark.sql import Column
 
 CATALOGUE_FILE = "mbeans.yaml"
-FIELDS = ("domain", "keys", "attribute", "unit", "since", "read_by", "jmx_exporter")
-UNITS = ("bytes", "count", "ms", "ratio")
+FIELDS = ("domain", "keys", "attribute", "unit", "since", "processes", "read_by", "jmx_exporter")
+UNITS = ("bytes", "count", "ms", "ratio", "offset", "id", "text")
+TEXT = "text"   # a string attribute: no jmx_exporter series
+# the processes a bean is registered by (fleethealth.fleet.inventory.Host.processes)
+PROCESSES = ("zookeeper", "zk_broker", "kraft_broker", "controller")
+# the KRaft detector kinds not built yet (issue 46, step 4) that read_by may name for the beans collected
+# for them; once one is built, it leaves this list and must read what names it
+PLANNED_READERS = ("broker_fenced", "controller_quorum_unstable", "metadata_lag")
 _VERSION = re.compile(r"\d+(\.\d+)+")
 _SERIES = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 
@@ -30,8 +36,9 @@ class MBean:
     attribute: str
     unit: str
     since: str                                # first Kafka version exposing it
+    processes: tuple[str, ...]                # the processes registering it (PROCESSES)
     read_by: tuple[str, ...]                  # gold tables and detector kinds
-    exporter_series: str                      # jmx_exporter's series name
+    exporter_series: str | None               # jmx_exporter's series name (None: a text attribute)
     exporter_labels: tuple[str, ...]
 
     @property
@@ -85,17 +92,25 @@ def build_catalogue(doc, origin: str = CATALOGUE_FILE) -> dict[str, MBean]:
             fail(f"unit must be one of {', '.join(UNITS)}, got {entry['unit']!r}")
         if not isinstance(entry["since"], str) or not _VERSION.fullmatch(entry["since"]):
             fail(f"since must be a quoted Kafka version like \"2.4.0\", got {entry['since']!r}")
+        processes = _strings(entry["processes"], "processes", fail)
+        if not processes or not set(processes) <= set(PROCESSES):
+            fail(f"processes must be a list of {', '.join(PROCESSES)}, got {entry['processes']!r}")
         read_by = _strings(entry["read_by"], "read_by", fail)
         if not read_by:
             fail("read_by is empty: a bean nothing reads does not belong here")
         exporter = entry["jmx_exporter"]
-        if not isinstance(exporter, dict) or set(exporter) != {"series", "labels"}:
+        if (exporter is None) != (entry["unit"] == TEXT):
+            fail(f"jmx_exporter is null for a text attribute only (it exports numbers), got {exporter!r}")
+        if exporter is None:
+            exporter = {"series": None, "labels": []}
+        elif not isinstance(exporter, dict) or set(exporter) != {"series", "labels"}:
             fail(f"jmx_exporter must be a map with series and labels, got {exporter!r}")
-        if not isinstance(exporter["series"], str) or not _SERIES.fullmatch(exporter["series"]):
+        elif not isinstance(exporter["series"], str) or not _SERIES.fullmatch(exporter["series"]):
             fail(f"jmx_exporter series must be a Prometheus metric name, got {exporter['series']!r}")
         out[str(name)] = MBean(
             id=str(name), domain=entry["domain"], keys=tuple(keys.items()), attribute=entry["attribute"],
-            unit=entry["unit"], since=entry["since"], read_by=read_by, exporter_series=exporter["series"],
+            unit=entry["unit"], since=entry["since"], processes=processes, read_by=read_by,
+            exporter_series=exporter["series"],
             exporter_labels=_strings(exporter["labels"], "jmx_exporter labels", fail))
     return out
 
@@ -127,11 +142,11 @@ NETWORK_PROCESSOR_IDLE = bean("network_processor_idle")
 ALL = tuple(catalogue().values())
 
 
-def for_role(role: str) -> tuple[MBean, ...]:
-    """The MBeans to read live from a host of `role`: JVM ones everywhere, kafka.* on brokers."""
-    return tuple(m for m in ALL if role == "kafka" or not m.domain.startswith("kafka."))
+def for_processes(processes: tuple[str, ...]) -> tuple[MBean, ...]:
+    """The MBeans to read live from a host running `processes` (Host.processes): those they register."""
+    return tuple(m for m in ALL if set(m.processes) & set(processes))
 
 
-def jolokia_requests(role: str) -> list[dict]:
+def jolokia_requests(processes: tuple[str, ...]) -> list[dict]:
     """The Jolokia bulk read of a host's MBeans: one pattern read per MBean attribute."""
-    return [{"type": "read", "mbean": m.pattern, "attribute": m.attribute} for m in for_role(role)]
+    return [{"type": "read", "mbean": m.pattern, "attribute": m.attribute} for m in for_processes(processes)]

@@ -31,8 +31,9 @@ NAMES = tuple(SOURCES)
 # format -> its source
 FORMATS = {fmt: s.name for s in SOURCES.values() for fmt in s.formats}
 # what each role sends every hour (thread dumps and log-dir snapshots are occasional); an inventory
-# host's `expect:` overrides it
-EXPECTED = {"kafka": ("kafka", "jmx"), "zookeeper": ("zookeeper",)}
+# host's `expect:` overrides it. A KRaft controller writes Kafka logs (server.log, controller.log) and
+# has JMX, but no partitions (no log-dir snapshots)
+EXPECTED = {"kafka": ("kafka", "jmx"), "zookeeper": ("zookeeper",), "controller": ("kafka", "jmx")}
 
 
 def silver_table(source: str) -> str:

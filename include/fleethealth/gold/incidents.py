@@ -33,9 +33,9 @@ STATE = ("clean_hours", "clean_since", "resolved_hour")
 HOUR = timedelta(hours=1)
 TRANSITIONS = ("opened", "escalated", "resolved")
 ANY_HOST = "*"   # an entity no inventory host answers for: any data from its cluster counts
-# the process an entity names (`broker-7`, `__consumer_offsets-3@broker-7`, `zk-2`), or, for a
-# `<host>:<source>` entity (data_missing), its host
-_PROCESS = r"(broker-\d+|zk-\d+)$"
+# the process an entity names (`broker-7`, `__consumer_offsets-3@broker-7`, `controller-3000`, `zk-2`),
+# or, for a `<host>:<source>` entity (data_missing), its host
+_PROCESS = r"(broker-\d+|controller-\d+|zk-\d+)$"
 _HOST_SOURCE = r"^(.*):[a-z_]+$"
 
 
@@ -46,7 +46,7 @@ def severity_rank(col: str | Column = "severity") -> Column:
 
 def data_hours(health: DataFrame) -> DataFrame:
     """(cluster, process, hour) of every processed host-hour in which the host sent data, under each
-    name an incident entity may give it: `broker-N`/`zk-N`, the host, and ANY_HOST."""
+    name an incident entity may give it: `broker-N`/`controller-N`/`zk-N`, the host, and ANY_HOST."""
     sent = health.where(F.size("sources_arrived") > 0)
     names = F.array(process_entity(), F.col("host"), F.lit(ANY_HOST))
     return sent.select("cluster", F.explode(names).alias("process"), "hour").distinct()

@@ -5,6 +5,8 @@ import re
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
+from fleethealth.runtime import config
+
 HOUR = timedelta(hours=1)
 UTC = timezone.utc
 
@@ -15,7 +17,14 @@ def parse_instant(text: str) -> datetime:
         value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise ValueError(f"not an ISO-8601 time: {text!r} (e.g. 2026-11-20T10:00Z)") from None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    try:
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:       # beyond 9999 in UTC
+        value = None
+    # every path names an hour by its four-digit year (catalog.Lakehouse.stamp)
+    if value is None or value.year < 1970:
+        raise ValueError(f"not a time of the years 1970 to 9999: {text!r} (e.g. 2026-11-20T10:00Z)")
+    return value
 
 
 def parse_hour(text: str) -> datetime:
@@ -28,7 +37,8 @@ def parse_hour(text: str) -> datetime:
 
 def parse_window(start: str, end: str, names: tuple[str, str] = ("--from", "--to")) -> list[datetime]:
     """The whole UTC hours of [start, end): the one rule of every command that takes a window. Both
-    ends are hours (HH:00, naive means UTC) and start is before end; else one ValueError line."""
+    ends are hours (HH:00, naive means UTC) from 1970 on, start is before end and at most
+    FLEETHEALTH_WINDOW_MAX_HOURS before it; else one ValueError line."""
     bounds = []
     for name, text in zip(names, (start, end)):
         value = parse_instant(text)
@@ -39,6 +49,10 @@ def parse_window(start: str, end: str, names: tuple[str, str] = ("--from", "--to
     if bounds[0] >= bounds[1]:
         raise ValueError(f"{names[0]} {start} is not before {names[1]} {end}: a window [{names[0]}, {names[1]}) "
                          "holds at least one hour")
+    count, most = (bounds[1] - bounds[0]) // HOUR, config.window_max_hours()
+    if count > most:
+        raise ValueError(f"{names[0]} {start} {names[1]} {end}: {count:,} hours; a window holds at most "
+                         f"{most:,} (FLEETHEALTH_WINDOW_MAX_HOURS)")
     return hours_between(*bounds)
 
 

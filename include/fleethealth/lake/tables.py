@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
+from pathlib import Path
 
-from fleethealth.lake.catalog import Lakehouse
+from fleethealth.lake.catalog import STAGING, Lakehouse
+from fleethealth.runtime import config
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,18 @@ def exists(spark, qualified: str, lakehouse: Lakehouse) -> bool:
     from delta.tables import DeltaTable
 
     return DeltaTable.isDeltaTable(spark, table(qualified).path(lakehouse))
+
+
+def holds_tables(lakehouse: Lakehouse, path: Path) -> bool:
+    """Whether `path` (absolute, links resolved) is where the tables are kept: in the tables root when
+    that is a folder of its own, else in a layer's folder or the staging one (the landing and the
+    report share the lakehouse folder with them)."""
+    if config.is_uri(lakehouse.tables):
+        return False
+    tables = Path(lakehouse.tables)
+    if tables != lakehouse.root:
+        return path.is_relative_to(tables)
+    return any(path.is_relative_to(tables / folder) for folder in (*LAYERS, STAGING))
 
 
 def present(qualified: str, lakehouse: Lakehouse) -> bool:
@@ -236,3 +250,49 @@ def register_all(spark, lakehouse: Lakehouse) -> list[str]:
             spark.catalog.createTable(t.qualified, path=str(t.path(lakehouse)), source="delta")
             registered.append(t.qualified)
     return registered
+
+
+def latest_hours(lakehouse: Lakehouse, since: datetime) -> dict[str, datetime]:
+    """cluster -> its latest gold hour at or after `since` (gold.broker_health_hourly), read from the
+    table's file list (partition values, the cluster's min/max statistics), and only where a file
+    holds several clusters, that file's cluster column: not the table."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
+
+    path = table("gold.broker_health_hourly").path(lakehouse)
+    if not DeltaTable.is_deltatable(path):
+        return {}
+    health = DeltaTable(path)
+    out: dict[str, datetime] = {}
+    mixed = set()
+    for action in pa.table(health.get_add_actions(flatten=True)).to_pylist():
+        hour = _utc_hour(action.get("partition.hour"))
+        if hour is None or hour < since:
+            continue
+        low, high = action.get("min.cluster"), action.get("max.cluster")
+        if low is not None and low == high:
+            out[low] = max(out.get(low, hour), hour)
+        else:
+            mixed.add(hour)
+    if mixed:
+        rows = health.to_pyarrow_dataset().to_table(
+            columns=["cluster", "hour"], filter=ds.field("hour").isin(pa.array(sorted(mixed), pa.timestamp("us", tz="UTC"))))
+        for r in rows.to_pylist():
+            hour = _utc_hour(r["hour"])
+            out[r["cluster"]] = max(out.get(r["cluster"], hour), hour)
+    return out
+
+
+def _utc_hour(value) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    # delta-rs gives naive datetimes for timestamps without a zone
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)

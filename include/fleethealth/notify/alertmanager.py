@@ -22,6 +22,7 @@ from typing import Annotated
 from pydantic import Field
 
 from fleethealth.fleet.channels import DEFAULT_ENDS_AFTER_S, Channel, Url
+from fleethealth.notify.messages import TEST
 from fleethealth.runtime.validation import Int, Schema, required, says
 from fleethealth.runtime.vocabulary import SEVERITY_RANK
 
@@ -38,6 +39,7 @@ class Settings(Schema):
 
 API = "api/v2/alerts"
 SOURCE = "fleethealth"
+TEST_ALERT_FOR = timedelta(minutes=5)     # how long a test alert stays active (it then ends by itself)
 
 
 def _utc(t: datetime) -> str:
@@ -85,6 +87,8 @@ def alert(incident: dict, now: datetime, ends_after: timedelta) -> dict:
     elif incident["status"] == "retracted":       # ended now: it never was (or is another incident now)
         ends_at = _utc(now)
         starts_at = _utc(now - timedelta(seconds=1))
+    elif incident["status"] == TEST:               # `fleethealth check --notify`: active a few minutes
+        ends_at = _utc(now + TEST_ALERT_FOR)
     else:
         raise ValueError(f"incident {incident['incident_id']}: unknown status {incident['status']!r}")
     return {"labels": labels(incident),

@@ -17,6 +17,7 @@ FIELDS = ("idempotency_key", "incident_id", "cluster", "kind", "severity", "enti
           "replaced_by")
 TRANSITIONS = ("opened", "escalated", "resolved")   # their order within one hour
 RETRACTED = "retracted"     # an announced incident a re-run or late data removed or re-identified
+TEST = "test"               # `fleethealth check --notify`'s message (test_message): no incident
 SUBJECT_MAX = 200
 
 
@@ -84,6 +85,20 @@ def retraction(row: dict, reason: str, replaced_by: str | None, now: datetime) -
            "severity": severity, "status": RETRACTED, "transition": RETRACTED, "first_seen": None,
            "last_seen": None, "resolved_at": iso(now), "evidence": reason, "known_bug": None, "runbook": None,
            "summary": summary, "reason": reason, "replaced_by": replaced_by}
+    return {k: out[k] for k in FIELDS}
+
+
+def test_message(channel: str, now: datetime) -> dict:
+    """The message `fleethealth check --notify` sends: of no incident, its status, transition and kind
+    TEST, its summary starting "TEST", its key unique to the channel and second (never de-duplicated
+    with a real one)."""
+    at = iso(now)
+    summary = (f"TEST message from fleethealth check to channel {printable(channel)} at {at}: "
+               "notifications reach you; no incident")
+    out = {"idempotency_key": f"{TEST}:{channel}:{at}", "incident_id": f"{TEST}-{utc(now):%Y%m%dT%H%M%SZ}",
+           "cluster": "-", "kind": TEST, "severity": "info", "entity": "-", "status": TEST, "transition": TEST,
+           "first_seen": at, "last_seen": at, "resolved_at": None, "evidence": summary, "known_bug": None,
+           "runbook": None, "summary": summary, "reason": None, "replaced_by": None}
     return {k: out[k] for k in FIELDS}
 
 

@@ -32,7 +32,6 @@ from fleethealth.notify import messages, outbox
 from fleethealth.runtime import config
 
 HISTORY = lake.table("gold.incident_history")
-HEALTH = lake.table("gold.broker_health_hourly")
 ANNOUNCING = ("opened", "escalated")
 
 
@@ -100,7 +99,7 @@ def notify(lakehouse: Lakehouse, channels: Sequence[Channel], quiet_hours: Itera
     kinds = types()
     history.sort(key=lambda h: (h["hour"], h["at"] or h["hour"], messages.TRANSITIONS.index(h["transition"])))
     incidents = {i["incident_id"]: i for i in _rows(lake.table("gold.incidents").path(lakehouse)) or []}
-    news = News(incidents, history, latest_hours(lakehouse, now - max_age), now - max_age, max_age)
+    news = News(incidents, history, lake.latest_hours(lakehouse, now - max_age), now - max_age, max_age)
     with locks.table_lock(outbox.TABLE, lakehouse, "notify"):
         box = outbox.read(lakehouse)
         before = {k: dict(r) for k, r in box.items()}
@@ -274,6 +273,16 @@ def _deliver(kind, channel: Channel, due: list[tuple[dict, dict]], refresh: list
             return                              # a stalled one is abandoned with its generator
 
 
+def send_test(channel: Channel, now: datetime | None = None) -> str | None:
+    """Deliver one test message (messages.test_message) to `channel` through its type, as a run
+    delivers (one send within FLEETHEALTH_NOTIFY_SEND_TIMEOUT_S): None when the receiver took it, else
+    why not, redacted. Nothing is recorded in gold.notifications."""
+    now = messages.utc(now) or datetime.now(timezone.utc)
+    test = messages.test_message(channel.name, now)
+    outcome = _next(iter(types()[channel.type].deliver(channel, [test], now)), config.notify_send_timeout_s())
+    return None if outcome is None else redact(outbox.describe(outcome), channel.urls())
+
+
 def _next(outcomes, timeout_s: float) -> BaseException | None:
     """The next outcome, or DeadlineExceeded if none comes within `timeout_s` (a receiver dripping
     its answer holds a read timeout for ever: the whole send is bounded here, in a thread left to
@@ -294,49 +303,6 @@ def _next(outcomes, timeout_s: float) -> BaseException | None:
     if "outcome" not in got:
         return DeadlineExceeded(f"no outcome within {timeout_s:g} s (FLEETHEALTH_NOTIFY_SEND_TIMEOUT_S)")
     return got["outcome"]
-
-
-def latest_hours(lakehouse: Lakehouse, since: datetime) -> dict[str, datetime]:
-    """cluster -> its latest gold hour at or after `since` (gold.broker_health_hourly), read from the
-    table's file list (partition values, the cluster's min/max statistics), and only where a file
-    holds several clusters, that file's cluster column: not the table."""
-    import pyarrow as pa
-    import pyarrow.dataset as ds
-    from deltalake import DeltaTable
-
-    path = HEALTH.path(lakehouse)
-    if not DeltaTable.is_deltatable(path):
-        return {}
-    table = DeltaTable(path)
-    out: dict[str, datetime] = {}
-    mixed = set()
-    for action in pa.table(table.get_add_actions(flatten=True)).to_pylist():
-        hour = _hour(action.get("partition.hour"))
-        if hour is None or hour < since:
-            continue
-        low, high = action.get("min.cluster"), action.get("max.cluster")
-        if low is not None and low == high:
-            out[low] = max(out.get(low, hour), hour)
-        else:
-            mixed.add(hour)
-    if mixed:
-        rows = table.to_pyarrow_dataset().to_table(
-            columns=["cluster", "hour"], filter=ds.field("hour").isin(pa.array(sorted(mixed), pa.timestamp("us", tz="UTC"))))
-        for r in rows.to_pylist():
-            hour = _hour(r["hour"])
-            out[r["cluster"]] = max(out.get(r["cluster"], hour), hour)
-    return out
-
-
-def _hour(value) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    return messages.utc(value) if isinstance(value, datetime) else None
 
 
 def _rows(path: str) -> list[dict] | None:

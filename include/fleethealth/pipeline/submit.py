@@ -8,6 +8,7 @@ import time
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse, LakehouseError
 from fleethealth.lake.hours import parse_hour
+from fleethealth.runtime import config
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -28,10 +29,12 @@ def layers(text: str) -> list[str]:
 
 
 def lakehouse_of(p: argparse.ArgumentParser, args: argparse.Namespace) -> Lakehouse:
-    """The catalog of the entry point's --lakehouse; a usage error (exit 2) when it is ambiguous."""
+    """The catalog of the entry point's --lakehouse, every FLEETHEALTH_* setting checked first; a usage
+    error (exit 2) when one is wrong or the lakehouse is ambiguous."""
     try:
+        config.settings()
         return Lakehouse.from_settings(args.lakehouse)
-    except LakehouseError as exc:
+    except (config.SettingError, LakehouseError) as exc:
         p.error(str(exc))
 
 

@@ -288,7 +288,7 @@ class HostPull:
                     shutil.copy2(host_dir / "jmx" / Path(old.file).name, jmx / Path(old.file).name)
                     self.add("jmx", jmx / Path(old.file).name, "", old.mtime, 0)
         if self.hour <= now < self.hour + HOUR + LIVE_WINDOW:
-            target = jolokia.land(host.jolokia_url, host.role, jmx, now)
+            target = jolokia.land(host.jolokia_url, host.processes, jmx, now)
             self.add("jmx", target, "", now.timestamp(), 0)
 
     def run(self) -> list[Landed]:

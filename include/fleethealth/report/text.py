@@ -11,7 +11,8 @@ def table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple
     if not rows:
         return "(no rows)"
     columns = columns or list(rows[0])
-    return tabulate([[printable(r.get(c)) for c in columns] for r in rows], headers=columns, tablefmt=fmt)
+    return tabulate([[printable(r.get(c)) for c in columns] for r in rows], headers=[printable(c) for c in columns],
+                    tablefmt=fmt)
 
 
 def incident_rows(lakehouse: Lakehouse) -> list[dict]:

@@ -12,10 +12,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field, ValidationError
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from fleethealth.runtime.validation import says
+from fleethealth.runtime.validation import fail, says
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
@@ -31,9 +31,28 @@ Timeout = Annotated[float, Field(gt=0), says("expected a number of seconds > 0, 
 Count = Annotated[int, Field(ge=0), says("expected a whole number >= 0, got {got}")]
 Hours = Annotated[int, Field(ge=1), says("expected a whole number of hours >= 1, got {got}")]
 Megabytes = Annotated[float, Field(gt=0), says("expected a number of MB > 0, got {got}")]
+Fraction = Annotated[float, Field(gt=0, le=0.9), says("expected a fraction > 0 and <= 0.9, got {got}")]
 Flag = Annotated[bool, says("expected true or false (1 or 0), got {got}")]
 Instant = Annotated[datetime, BeforeValidator(lambda v: datetime.fromisoformat(v) if isinstance(v, str) else v),
                     says("expected an ISO-8601 date and time, e.g. 2026-01-01T00:00:00+00:00, got {got}")]
+
+
+def _spark_conf_file(value: str) -> str:
+    path = Path(value).expanduser()
+    if value and not path.is_file():
+        raise fail("expected a file of Spark settings (`spark.<name> <value>` lines), got {got}: "
+                   + ("a folder" if path.is_dir() else "no such file"), value)
+    return value
+
+
+def _tables_root(value: str) -> str:
+    if is_uri(value) and not value.startswith(("s3a://", "file:/")):
+        raise fail("expected a folder, or an s3a:// or file:/ URI (what Spark and delta-rs both read), got {got}", value)
+    return value
+
+
+SparkConfFile = Annotated[str, AfterValidator(_spark_conf_file)]
+TablesRoot = Annotated[str, AfterValidator(_tables_root)]
 
 
 class SettingError(ValueError):
@@ -46,16 +65,17 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=PREFIX, env_ignore_empty=True, validate_default=True, frozen=True)
 
     lakehouse: str = Field(str(PROJECT_ROOT / "lakehouse"), description="the lakehouse folder (fleethealth.lake.catalog)")
-    tables: str = Field("", description="where the Delta tables live, if not in the lakehouse folder: a folder, or a URI that Spark (Hadoop's file systems) and delta-rs both read, e.g. s3a://bucket/prefix; landing, locks, the report and Data Docs stay in the lakehouse folder")
+    tables: TablesRoot = Field("", description="where the Delta tables live, if not in the lakehouse folder: a folder, or a URI that Spark (Hadoop's file systems) and delta-rs both read, e.g. s3a://bucket/prefix; landing, locks, the report and Data Docs stay in the lakehouse folder")
     inventory: Path = Field(str(PROJECT_ROOT / "inventory.yaml"), description="the fleet inventory YAML the DAG reads")
     jars: Path = Field(str(PROJECT_ROOT / "jars"), description="JVM jars resolved by Maven at set-up (pom.xml)")
     thresholds: str = Field("", description="a YAML of threshold overrides (values only); none: the defaults")
     spark_master: str = Field("local[*]", description="Spark master of sessions not started by spark-submit")
-    spark_conf: str = Field("", description="a file of Spark settings for this deployment (spark-defaults.conf format: `key value` lines); they add to and override fleethealth's own (runtime/spark_conf.py)")
+    spark_conf: SparkConfFile = Field("", description="a file of Spark settings for this deployment (spark-defaults.conf format: `key value` lines); they add to and override fleethealth's own (runtime/spark_conf.py)")
     lock_wait_s: Seconds = Field("600", description="seconds a run waits for an hour another run holds, then refuses")
     data_docs: Flag = Field("1", description="0: no GX Data Docs are written (validation still runs)")
     run_window_hours: Hours = Field("24", description="`fleethealth run`: at most this many hours in one Spark plan")
     run_window_mb: Megabytes = Field("256", description="`fleethealth run`: at most this many MB landed in one Spark plan")
+    window_max_hours: Hours = Field("8760", description="`pull`, `run`, `backfill`, `simulate`, `report`: a window (--from, --to) holds at most this many hours")
     start_date: Instant = Field("2026-01-01T00:00:00+00:00", description="the hourly DAG's start date (ISO-8601)")
     catchup: Flag = Field("false", description="true: the hourly DAG runs the hours since its start date")
     pull_retries: Count = Field("3", description="the DAG's tries of a host's pull after the first")
@@ -64,6 +84,7 @@ class Settings(BaseSettings):
     notify_max_age_hours: Hours = Field("6", description="notifications.max_age: a transition is sent only while it is news: its incident open in an hour at most this old, or the transition that recent (older ones are recorded `skipped`)")
     notify_send_timeout_s: Timeout = Field("20", description="one delivery to a receiver (connect, send, answer) fails after this many seconds in all")
     notify_timeout_s: Timeout = Field("300", description="one notify run sends for at most this long (the rest waits for the next run); the DAG's notify task is stopped a minute after it")
+    query_memory: Fraction = Field("0.25", description="`fleethealth query` (DuckDB): the share of the machine's memory a query may use, and may spill as much again to its own temporary folder")
     notify_channel_modules: str = Field("", description="more notification channel types: Python modules (comma-separated, importable) each defining one (fleethealth.fleet.channels.ChannelType)")
 
 
@@ -119,6 +140,10 @@ def run_window() -> tuple[int, float]:
     return s.run_window_hours, s.run_window_mb
 
 
+def window_max_hours() -> int:
+    return settings().window_max_hours
+
+
 def inventory_path() -> str:
     return str(settings().inventory)
 
@@ -157,6 +182,10 @@ def notify_send_timeout_s() -> float:
 
 def notify_timeout_s() -> float:
     return settings().notify_timeout_s
+
+
+def query_memory() -> float:
+    return settings().query_memory
 
 
 def notify_channel_modules() -> tuple[str, ...]:

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import os
+import shlex
 from contextlib import contextmanager
 
 from fleethealth.runtime import config, interrupt
-from fleethealth.runtime.spark_conf import SMALL_HOUR_BYTES, SMALL_INPUT_CONF, is_local, library_zip, spark_conf
+from fleethealth.runtime.spark_conf import (SMALL_HOUR_BYTES, SMALL_INPUT_CONF, is_local, library_zip, properties_file,
+                                            spark_conf, submitted_conf)
 
 
 def build_session(app_name: str, warehouse: str | os.PathLike | None = None, *, tables: str = "",
@@ -27,14 +29,35 @@ def build_session(app_name: str, warehouse: str | os.PathLike | None = None, *, 
         # the JVM's defaults once connected to it)
         SparkContext._ensure_initialized()
         master = SparkConf().get("spark.master", "local[*]")
-    for key, value in spark_conf(warehouse, tables=tables, short_lived=short_lived, master=master).items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    conf = spark_conf(warehouse, tables=tables, short_lived=short_lived, master=master)
+    if launched_by_spark_submit or SparkContext._gateway is not None:   # a JVM runs: they go to it, on no command line
+        spark = _built(builder, conf)
+    else:       # PySpark starts spark-submit: the settings that may hold secrets go in a file
+        public, private = submitted_conf(conf)
+        with properties_file(private) as path:
+            spark = _built(builder, public, f"--properties-file {shlex.quote(str(path))}" if private else "")
     if not is_local(master):
         # executors import fleethealth from this zip (ahead of anything installed on the nodes);
         # addPyFile works whether the JVM was started by spark-submit or by this builder
         spark.sparkContext.addPyFile(str(library_zip()))
     return spark
+
+
+def _built(builder, conf: dict, submit_args: str = ""):
+    """builder.getOrCreate() with `conf`, PySpark's spark-submit given `submit_args` too."""
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    before = os.environ.get("PYSPARK_SUBMIT_ARGS")
+    if submit_args:
+        os.environ["PYSPARK_SUBMIT_ARGS"] = f"{submit_args} {before or 'pyspark-shell'}"
+    try:
+        return builder.getOrCreate()
+    finally:
+        if submit_args:
+            if before is None:
+                os.environ.pop("PYSPARK_SUBMIT_ARGS")
+            else:
+                os.environ["PYSPARK_SUBMIT_ARGS"] = before
 
 
 @contextmanager

@@ -9,6 +9,7 @@ import os
 import re
 import tempfile
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from fleethealth.runtime import cds, config
@@ -38,7 +39,7 @@ def is_local(master: str) -> bool:
 
 
 def spark_conf(warehouse: str | os.PathLike | None = None, *, tables: str = "", short_lived: bool = False,
-               class_sharing: bool = True, master: str = "local[*]") -> dict[str, str]:
+               class_sharing: bool = True, master: str = "local[*]", deployment: bool = True) -> dict[str, str]:
     """Settings every fleethealth Spark application gets: `warehouse` is where the catalog's databases
     go, `tables` where the Delta tables live (a lakehouse's, fleethealth.lake.catalog: its S3A settings).
 
@@ -49,6 +50,8 @@ def spark_conf(warehouse: str | os.PathLike | None = None, *, tables: str = "", 
     `short_lived` (the spark-submit jobs of the DAG: one hour each, a minute or two) keeps the JIT
     at its quick first tier and Spark SQL off whole-stage code generation: such a JVM ends before
     compiling (C2, Janino) would pay back (-20 % per job on an hour of a small fleet).
+    `deployment`: with the deployment's own settings (deployment_conf); the DAG's file leaves them
+    to the task (fleethealth.pipeline.operator), so that none is read when the DAG is parsed.
     """
     java_options = [f"-Dlog4j.configurationFile=file:{config.PROJECT_ROOT / 'include' / 'fleethealth' / 'runtime' / 'log4j2.properties'}"]
     # a batch job wants throughput, not short pauses: G1's concurrent threads and write barriers
@@ -104,7 +107,7 @@ def spark_conf(warehouse: str | os.PathLike | None = None, *, tables: str = "", 
         conf["spark.jars"] = ",".join(str(j) for j in config.jar_files())
     if warehouse:
         conf["spark.sql.warehouse.dir"] = str(warehouse)
-    return {**conf, **s3a_conf(tables, master), **deployment_conf()}
+    return {**conf, **s3a_conf(tables, master), **(deployment_conf() if deployment else {})}
 
 
 # the AWS SDKs' and delta-rs's variables, so one set of settings serves Spark and the readers without it
@@ -152,6 +155,54 @@ def deployment_conf() -> dict[str, str]:
             raise ValueError(f"{path}:{n}: not a Spark setting (`spark.<name> <value>`): {line!r}")
         conf[setting["key"]] = setting["value"]
     return conf
+
+
+# a setting whose name says it may hold a secret: a password, a token, a key (fs.s3a.access.key,
+# fs.s3a.encryption.key, spark.executorEnv.AWS_SECRET_ACCESS_KEY, ...), credentials
+SECRET_NAME = re.compile(r"secret|passw|token|credential|(^|[._-])key([._-]|$)", re.IGNORECASE)
+
+
+def submitted_conf(conf: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """`conf` and the deployment's settings (read now) split for spark-submit: (those for its command
+    line, those for a properties file: every deployment setting, which may hold keys, and any whose
+    name says it holds a secret). A --conf wins over the file: the command line gets no key it has."""
+    private = {**{k: v for k, v in conf.items() if SECRET_NAME.search(k)}, **deployment_conf()}
+    return {k: v for k, v in conf.items() if k not in private}, private
+
+
+def _escaped(text: str) -> str:
+    """`text` as a Java properties file reads it back (Spark's --properties-file)."""
+    out = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+    for c in "=: #!":
+        out = out.replace(c, "\\" + c)
+    return out
+
+
+@contextmanager
+def properties_file(conf: dict[str, str]):
+    """`conf` in a properties file for spark-submit's --properties-file that only this user can read
+    (its own 0700 folder, the file 0600), never on a command line (`ps`); removed after the block."""
+    with tempfile.TemporaryDirectory(prefix="fleethealth-spark-") as folder:
+        path = Path(folder) / "spark.properties"
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as f:
+            f.writelines(f"{_escaped(k)}={_escaped(v)}\n" for k, v in conf.items())
+        yield path
+
+
+class SecretsInFile:
+    """Mixed into Airflow's SparkSubmitOperator by the DAG files (their one import of it): the task's
+    `conf` is what the DAG file gives (spark_conf(deployment=False): nothing of the deployment's file
+    is read at parse time, so none is in the serialized DAG); when the task runs, the deployment's
+    settings and every one whose name says it holds a secret go to spark-submit in a properties file
+    (submitted_conf, properties_file), never on its command line or in the task's log."""
+
+    def execute(self, context):
+        self.conf, private = submitted_conf(self.conf or {})
+        if not private:
+            return super().execute(context)
+        with properties_file(private) as path:
+            self.properties_file = str(path)
+            return super().execute(context)
 
 
 def library_zip() -> Path:

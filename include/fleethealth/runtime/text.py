@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import re
 
-# control characters (C0 but tab, DEL, C1): a file name or a log line holding a newline or an ESC
-# must not forge lines or colours in what a terminal shows
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# control characters (C0 but tab, DEL, C1), line separators and bidirectional controls: a file name or a
+# log line holding a newline, an ESC or a U+202E must not forge lines, colours or reordered text in
+# what a terminal shows
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def printable(value):
-    """`value` with its control characters escaped (\\n, \\x1b, ...), when it is text."""
+    """`value` with its control and bidirectional characters escaped (\\n, \\x1b, \\u202e, ...), when
+    it is text."""
     if not isinstance(value, str):
         return value
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), value)

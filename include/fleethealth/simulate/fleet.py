@@ -222,7 +222,7 @@ _InventoryDumper.add_representer(_FlowDict, _flow_dict_representer)
 
 
 def write_inventory(path: Path, clusters: list[Cluster], root: Path) -> Path:
-    """Write the fleet inventory (the shape README.md shows) for `clusters` whose files live under `root`."""
+    """Write the fleet inventory (the shape docs/inventory.md shows) for `clusters` whose files live under `root`."""
     doc = {"clusters": []}
     for c in clusters:
         entry = c.inventory_entry(root.resolve())

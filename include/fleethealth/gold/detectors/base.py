@@ -18,7 +18,9 @@ def finding(df: DataFrame, kind: str, severity: str, entity: Column, first_seen:
 
 
 def process_entity() -> Column:
-    """How incidents name a host's process, from its role, broker_id and zk_myid columns: `broker-<id>`
-    or `zk-<myid>` (fleet.inventory.Host.entity)."""
+    """How incidents name a host's process, from its role, broker_id and zk_myid columns: `broker-<id>`,
+    `controller-<node id>` (a KRaft controller's node id is its broker_id) or `zk-<myid>`
+    (fleet.inventory.Host.entity)."""
     return (F.when(F.col("role") == "kafka", F.format_string("broker-%d", F.col("broker_id")))
+            .when(F.col("role") == "controller", F.format_string("controller-%d", F.col("broker_id")))
             .otherwise(F.format_string("zk-%d", F.col("zk_myid"))))

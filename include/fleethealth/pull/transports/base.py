@@ -28,6 +28,10 @@ class Transport(Protocol):
     def list_files(self, folder: str) -> list[RemoteFile]:
         """Regular files directly in `folder`, sorted by name; no symlinks, no sub-folders; [] if absent."""
 
+    def is_folder(self, folder: str) -> bool:
+        """Whether `folder` is a folder (not a symlink to one): what tells an absent folder from an
+        empty one (`fleethealth check`)."""
+
     def head(self, folder: str, name: str, n: int) -> bytes:
         """The first `n` bytes of `folder/name` (its identity, see fleethealth.pull.hour)."""
 
@@ -45,6 +49,9 @@ class NoFiles:
 
     def list_files(self, folder: str) -> list[RemoteFile]:
         return []
+
+    def is_folder(self, folder: str) -> bool:
+        return False
 
     def head(self, folder, name, n) -> bytes:
         raise TransportError(f"{folder}/{name}: an http host has no files")

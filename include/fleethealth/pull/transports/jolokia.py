@@ -31,9 +31,9 @@ def file_name(at: datetime) -> str:
     return f"{PREFIX}{at.astimezone(timezone.utc):%Y-%m-%dT%H-%M-%SZ}.jsonl"
 
 
-def read(url: str, role: str, timeout: float = TIMEOUT_S, deadline: float | None = None) -> list[dict]:
-    """The responses of a bulk read of `role`'s MBeans from the Jolokia agent at `url`, all of it within
-    `deadline` seconds (default DEADLINE_S)."""
+def read(url: str, processes: tuple[str, ...], timeout: float = TIMEOUT_S, deadline: float | None = None) -> list[dict]:
+    """The responses of a bulk read of the MBeans of a host running `processes` (Host.processes) from
+    the Jolokia agent at `url`, all of it within `deadline` seconds (default DEADLINE_S)."""
     deadline = DEADLINE_S if deadline is None else deadline
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -42,7 +42,7 @@ def read(url: str, role: str, timeout: float = TIMEOUT_S, deadline: float | None
     if parts.username or parts.password:
         raise TransportError(f"{parts.hostname}: jolokia_url must not carry credentials")
     where = parts.netloc
-    raw = _post(parts, json.dumps(mbeans.jolokia_requests(role)).encode(), timeout, deadline)
+    raw = _post(parts, json.dumps(mbeans.jolokia_requests(processes)).encode(), timeout, deadline)
     try:
         doc = json.loads(raw)
     except RecursionError:
@@ -105,9 +105,9 @@ def _post(parts: urllib.parse.SplitResult, body: bytes, timeout: float, deadline
         conn.close()
 
 
-def land(url: str, role: str, folder: Path, at: datetime) -> Path:
+def land(url: str, processes: tuple[str, ...], folder: Path, at: datetime) -> Path:
     """Read now and write the responses as one JSON line into `folder`; returns the file."""
-    responses = read(url, role)
+    responses = read(url, processes)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / file_name(at)
     target.write_text(json.dumps(responses, separators=(",", ":")) + "\n")

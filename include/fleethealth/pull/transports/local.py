@@ -27,6 +27,12 @@ class LocalTransport:
                 return []
         return list_files(folder)
 
+    def is_folder(self, folder: str) -> bool:
+        try:
+            return stat.S_ISDIR(os.lstat(folder).st_mode)
+        except FileNotFoundError:
+            return False
+
     def head(self, folder: str, name: str, n: int) -> bytes:
         return self.read(folder, name, 0, n)
 

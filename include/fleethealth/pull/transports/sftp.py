@@ -30,6 +30,18 @@ def _fingerprint(key) -> str:
         else key.get_name()
 
 
+def _keyscan(hook) -> str:
+    """The command that shows the host key a host presents (a host_key extra is its output's key)."""
+    return f"`ssh-keyscan -p {hook.port} {hook.remote_host}`"
+
+
+def _why(exc: OSError) -> str:
+    """Why a connection failed in the system's words ("Connection refused"), also for paramiko's
+    NoValidConnectionsError, which wraps the error of each address tried."""
+    inner = next(iter(getattr(exc, "errors", {}).values()), exc)
+    return getattr(inner, "strerror", None) or str(inner) or type(inner).__name__
+
+
 def _check_env_connection(host: str, conn_id: str) -> None:
     """A connection given as AIRFLOW_CONN_<ID> that is neither a URI nor JSON: Airflow would only say
     it "isn't defined". Its text is not repeated (it may hold a password)."""
@@ -80,16 +92,20 @@ class SftpTransport:
             raise TransportError(
                 f"{host.host}: HOST KEY MISMATCH for {hook.remote_host}:{hook.port}: it presented "
                 f"{_fingerprint(exc.key)} but connection {conn_id!r} expects {_fingerprint(exc.expected_key)}; "
-                "refused (if the host was re-keyed on purpose, update the connection's host_key)") from None
+                f"refused (if the host was re-keyed on purpose: {_keyscan(hook)}, and put the key it prints, "
+                "checked against the host's own fingerprint, in the connection's host_key extra)") from None
         except paramiko.AuthenticationException as exc:
             raise TransportError(f"{host.host}: authentication failed for {where}: {exc}") from None
         except paramiko.SSHException as exc:
             if "known_hosts" in str(exc):
                 raise TransportError(f"{host.host}: host key of {hook.remote_host}:{hook.port} is unknown: "
-                                     f"refused (set the host_key extra of connection {conn_id!r})") from None
+                                     f"refused (set the host_key extra of connection {conn_id!r} to the key "
+                                     f"{_keyscan(hook)} prints, checked against the host's own fingerprint)") from None
             raise TransportError(f"{host.host}: SSH to {where} failed: {exc}") from None
         except (OSError, socket.timeout) as exc:
-            raise TransportError(f"{host.host}: cannot connect to {where}: {exc}") from None
+            raise TransportError(f"{host.host}: cannot connect to {where}: {_why(exc)} (is sshd listening on "
+                                 f"{hook.remote_host}:{hook.port}, and are connection {conn_id!r}'s host and port "
+                                 "right?)") from None
         try:
             sftp = client.open_sftp()
             sftp.get_channel().settimeout(IO_TIMEOUT_S)
@@ -113,6 +129,14 @@ class SftpTransport:
         # SFTP (v3) has no inode: RemoteFile.inode stays None.
         return sorted((RemoteFile(e.filename, e.st_size, float(e.st_mtime)) for e in entries
                        if e.st_mode is not None and stat.S_ISREG(e.st_mode)), key=lambda f: f.name)
+
+    def is_folder(self, folder: str) -> bool:
+        try:
+            return stat.S_ISDIR(self.sftp.lstat(folder).st_mode or 0)
+        except FileNotFoundError:
+            return False
+        except (OSError, socket.timeout) as exc:
+            raise TransportError(f"{self.where}: cannot look at {folder}: {exc}") from None
 
     def head(self, folder: str, name: str, n: int) -> bytes:
         return self.read(folder, name, 0, n)

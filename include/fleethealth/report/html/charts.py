@@ -71,13 +71,13 @@ def _cluster_hours(gold: Gold) -> list[str]:
 
 
 def fleet_heatmap(gold: Gold) -> Chart:
-    health = gold.get("broker_health_hourly")
-    had_data = set() if health is None else {(c, h.to_pydatetime()) for c, h in zip(health["cluster"], health["hour"])}
+    processed = gold.processed
     worst = open_severity_by_hour(gold)
     rows = []
     for c in clusters_of(gold):
         for h in gold.hours:
-            sev = worst.get((c, h)) or ("none" if (c, h) in had_data or health is None else "no data")
+            # an hour nothing processed is "no data", never the state an open incident had before it
+            sev = "no data" if processed is not None and (c, h) not in processed else worst.get((c, h), "none")
             rows.append({"cluster": c, "hour": hour_label(h), "severity": sev,
                          "page": f"{page_name(c)}#incidents"})
     if not rows:

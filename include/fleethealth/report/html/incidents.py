@@ -26,14 +26,14 @@ def most_severe_first(incidents: pd.DataFrame) -> pd.DataFrame:
 
 def entity_keys(entity: str) -> dict:
     """broker-2 -> {broker: 2}; __consumer_offsets-38@broker-2 -> {topic, partition, broker}; zk-3 -> {zk: 3};
-    host:source -> {host}."""
+    controller-3000 -> {controller: 3000}; host:source -> {host}."""
     m = re.fullmatch(r"(?:(.+)-(\d+)@)?broker-(\d+)", entity)
     if m:
         partition = {"topic": m.group(1), "partition": int(m.group(2))} if m.group(1) else {}
         return {"broker": int(m.group(3)), **partition}
-    m = re.fullmatch(r"zk-(\d+)", entity)
+    m = re.fullmatch(r"(zk|controller)-(\d+)", entity)
     if m:
-        return {"zk": int(m.group(1))}
+        return {m.group(1): int(m.group(2))}
     return {"host": entity.split(":", 1)[0]}
 
 
@@ -78,7 +78,8 @@ def fact_rows(gold: Gold, incident) -> tuple[str | None, str | None, list[dict]]
     e = entity_keys(incident.entity)
     keep = pd.Series(True, index=df.index)
     for key, columns_of_key in (("broker", ("broker_id", "broker", "lost_broker")), ("partition", ("partition",)),
-                                ("topic", ("topic",)), ("zk", ("zk_myid",)), ("host", ("host",))):
+                                ("topic", ("topic",)), ("zk", ("zk_myid",)), ("controller", ("broker_id",)),
+                                ("host", ("host",))):
         col = next((c for c in columns_of_key if c in df), None)
         if key in e and col:
             keep &= df[col] == e[key]

@@ -1,5 +1,5 @@
 """The HTML pages: `index.html` (the fleet overview, its open incidents first) and one page per cluster,
-each with the Vega bundle inlined once; `write_report` writes them whole."""
+sharing the Vega bundle (a file beside them); `write_report` writes them whole."""
 from __future__ import annotations
 
 import html
@@ -20,10 +20,15 @@ from fleethealth.report.html.charts import (Chart, cleaner_chart, completeness_h
                                             incident_timeline, isr_chart, leaders_chart, offsets_chart, requests_chart,
                                             zk_chart)
 from fleethealth.report.html.incidents import chart_of, entity_keys, fact_rows, most_severe_first
-from fleethealth.report.html.read import HOURLY, WHOLE, Gold, cell_text, clusters_of, page_name, read_gold
+from fleethealth.report.html.read import (HOURLY, WHOLE, Gold, cell_text, clusters_of, hour_label, page_name,
+                                         read_gold)
 from fleethealth.report.text import evidence_text, known_bugs_text
+from fleethealth.runtime import config
 
-CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
+# in the head of every page written here: what a refresh may delete (never a file it did not write)
+GENERATOR = '<meta name="generator" content="fleethealth report">'
+# 'self': the Vega bundle, a file of the report's folder that its pages share (script-src="vega-bundle-….js")
+CSP = ("default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
        "img-src data:; font-src data:")
 
 
@@ -61,21 +66,30 @@ def _esc(v) -> str:
     return html.escape(cell_text(v))
 
 
+def _cell(column: str, v) -> str:
+    if column.endswith("_bytes") and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return f"{v / 2**30:.2f} GiB"   # as the evidence says sizes
+    return _esc(v)
+
+
 def _table(rows: list[dict]) -> str:
     if not rows:
         return ""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
-    body = "".join("<tr>" + "".join(f"<td>{_esc(v)}</td>" for v in r.values()) + "</tr>" for r in rows)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(c, v)}</td>" for c, v in r.items()) + "</tr>" for r in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def _page(title: str, subtitle: str, body: str, charts: list[Chart], bundle: str) -> str:
     specs = {c.id: c.spec for c in charts if c.spec is not None}
-    # a JSON text inside <script> must not close it
-    data = json.dumps(specs, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    # a JSON text inside <script> must not close it, nor open a comment (`<!--<script` would swallow
+    # the render script): no <, > or & at all (they stand only in its strings, as \u003c ...)
+    data = json.dumps(specs, separators=(",", ":"), allow_nan=False)
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{GENERATOR}"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
-            f"<title>{html.escape(title)}</title><style>{STYLE}</style>\n<script>{bundle}</script></head>\n"
+            f"<title>{html.escape(title)}</title><style>{STYLE}</style>\n"
+            f"<script src=\"{html.escape(bundle)}\"></script></head>\n"
             f"<body><h1>{html.escape(title)}</h1><p class=\"meta\">{subtitle}</p>\n{body}\n"
             f"<script type=\"application/json\" id=\"fleethealth-specs\">{data}</script>\n<script>{SCRIPT}</script>"
             f"</body></html>\n")
@@ -101,6 +115,29 @@ def _missing_note(gold: Gold) -> str:
             "what they show is left out.</p>")
 
 
+def _not_processed_note(gold: Gold, cluster: str | None = None) -> str:
+    """The flag at the top of a page: the window's hours nothing processed (yet) say "no data", never the
+    state the fleet had before them; on a cluster's page also its own hours without data."""
+    if gold.processed is None:
+        return ""
+    last = gold.last_processed
+    if last is None:
+        text = "Not processed: gold has no processed hour yet; every hour of this window is \"no data\"."
+    elif last + HOUR <= gold.start:
+        text = (f"Not processed: no hour of this window is processed yet (the last processed hour is "
+                f"{last:%Y-%m-%d %H:%M}Z): every hour is \"no data\" and no incident is shown as open.")
+    elif last + HOUR < gold.end:
+        text = (f"Not processed: the hours after {last:%Y-%m-%d %H:%M}Z (the last processed hour) have no data "
+                "yet: they show \"no data\", not the state before them.")
+    else:
+        text = ""
+    gaps = gold.unprocessed(cluster) if cluster else []
+    if gaps and (last is None or gaps != [h for h in gold.hours if h > last]):
+        text += (f" No data of {cluster} for {len(gaps)} of the window's {len(gold.hours)} hours: "
+                 f"{', '.join(hour_label(h) for h in gaps)}.")
+    return f"<p class=\"note\" id=\"not-processed\">{html.escape(text.strip())}</p>" if text else ""
+
+
 def _window_text(gold: Gold) -> str:
     return (f"window {gold.start:%Y-%m-%d %H:%M}Z – {gold.end:%Y-%m-%d %H:%M}Z ({len(gold.hours)} h), "
             f"generated {datetime.now(tz=gold.start.tzinfo):%Y-%m-%d %H:%M}Z; works offline")
@@ -118,27 +155,60 @@ def _what(r) -> str:
     """An incident's one line of facts, on its card and in the overview's list alike: what fired it (and
     what fires it now, when that changed) and the known bugs its evidence does not name already."""
     bugs = known_bugs_text(r.known_bug, r.evidence or "")
-    return (html.escape(evidence_text(r.first_evidence, r.evidence))
-            + (f" — known bug: {html.escape(bugs)}" if bugs else ""))
+    return evidence_text(r.first_evidence, r.evidence) + (f" — known bug: {bugs}" if bugs else "")
+
+
+def _folded(incidents: pd.DataFrame) -> list[tuple[list, str]]:
+    """The overview's items: incidents in order, those next to each other of one cluster, kind, severity
+    and first seen whose lines differ in one word only (known_bug_exposure of each broker of a version:
+    its host) as one item, its line naming each word: "... of kafka-1, kafka-2, kafka-3 is ...".
+    [(incidents, line)]."""
+    groups: list[tuple[list, list[list[str]]]] = []
+    for r in incidents.itertuples(index=False):
+        words = _what(r).split(" ")
+        if groups:
+            rows, lines = groups[-1]
+            head = rows[0]
+            same = (head.cluster, head.kind, head.severity, head.first_seen) == (r.cluster, r.kind, r.severity,
+                                                                                 r.first_seen)
+            if same and len(words) == len(lines[0]) and len(_differing(lines + [words])) <= 1:
+                rows.append(r)
+                lines.append(words)
+                continue
+        groups.append(([r], [words]))
+    out = []
+    for rows, lines in groups:
+        words = list(lines[0])
+        for i in _differing(lines):
+            words[i] = ", ".join(line[i] for line in lines)
+        out.append((rows, " ".join(words)))
+    return out
+
+
+def _differing(lines: list[list[str]]) -> set[int]:
+    return {i for line in lines[1:] for i, (a, b) in enumerate(zip(lines[0], line)) if a != b}
 
 
 def open_incidents_html(gold: Gold) -> str:
     """The overview's first section: every open incident, most severe first, each linking to its card
-    and to the chart of its facts on its cluster's page."""
+    and to the chart of its facts on its cluster's page; repeated lines folded (`_folded`)."""
     incidents = gold.get("incidents")
     if incidents is None:
         return "<h2 id=\"open-incidents\">Open incidents</h2><p class=\"note\">gold.incidents is not in this lakehouse.</p>"
     opened = most_severe_first(incidents[incidents["status"] == "open"])
     resolved = len(incidents) - len(opened)
     items = []
-    for r in opened.itertuples(index=False):
+    for rows, what in _folded(opened):
+        r = rows[0]
         page, chart = html.escape(page_name(r.cluster)), chart_of(r.kind)
+        cards = ", ".join(f"<a class=\"card\" href=\"{page}#incident-{html.escape(x.incident_id)}\">"
+                          f"{html.escape(x.entity)}</a>" for x in rows)
         items.append(
             f"<li id=\"open-{html.escape(r.incident_id)}\">{_badge(r.severity)} "
-            f"<a class=\"card\" href=\"{page}#incident-{html.escape(r.incident_id)}\">{html.escape(r.cluster)}: {_name(r)}</a>"
+            f"{html.escape(r.cluster)}: <b>{html.escape(r.kind)}</b> {cards}"
             f" <span class=\"meta\">first seen {_esc(r.first_seen)}"
             + (f" · <a class=\"chart-link\" href=\"{page}#{chart}\">chart</a>" if chart else "")
-            + f"</span><div class=\"what\">{_what(r)}</div></li>")
+            + f"</span><div class=\"what\">{html.escape(what)}</div></li>")
     return (f"<h2 id=\"open-incidents\">Open incidents ({len(opened)})</h2>"
             + (f"<ul class=\"open\">{''.join(items)}</ul>" if items else "<p>No open incident in this window.</p>")
             + (f"<p class=\"meta\">{resolved} more resolved in this window: on the cluster pages.</p>" if resolved else ""))
@@ -154,8 +224,11 @@ def overview_page(gold: Gold, clusters: list[str], bundle: str) -> str:
             incidents[(incidents["cluster"] == c) & (incidents["status"] == "open")]["severity"],
             key=lambda s: SEVERITY_RANK.get(s, 0))
         badge = f" {_badge(worst)}" if worst else ""
-        links.append(f"<li><a href=\"{html.escape(page_name(c))}\">{html.escape(c)}</a>: {open_} open incident(s){badge}</li>")
-    body = (_missing_note(gold) + open_incidents_html(gold) + "<h2>Clusters</h2><ul>" + "".join(links) + "</ul>"
+        gaps = gold.unprocessed(c)
+        no_data = f"; no data for {len(gaps)} of {len(gold.hours)} hours" if gaps else ""
+        links.append(f"<li><a href=\"{html.escape(page_name(c))}\">{html.escape(c)}</a>: {open_} open incident(s)"
+                     f"{badge}{no_data}</li>")
+    body = (_not_processed_note(gold) + _missing_note(gold) + open_incidents_html(gold) + "<h2>Clusters</h2><ul>" + "".join(links) + "</ul>"
             + "<h2>Fleet</h2>" + "".join(_chart_html(c) for c in charts))
     return _page("fleethealth: fleet health report", _window_text(gold), body, charts, bundle)
 
@@ -183,12 +256,12 @@ def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
             f"{_name(r)} — {html.escape(state)}, "
             f"first seen {_esc(r.first_seen)}, last seen {_esc(r.last_seen)}, {_esc(r.hours)} h with findings"
             + (f" — <a href=\"#{chart}\">chart</a>" if chart else "")
-            + f"<br>evidence: {_what(r)}"
+            + f"<br>evidence: {html.escape(_what(r))}"
             + (f"<br>check first: {html.escape(steps[r.kind].first_step)}" if r.kind in steps else "")
             + (f"<br><span class=\"meta\">gold.{html.escape(table)} rows of {html.escape(r.entity)} in its hours:</span>"
                f"{_table(rows)}" if rows else "")
             + "</div>")
-    body = (_missing_note(gold) + "<nav><a href=\"index.html\">← fleet overview</a>"
+    body = (_not_processed_note(gold, cluster) + _missing_note(gold) + "<nav><a href=\"index.html\">← fleet overview</a>"
             + "".join(f"<a href=\"#{c.id}\">{html.escape(c.id.removeprefix('chart-'))}</a>" for c in charts) + "</nav>"
             + f"<h2 id=\"incidents\">Incidents ({len(incidents)})</h2>" + _chart_html(charts[0])
             + ("".join(items) or "<p>No incident in this window.</p>")
@@ -196,21 +269,23 @@ def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
     return _page(f"fleethealth: {cluster}", _window_text(gold), body, charts, bundle)
 
 
-def javascript_bundle(cache_dir: Path | None = None) -> str:
+def javascript_bundle() -> Path:
     """Vega, Vega-Lite (the version Altair writes) and vega-embed as one script (vl-convert's bundle).
-    Building it takes ~3 s, so it is kept in `cache_dir` under a name holding both versions."""
+    Building it takes ~3 s, so it is kept under a name holding both versions in this user's cache
+    (config.cache_dir); the report copies it into its folder, never reads it from there: whoever may
+    write there must not plant script in every page."""
     from importlib.metadata import version
 
     major_minor = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
-    cached = cache_dir / f".vega-bundle-{version('vl-convert-python')}-vl{major_minor}.js" if cache_dir else None
-    if cached is not None and cached.is_file():
-        return cached.read_text(encoding="utf-8")
+    cached = config.cache_dir() / f"vega-bundle-{version('vl-convert-python')}-vl{major_minor}.js"
+    if cached.is_file():
+        return cached
     import vl_convert
 
     bundle = vl_convert.javascript_bundle(vl_version=major_minor).replace("</script", "<\\/script")
-    if cached is not None:
-        _write(cached, bundle)
-    return bundle
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    _write(cached, bundle)
+    return cached
 
 
 def _write(path: Path, text: str) -> None:
@@ -235,16 +310,27 @@ def write_report(lakehouse: Lakehouse, start: datetime, end: datetime, out: Path
     limits = limits or gold_thresholds.load()
     out = Path(out) if out is not None else lakehouse.report
     out.mkdir(parents=True, exist_ok=True)
-    bundle = javascript_bundle(out)
+    cached = javascript_bundle()
+    bundle = cached.name
+    _write(out / bundle, cached.read_text(encoding="utf-8"))   # the pages' shared script, written anew
     pages = {page_name(c) for c in clusters}
     for c in clusters:
         _write(out / page_name(c), cluster_page(gold, c, bundle, limits))
     index = out / "index.html"
     _write(index, overview_page(gold, clusters, bundle))
     for stale in out.glob("cluster-*.html"):   # a cluster of an earlier window, no longer linked
-        if stale.name not in pages:
+        if stale.name not in pages and _written_here(stale):
             stale.unlink()
     return index
+
+
+def _written_here(path: Path) -> bool:
+    """Whether `path` is a page a report wrote (GENERATOR in its head), not a file (or a link) of
+    someone else's that happens to be named cluster-*.html."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    with open(path, "rb") as f:
+        return GENERATOR.encode() in f.read(512)
 
 
 def last_hours(end_hour: datetime, hours: int = 24) -> tuple[datetime, datetime]:

@@ -28,6 +28,8 @@ class Gold:
     end: datetime
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    last_processed: datetime | None = None    # the latest hour gold has, of any cluster
+    inventory: list[str] = field(default_factory=list)   # the clusters of that hour
 
     def get(self, name: str, cluster: str | None = None) -> pd.DataFrame | None:
         df = self.frames.get(name)
@@ -38,6 +40,20 @@ class Gold:
     @property
     def hours(self) -> list[datetime]:
         return hours_between(self.start, self.end)
+
+    @property
+    def processed(self) -> set[tuple[str, datetime]] | None:
+        """The (cluster, hour) of the window that were processed: an hour publishes a row of
+        gold.broker_health_hourly per inventory host, whatever arrived. None without that table."""
+        health = self.get("broker_health_hourly")
+        if health is None:
+            return None
+        return {(c, h.to_pydatetime()) for c, h in zip(health["cluster"], health["hour"])}
+
+    def unprocessed(self, cluster: str) -> list[datetime]:
+        """The hours of the window with no data of `cluster`: nothing processed them (yet)."""
+        done = self.processed
+        return [] if done is None else [h for h in self.hours if (cluster, h) not in done]
 
 
 
@@ -71,16 +87,43 @@ def read_gold(lakehouse: Lakehouse, start: datetime, end: datetime, cluster: str
         else:
             rows = data.to_table(filter=(ds.field("cluster") == cluster) if cluster else None)
         gold.frames[name] = rows.to_pandas()
+    known_end = end
+    if "broker_health_hourly" in gold.frames:
+        gold.last_processed, gold.inventory = _last_processed(lakehouse, cluster)
+        # what is known ends with the last processed hour: an incident open then is not open after it
+        known_end = min(end, gold.last_processed + HOUR) if gold.last_processed else start
     incidents = gold.frames.get("incidents")
     if incidents is not None:
         gold.frames["incidents"] = incidents = _with_lifecycle(incidents)
     if incidents is not None and len(incidents):
-        # every incident alive at some time of the window
+        # every incident alive at some known time of the window
         until = incidents["resolved_at"].fillna(pd.Timestamp(end))
-        gold.frames["incidents"] = incidents[(incidents["first_seen"] < pd.Timestamp(end))
-                                             & (until >= pd.Timestamp(start))]
+        gold.frames["incidents"] = incidents[(incidents["first_seen"] < pd.Timestamp(known_end))
+                                             & (until >= pd.Timestamp(start)) & (known_end > start)]
     gold.frames["fd"] = _fd_samples(lakehouse, start, end, cluster, gold)
     return gold
+
+
+def last_processed_hour(lakehouse: Lakehouse) -> datetime | None:
+    """The latest hour of gold.broker_health_hourly (its file list's partition values, not its rows);
+    None before the first processed hour."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    path = lake.table("gold.broker_health_hourly").path(lakehouse)
+    if not DeltaTable.is_deltatable(path):
+        return None
+    actions = pa.table(DeltaTable(path).get_add_actions(flatten=True))
+    hours = [h for h in actions.column("partition.hour").to_pylist() if h is not None] if actions.num_rows else []
+    return max(hours) if hours else None
+
+
+def _last_processed(lakehouse: Lakehouse, cluster: str | None) -> tuple[datetime | None, list[str]]:
+    """The last processed hour and the clusters of that hour: the inventory as last processed."""
+    last = last_processed_hour(lakehouse)
+    if last is None:
+        return None, []
+    return last, sorted(c for c in lake.latest_hours(lakehouse, last) if cluster in (None, c))
 
 
 def _with_lifecycle(incidents: pd.DataFrame) -> pd.DataFrame:
@@ -212,7 +255,9 @@ def page_name(cluster: str) -> str:
 
 
 def clusters_of(gold: Gold) -> list[str]:
-    names = set()
+    """The clusters of the window's rows and every cluster of the inventory as last processed (a
+    cluster with nothing in the window shows, its hours "no data")."""
+    names = set(gold.inventory)
     for name in ("broker_health_hourly", "incidents", "incident_findings"):
         df = gold.get(name)
         if df is not None:

@@ -106,6 +106,8 @@ def check_catalogue(m: Mapping, beans=None) -> Mapping:
     fleet/mbeans.yaml) maps back onto that bean and attribute: a mapping that would lose or misplace
     one is an error naming it, not a quarantine of every scrape's sample of it."""
     for bean in mbeans.ALL if beans is None else beans:
+        if bean.exporter_series is None:   # a text attribute: jmx_exporter has no series of it
+            continue
         expected = (bean.domain, dict(bean.keys)["type"], bean.attribute)
         if m.resolve(bean.exporter_series) != expected:
             raise ValueError(f"{MAPPING_FILE}: {bean.exporter_series} (the jmx_exporter series of {bean.id} in "

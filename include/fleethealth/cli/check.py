@@ -1,0 +1,130 @@
+"""`fleethealth check`: whether the next hour would run as set up, without running it.
+
+It reads the FLEETHEALTH_* settings and the inventory, then reaches every host the way the pull does
+(fleethealth.pull.transports: the same SSH connection with its host-key check, the same listing):
+each source the host's role sends (`expect:`) has a folder with files in it, the newest of them
+readable, and a host's `jolokia_url` answers the bulk read of its role's MBeans. With `--notify`
+each channel gets one real message marked TEST (fleethealth.notify.run.send_test). One line per
+problem with what to do, then a summary; exit 0 only when there is none, else 2 (as a bad setting
+or a usage error). Nothing is pulled or written.
+"""
+from __future__ import annotations
+
+import logging
+import posixpath
+from collections.abc import Callable, Iterator
+
+from fleethealth.fleet.inventory import Host, InventoryError, load_inventory
+from fleethealth.pull.transports import jolokia, open_transport
+from fleethealth.pull.transports.base import TransportError
+from fleethealth.runtime import config
+from fleethealth.runtime.text import printable
+
+
+def settings_problems() -> list[str]:
+    """One line per FLEETHEALTH_* variable holding what it does not accept."""
+    try:
+        config.settings()
+    except config.SettingError as exc:
+        return [f"{line} (set it right, or unset it for its default)" for line in str(exc).splitlines()]
+    return []
+
+
+def source_problems(host: Host, transport) -> Iterator[str]:
+    """What keeps each source the host is expected to send from being pulled: its folder absent, not
+    listable, empty, or its newest file unreadable. A host with a jolokia_url gets its JMX live."""
+    for source in host.expect:
+        if source == "jmx" and host.jolokia_url:
+            continue
+        folder = host.source_dir(source)
+        try:
+            files = transport.list_files(folder)
+            if not files:
+                yield (f"{host.host}: {source}: {folder} holds no files (set paths.{source} to the folder where "
+                       f"{host.host}'s {source} files are written)" if transport.is_folder(folder) else
+                       f"{host.host}: {source}: no folder {folder} (set paths.{source} of the host, or its root, "
+                       f"to where they are; or `expect:` without {source})")
+                continue
+            newest = max(files, key=lambda f: f.mtime)
+            transport.head(folder, newest.name, 1)
+        except TransportError as exc:       # a file's (FileError) or the folder's
+            yield (f"{host.host}: {source}: {str(exc).removeprefix(f'{host.host}: ')} (let the pull's user read "
+                   f"{posixpath.join(folder, '')} and its files; no symlink is followed: set paths.{source} to the "
+                   "real folder)")
+
+
+def jolokia_problems(host: Host) -> Iterator[str]:
+    """The host's Jolokia agent answers the bulk read of its role's MBeans with some of them: one
+    MBean missing is no problem (a broker without __consumer_offsets partitions has no Size of them;
+    the pull lands what there is), none of the role's own (beyond any JVM's java.lang) is the wrong agent."""
+    try:
+        responses = jolokia.read(host.jolokia_url, host.processes)
+    except TransportError as exc:
+        yield (f"{host.host}: {exc} (jolokia_url must be the agent's URL, e.g. http://{host.host}:8778/jolokia/, "
+               "and the agent running in the host's JVM)")
+        return
+    mbeans = [(str(r.get("request", {}).get("mbean", "?")), r.get("status")) for r in responses]
+    own = [(mbean, status) for mbean, status in mbeans if not mbean.startswith("java.lang:")] or mbeans
+    if own and all(status != 200 for _, status in own):
+        yield (f"{host.host}: Jolokia at {host.jolokia_url} has no MBean of a {host.role} host ({printable(own[0][0])}"
+               + (f" and {len(own) - 1} more" if len(own) > 1 else "") + " not found; is jolokia_url the agent of "
+               f"this host's {host.role} JVM?)")
+
+
+def host_problems(host: Host) -> list[str]:
+    problems = []
+    if host.transport != "http":       # an http host has no files: its live read is all it sends
+        try:
+            with open_transport(host) as transport:
+                problems += source_problems(host, transport)
+        except TransportError as exc:
+            message = str(exc)
+            problems.append(message if message.startswith(f"{host.host}:") else f"{host.host}: {message}")
+    if host.jolokia_url:
+        problems += jolokia_problems(host)
+    return problems
+
+
+def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None] = print) -> int:
+    """Print one line per problem (`echo`), then the summary; 0 when there is none, else 1."""
+    logging.getLogger("paramiko").setLevel(logging.WARNING)     # not a line per connection: its problems are
+    problems = settings_problems()
+    inventory = None
+    if not problems:        # the inventory's channel types are a setting (FLEETHEALTH_NOTIFY_CHANNEL_MODULES)
+        try:
+            inventory = load_inventory(inventory_path)
+        except InventoryError as exc:
+            problems = list(exc.problems)
+    for line in problems:
+        echo(line)
+    if inventory is None:
+        echo(f"check: {len(problems)} problem(s) in the settings or the inventory {inventory_path}; "
+             "no host reached until they are fixed")
+        return 2
+    for host in inventory.hosts:
+        try:
+            found = host_problems(host)
+        except Exception as exc:  # noqa: BLE001 - one host's surprise must not hide the others
+            found = [f"{host.host}: check failed: {type(exc).__name__}: {exc}"]
+        for line in found:
+            echo(printable(line))
+        problems += found
+    channels = inventory.notifications
+    notes = f"{len(channels)} channel(s) not tested (--notify sends each a test message)"
+    if notify:
+        from fleethealth.notify.run import send_test
+
+        took = 0
+        for channel in channels:
+            error = send_test(channel)
+            if error is None:
+                took += 1
+                continue
+            line = (f"notifications[{channel.name}]: test message not delivered: {printable(error)} "
+                    f"(check the {channel.type} receiver and the channel's settings)")
+            echo(line)
+            problems.append(line)
+        notes = f"{took} of {len(channels)} channel(s) took a test message"
+    what = "an hour would run" if not problems else f"{len(problems)} problem(s): an hour would not run as set up"
+    echo(f"check: {len(inventory.clusters)} cluster(s), {len(inventory.hosts)} host(s), {notes}: {what}")
+    return 2 if problems else 0

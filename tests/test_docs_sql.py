@@ -1,0 +1,92 @@
+"""Every SQL example of README and docs/ (each ```sql block, marked `<!-- readme-test: sql -->`:
+tests/readme_blocks.py) runs as written with `fleethealth query`, on its default engine (DuckDB), against a
+small lakehouse (tests/report_lakehouse.py's, plus the gold.metadata_divergence it leaves out, with the
+columns of its suite). No Spark."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+import report_lakehouse as lh
+from readme_blocks import block, blocks
+
+PROJECT = Path(__file__).resolve().parents[1]
+SQL = [b for b in blocks() if b.kind == "sql"]
+HOUR = datetime(2026, 11, 20, 11, tzinfo=timezone.utc)
+TS = pa.timestamp("us", tz="UTC")
+
+
+def query(lakehouse: Path, sql: str) -> subprocess.CompletedProcess:
+    """`fleethealth query` as a user runs it (this checkout's library), the default engine."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PROJECT / "include"), os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, "-m", "fleethealth.cli.main", "query", "--lakehouse", str(lakehouse),
+                           "--format", "json", sql], capture_output=True, text=True, timeout=120, env=env)
+
+
+def metadata_divergence() -> pa.Table:
+    """One lag window: broker 3 stuck at epoch 426 while the controller went 427…435 (post-mortem 5)."""
+    t0 = datetime(2026, 11, 20, 11, 5, tzinfo=timezone.utc)
+    return pa.table({
+        "cluster": ["pm5"], "topic": ["orders"], "partition": pa.array([7], pa.int32()), "broker": pa.array([3], pa.int32()),
+        "hour": pa.array([HOUR], TS), "stuck_epoch": pa.array([426], pa.int32()),
+        "controller_min_epoch": pa.array([427], pa.int32()), "controller_max_epoch": pa.array([435], pa.int32()),
+        "epochs_not_taken": pa.array([list(range(427, 436))], pa.list_(pa.int32())),
+        "lag_start": pa.array([t0], TS), "lag_end": pa.array([HOUR.replace(minute=59)], TS),
+        "caught_up_ts": pa.array([None], TS), "lag_ms": pa.array([3_240_000], pa.int64()),
+        "not_leader_errors": pa.array([12], pa.int64())})
+
+
+@pytest.fixture(scope="module")
+def lakehouse(tmp_path_factory):
+    from deltalake import write_deltalake
+
+    root = lh.build(tmp_path_factory.mktemp("docs-sql") / "lakehouse")
+    table = metadata_divergence()
+    suite = json.loads((PROJECT / "expectations/gold.metadata_divergence.json").read_text())
+    [columns] = [e["kwargs"]["column_set"] for e in suite["expectations"] if e["type"] == "expect_table_columns_to_match_set"]
+    assert sorted(table.column_names) == sorted(columns)        # the table as its definition says
+    write_deltalake(str(root / "gold" / "metadata_divergence"), table, partition_by=["hour"])
+    return root
+
+
+def test_the_docs_have_sql_examples_in_several_files():
+    assert len(SQL) >= 8 and {b.path for b in SQL} >= {"README.md", "docs/gold-tables.md"}
+
+
+@pytest.mark.parametrize("example", SQL, ids=[b.where for b in SQL])
+def test_the_sql_example_runs_on_duckdb(lakehouse, example):
+    proc = query(lakehouse, example.text)
+    assert proc.returncode == 0, f"{example.where}: {proc.stderr}"
+    assert proc.stderr == "", f"{example.where}: {proc.stderr}"
+
+
+def test_the_examples_answer_what_they_say(lakehouse):
+    """A few examples' answers on the small lakehouse: the open incidents, the stuck broker."""
+    [open_now] = [b for b in SQL if "FROM gold.incidents WHERE status = 'open'" in b.text]
+    rows = [json.loads(line) for line in query(lakehouse, open_now.text).stdout.splitlines()]
+    assert {(r["cluster"], r["kind"]) for r in rows} == {(lh.DEAD, "log_cleaner_dead"), (lh.DEAD, "offsets_partition_bloat")}
+    [behind] = [b for b in SQL if "FROM\ngold.metadata_divergence" in b.text or "FROM gold.metadata_divergence" in b.text]
+    assert [(r["broker"], r["stuck_epoch"], r["lag_ms"]) for r in
+            map(json.loads, query(lakehouse, behind.text).stdout.splitlines())] == [(3, 426, 3_240_000)]
+
+
+def test_the_sql_of_readmes_demo_query_runs_here(lakehouse):
+    """README's query of the demo (a command line: test_scenarios.py runs it on the demo's lakehouse)."""
+    [sql] = re.findall(r'fleethealth query --lakehouse demo/lakehouse "([^"]+)"', block("run", "demo-query").text)
+    proc = query(lakehouse, sql)
+    assert proc.returncode == 0, proc.stderr
+    counts = {r["kind"]: r["n"] for r in map(json.loads, proc.stdout.splitlines())}
+    assert counts["log_cleaner_dead"] == 1 and counts["offsets_partition_bloat"] == 1, counts
+
+
+def test_spark_sql_of_the_old_docs_fails_here(lakehouse):
+    """What the harness catches: the Spark SQL these docs had (a path as a table, Spark's functions)."""
+    assert query(lakehouse, "SELECT * FROM gold.request_saturation WHERE hour >= date_sub(current_date(), 7)").returncode != 0
+    assert query(lakehouse, "SELECT * FROM delta.`/tmp/lakehouse/gold/isr_churn`").returncode != 0
