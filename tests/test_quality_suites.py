@@ -339,3 +339,31 @@ def test_data_docs_index_links_the_latest_results_and_keeps_every_page(spark, tm
     assert "gold.incident_findings-20240305T1000Z" not in index
     assert "gold.incident_findings-20240305T1100Z" in index and "gold.incident_findings-20240305T1200Z" in index
     assert len(list((docs / "validations").rglob("*.html"))) == 3
+
+
+def test_an_hours_data_docs_build_reads_no_older_result(spark, tmp_path, monkeypatch):
+    """GX's own builders parse every retained result's key each build (about 60 an hour, 10,000 at a
+    week's retention); the hour's build parses the hour's result and the index's newest pages only."""
+    from great_expectations.data_context.types.resource_identifiers import ValidationResultIdentifier
+
+    monkeypatch.setattr(quality, "DOCS_INDEX_RESULTS", 2)
+    docs = tmp_path / "docs"
+    for i in range(2):
+        quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incident_findings",
+                         hour=HOUR + timedelta(hours=i), data_docs_dir=docs)
+    stored = next((docs / quality.DOCS_STORES).rglob("*.json"))
+    for n in range(200):    # older results, as a week of hours leaves them
+        old = stored.parent.parent / f"20240101T{n // 60:02d}{n % 60:02d}00.000000Z" / stored.name
+        old.parent.mkdir(parents=True)
+        old.write_bytes(stored.read_bytes())
+    parsed = []
+    real = ValidationResultIdentifier.from_tuple.__func__
+    monkeypatch.setattr(ValidationResultIdentifier, "from_tuple",
+                        classmethod(lambda cls, t: parsed.append(t) or real(cls, t)))
+    quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incident_findings",
+                     hour=HOUR + timedelta(hours=2), data_docs_dir=docs)
+    assert len(parsed) <= 2 * quality.DOCS_INDEX_RESULTS, len(parsed)
+    index = (docs / "index.html").read_text()
+    assert "gold.incident_findings-20240305T1100Z" in index and "gold.incident_findings-20240305T1200Z" in index
+    assert "gold.incident_findings-20240305T1000Z" not in index
+    assert len(list((docs / "validations").rglob("*.html"))) == 3

@@ -33,6 +33,7 @@ with the tables' VACUUM retention (``fleethealth.lake.maintenance``).
 """
 from __future__ import annotations
 
+import heapq
 import html
 import re
 from datetime import datetime, timedelta, timezone
@@ -42,7 +43,9 @@ from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.maintenance import DEFAULT_RETAIN_HOURS
 
 import great_expectations
+from great_expectations.data_context.types.resource_identifiers import ValidationResultIdentifier
 from great_expectations.render.components import RenderedContent
+from great_expectations.render.renderer.site_builder import DefaultSiteIndexBuilder, DefaultSiteSectionBuilder
 from great_expectations.render.view import DefaultJinjaIndexPageView, DefaultJinjaPageView
 
 _NETWORK = r"""["']?(?:https?:)?//"""   # http://, https:// or protocol-relative //
@@ -188,6 +191,55 @@ class OfflineIndexPageView(OfflinePageView, DefaultJinjaIndexPageView):
     """GX's index page view, offline: the list of results is a plain table."""
 
 
+# ---------------------------------------------------------------- a build that costs one hour
+# GX's builders list every retained result before rendering the hour's pages and the index (three
+# listings of the results store and one of the site, each key's run time parsed): a cost that grows
+# with the retention (about 60 results an hour; 10,000 at a week). These two render the same pages and
+# the same index from the hour's results and the site's newest pages only; prune uses GX's full
+# build (_FULL), which also deletes the pages whose result is gone.
+_FULL = False
+
+
+class _Listing:
+    """A store whose list_keys is `keys` (the hour's results); everything else is the store's."""
+
+    def __init__(self, store, keys):
+        self._store, self._keys = store, keys
+
+    def list_keys(self):
+        return list(self._keys)
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+class HourSectionBuilder(DefaultSiteSectionBuilder):
+    """Renders the pages of the results it is given without listing the whole store."""
+
+    def build(self, resource_identifiers=None) -> None:
+        if _FULL or not resource_identifiers or self.name == "expectations":
+            return super().build(resource_identifiers=resource_identifiers)
+        store = self.source_store
+        self.source_store = _Listing(store, [k for k in resource_identifiers
+                                             if isinstance(k, ValidationResultIdentifier) and store.has_key(k)])
+        try:
+            return super().build(resource_identifiers=resource_identifiers)
+        finally:
+            self.source_store = store
+
+
+class RecentIndexBuilder(DefaultSiteIndexBuilder):
+    """The index of the site's newest `validation_results_limit` pages, found by their run time as
+    written in their path (sortable text), with no identifier parsed for the others."""
+
+    def _build_validation_and_profiling_result_site_keys(self, skip_and_clean_missing: bool):
+        if _FULL or not self.validation_results_limit:
+            return super()._build_validation_and_profiling_result_site_keys(skip_and_clean_missing)
+        pages = self.target_store.store_backends[ValidationResultIdentifier].list_keys()
+        newest = heapq.nlargest(self.validation_results_limit, pages, key=lambda key: key[-2])
+        return [ValidationResultIdentifier.from_tuple(key) for key in newest]
+
+
 # ------------------------------------------------------------------------------------- pruning
 def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
@@ -212,7 +264,12 @@ def prune(data_docs_dir: Path, retain_hours: float, now: datetime | None = None)
             store.remove_key(key)
         if old:
             # only the removed results: no page is rendered again, the index is rebuilt and cleaned
-            gx.context.build_data_docs(site_names=[suites.DOCS_SITE], resource_identifiers=old)
+            global _FULL
+            _FULL = True
+            try:
+                gx.context.build_data_docs(site_names=[suites.DOCS_SITE], resource_identifiers=old)
+            finally:
+                _FULL = False
             # GX leaves each removed file's folders behind (its rrmdir never finds them empty)
             for root in (Path(store.store_backend.full_base_directory), Path(data_docs_dir) / "validations"):
                 _drop_empty_folders(root)

@@ -272,10 +272,13 @@ def _gx(data_docs_dir: Path | None = None) -> _Gx:
                         "class_name": "SiteBuilder",
                         "show_how_to_buttons": False,   # GX's tutorial links and walkthrough
                         # views that render pages loading nothing from the network (quality.docs)
-                        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder",
+                        "site_index_builder": {"module_name": "fleethealth.quality.docs",
+                                               "class_name": "RecentIndexBuilder",
                                                "validation_results_limit": DOCS_INDEX_RESULTS,
                                                "view": DOCS_INDEX_VIEW},
-                        "site_section_builders": {section: {"view": DOCS_PAGE_VIEW} for section in
+                        "site_section_builders": {section: {"module_name": "fleethealth.quality.docs",
+                                                            "class_name": "HourSectionBuilder",
+                                                            "view": DOCS_PAGE_VIEW} for section in
                                                   ("expectations", "validations", "profiling")},
                         "store_backend": {"class_name": "TupleFilesystemStoreBackend",
                                           "base_directory": key},
