@@ -10,6 +10,8 @@
 #   bash bench/run.sh fleet [--brokers 10,30,100] [--hours 48]
 #                                            hours end to end, layer by layer (goals 2, 5, 6)
 #   bash bench/run.sh backfill [--hours 3]   hours of a small fleet one by one vs as one window
+#   bash bench/run.sh backfill-airflow [--hours 24]
+#                                            the backfill DAG vs `fleethealth backfill` (issue 49)
 #   bash bench/run.sh history [--days 365]   a gold hour after a year of history vs on an empty one (issue 45)
 #   bash bench/run.sh query [--lakehouse DIR] `fleethealth query` on the demo's lakehouse: first and repeat
 #                                            (≤ 3 s, ≤ 1 s; issue 32)
@@ -29,6 +31,7 @@ case "${1:-all}" in
     tiny) shift; exec "$python" bench/tiny_hour.py "$@" ;;
     parse-file) shift; exec "$python" bench/parse_file.py "$@" ;;
     backfill) shift; exec "$python" bench/backfill.py "$@" ;;
+    backfill-airflow) shift; exec "$python" bench/backfill_airflow.py "$@" ;;
     history) shift; exec "$python" bench/history.py "$@" ;;
     query) shift; exec "$python" bench/query_latency.py "$@" ;;
     all) [ $# -le 1 ] || { echo "bench: arguments go after \`parse\`, \`tiny\` or \`fleet\`" >&2; exit 2; }

@@ -80,6 +80,7 @@ def test_two_bad_settings_are_a_line_each(fleet):
 
 @pytest.mark.parametrize("entry, args", [
     ("layers.py", ["--hour", "2026-11-20T10:00Z", "--inventory", "inventory.yaml"]),
+    ("backfill.py", ["--from", "2026-11-20T10:00Z", "--to", "2026-11-20T12:00Z", "--inventory", "inventory.yaml"]),
     ("maintenance.py", []),
 ])
 def test_the_spark_submit_entry_points_check_the_settings_first(fleet, entry, args):

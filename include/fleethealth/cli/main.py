@@ -117,6 +117,7 @@ def _interrupted(hours: list, published: list) -> str:
 
 def _run(args, inventory, hours: list, published: list) -> int:
     """cmd_run's work; `published` receives the hours published."""
+    from fleethealth.pipeline import window as pipeline_window
     from fleethealth.pull import hour as pull
     from fleethealth.quality import gate
     from fleethealth.report import text as report
@@ -146,7 +147,7 @@ def _run(args, inventory, hours: list, published: list) -> int:
             if landed is not None:
                 window.append((hour, landed))
             last = i == len(hours) - 1
-            if window and (last or _window_full(window)):
+            if window and (last or pipeline_window.full(window)):
                 _run_window(spark, window, args, failed, published)
                 window = []
                 locked.close()
@@ -181,14 +182,6 @@ def _refresh_report(lakehouse: Lakehouse, start, end) -> None:
         print(f"HTML report: {html.write_report(lakehouse, start, end)}")
     except Exception as exc:  # noqa: BLE001 - the report is a view of gold: gold is published either way
         print(f"fleethealth: HTML report not written: {exc}", file=sys.stderr)
-
-
-def _window_full(window: list) -> bool:
-    """Whether the hours pulled so far make a window: as many hours, or as many landed bytes, as one
-    Spark plan should hold (FLEETHEALTH_RUN_WINDOW_HOURS, FLEETHEALTH_RUN_WINDOW_MB)."""
-    hours, megabytes = config.run_window()
-    landed = sum(x.size for _, files in window for x in files)
-    return len(window) >= hours or landed >= megabytes * 1e6
 
 
 def _run_window(spark, window: list, args, failed: list, published: list) -> None:

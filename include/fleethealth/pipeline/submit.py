@@ -38,35 +38,29 @@ def lakehouse_of(p: argparse.ArgumentParser, args: argparse.Namespace) -> Lakeho
         p.error(str(exc))
 
 
+def window_parser(description: str) -> argparse.ArgumentParser:
+    """The backfill entry point's arguments: a window [--from, --to) instead of one --hour."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--from", dest="start", required=True, help="first hour, ISO-8601 UTC")
+    p.add_argument("--to", dest="end", required=True, help="end of the window (excluded), ISO-8601 UTC")
+    p.add_argument("--lakehouse", default=None, help="the lakehouse folder (default $FLEETHEALTH_LAKEHOUSE)")
+    p.add_argument("--inventory", required=True, help="fleet inventory YAML")
+    p.add_argument("--thresholds", default=None, help="threshold overrides YAML")
+    return p
+
+
 def run_hour(args: argparse.Namespace, lakehouse: Lakehouse, layers: list[str]) -> int:
     """The body of spark/layers.py: `layers` of the hour `args.hour` in one Spark session, through the
     one driver (pipeline.window). Exit status 1 when a gate failed (that layer not published, the
     layers after it not run; the message names the failed expectations)."""
     from fleethealth.pipeline import window
-    from fleethealth.quality import gate
     from fleethealth.quality import suites as quality
-    from fleethealth.report import text as report
-    from fleethealth.runtime.session import build_session
 
-    quality.preload()  # overlaps the GX import with the JVM start
-    spark = build_session(f"fleethealth-{'-'.join(layers)}", lakehouse.warehouse, tables=lakehouse.tables)
-    docs = gate.data_docs_dir(lakehouse)
-    started = [time.monotonic()]
-
-    def echo(summary: str) -> None:     # each gate's summary, with the time its layer took
-        print(f"{summary} ({time.monotonic() - started[0]:.1f} s)", flush=True)
-        started[0] = time.monotonic()
-
+    spark, echo = _session(lakehouse, f"fleethealth-{'-'.join(layers)}")
     hour = args.hour
     try:
         out = window.run_window(spark, [hour], args.inventory, lakehouse, args.thresholds, echo, layers)[hour]
-        done = out.done if isinstance(out, window.LayerFailed) else out
-        if "bronze_records" in done:
-            print(f"bronze {hour.isoformat()}: {done['bronze_records']} records")
-        if "reconciliation" in done:
-            print(report.reconciliation_text(done["reconciliation"]))
-        if "incidents" in done:
-            print(report.hour_incidents_text(hour, done["incidents"]))
+        _print_hour(hour, out.done if isinstance(out, window.LayerFailed) else out)
         if not isinstance(out, window.LayerFailed):
             return 0
         if not isinstance(out.cause, quality.QualityGateError):
@@ -75,6 +69,75 @@ def run_hour(args: argparse.Namespace, lakehouse: Lakehouse, layers: list[str]) 
               f"{lakehouse.staging(hour, out.layer)})\n{out.cause}", file=sys.stderr)
         return 1
     finally:
-        if docs:
-            print(f"Data Docs: {docs / 'index.html'}")
-        spark.stop()
+        _stop(spark, lakehouse)
+
+
+def run_hours(args: argparse.Namespace, lakehouse: Lakehouse) -> int:
+    """The body of spark/backfill.py: the (already pulled) hours of [--from, --to) in one Spark
+    session, as `fleethealth backfill` runs them: windows of consecutive hours (pipeline.window.full),
+    each hour gated layer by layer and published. Exit status 1 when an hour failed (the others are
+    published; the message names each failed hour and why)."""
+    from fleethealth.lake.hours import HOUR
+    from fleethealth.pipeline import window
+    from fleethealth.pull.landing import read_manifests
+    from fleethealth.quality import suites as quality
+
+    hours = args.hours
+    spark, echo = _session(lakehouse, "fleethealth-backfill")
+    failed: list = []
+    try:
+        chunk: list = []
+        for i, hour in enumerate(hours):
+            chunk.append((hour, read_manifests(hour, lakehouse)))
+            if i < len(hours) - 1 and not window.full(chunk):
+                continue
+            outcomes = window.run_window(spark, [h for h, _ in chunk], args.inventory, lakehouse,
+                                         args.thresholds, echo)
+            chunk = []
+            for hour_, out in sorted(outcomes.items()):
+                _print_hour(hour_, out.done if isinstance(out, window.LayerFailed) else out)
+                if isinstance(out, window.LayerFailed):
+                    failed.append(hour_)
+                    what = ("nothing published" if isinstance(out.cause, quality.QualityGateError)
+                            else f"failed: {out.cause}")
+                    print(f"validate_{out.layer} {hour_.isoformat()}: {what}\n{out.cause}", file=sys.stderr)
+        print(f"backfill {hours[0].isoformat()} - {(hours[-1] + HOUR).isoformat()}: "
+              f"{len(hours) - len(failed)} of {len(hours)} hours published")
+        return 1 if failed else 0
+    finally:
+        _stop(spark, lakehouse)
+
+
+def _session(lakehouse: Lakehouse, name: str):
+    """The job's Spark session and the echo of each gate's summary, with the time its layer took."""
+    from fleethealth.quality import suites as quality
+    from fleethealth.runtime.session import build_session
+
+    quality.preload()  # overlaps the GX import with the JVM start
+    spark = build_session(name, lakehouse.warehouse, tables=lakehouse.tables)
+    started = [time.monotonic()]
+
+    def echo(summary: str) -> None:
+        print(f"{summary} ({time.monotonic() - started[0]:.1f} s)", flush=True)
+        started[0] = time.monotonic()
+    return spark, echo
+
+
+def _print_hour(hour, done: dict) -> None:
+    from fleethealth.report import text as report
+
+    if "bronze_records" in done:
+        print(f"bronze {hour.isoformat()}: {done['bronze_records']} records")
+    if "reconciliation" in done:
+        print(report.reconciliation_text(done["reconciliation"]))
+    if "incidents" in done:
+        print(report.hour_incidents_text(hour, done["incidents"]))
+
+
+def _stop(spark, lakehouse: Lakehouse) -> None:
+    from fleethealth.quality import gate
+
+    docs = gate.data_docs_dir(lakehouse)
+    if docs:
+        print(f"Data Docs: {docs / 'index.html'}")
+    spark.stop()

@@ -23,7 +23,7 @@ from fleethealth.bronze import job as bronze_job
 from fleethealth.gold import job as gold_job
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth.runtime import interrupt
+from fleethealth.runtime import config, interrupt
 from fleethealth.silver import job as silver_job
 
 log = logging.getLogger("fleethealth.pipeline")
@@ -95,6 +95,14 @@ def run_window(spark: SparkSession, hours: list[datetime], inventory_path: str, 
                 outcomes = {hour: _outcome(window_fn, spark, [hour], *args, of=hour) for hour in hours_left}
         settle(layer, outcomes)
     return out
+
+
+def full(window: list) -> bool:
+    """Whether pulled hours [(hour, landed files)] make a window: as many hours, or as many landed
+    bytes, as one Spark plan should hold (FLEETHEALTH_RUN_WINDOW_HOURS, FLEETHEALTH_RUN_WINDOW_MB)."""
+    hours, megabytes = config.run_window()
+    landed = sum(x.size for _, files in window for x in files)
+    return len(window) >= hours or landed >= megabytes * 1e6
 
 
 def _outcome(fn, *args, of: datetime | None = None):

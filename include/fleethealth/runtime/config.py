@@ -22,6 +22,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[3]
 SPARK_CONN_ID = "spark_default"
 DAG_ID = "fleet_health_hourly"
 MAINTENANCE_DAG_ID = "fleet_health_maintenance"
+BACKFILL_DAG_ID = "fleet_health_backfill"
 
 
 PREFIX = "FLEETHEALTH_"
