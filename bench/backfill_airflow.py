@@ -87,14 +87,7 @@ def _same_gold(work: Path) -> bool:
 
     spark = build_session("bench-backfill-compare")
     try:
-        def rows(lakehouse: Lakehouse) -> dict:
-            out = {}
-            for name in lake.layer_tables("gold"):
-                if name != "gold.quality_results" and lake.exists(spark, name, lakehouse):
-                    df = lake.read(spark, name, lakehouse)
-                    out[name] = sorted(tuple(map(str, r)) for r in df.select(*sorted(df.columns)).collect())
-            return out
-        a, b = rows(Lakehouse.at(work / "cli")), rows(Lakehouse.at(work / "dag"))
+        a, b = (lake.contents(spark, "gold", Lakehouse.at(work / x)) for x in ("cli", "dag"))
         differ = sorted(name for name in a.keys() | b.keys() if a.get(name) != b.get(name))
         if differ:
             print(f"  gold tables that differ: {', '.join(differ)}")

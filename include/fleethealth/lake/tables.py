@@ -120,6 +120,17 @@ def read(spark, qualified: str, lakehouse: Lakehouse, hour: datetime | Sequence[
     return df
 
 
+def contents(spark, layer: str, lakehouse: Lakehouse, skip: Sequence[str] = ("gold.quality_results",)) -> dict:
+    """Every published table of `layer` but `skip` (quality_results' rows carry the time they ran) as
+    sorted rows of text, columns by name: what two lakehouses are compared by."""
+    out = {}
+    for name in layer_tables(layer):
+        if name not in skip and exists(spark, name, lakehouse):
+            df = read(spark, name, lakehouse)
+            out[name] = sorted(tuple(map(str, r)) for r in df.select(*sorted(df.columns)).collect())
+    return out
+
+
 def read_or_empty(spark, qualified: str, schema, lakehouse: Lakehouse,
                   hour: datetime | Sequence[datetime] | None = None):
     if exists(spark, qualified, lakehouse):
