@@ -47,9 +47,10 @@ def with_process(df: DataFrame, hosts: DataFrame | None, id_col: str = "broker_i
     broker = F.format_string("broker-%d", F.col(id_col))
     if hosts is None:
         return df.withColumn("process", broker)
-    names = roles(hosts).select("cluster", F.col("broker_id").alias("_id"), F.col("process").alias("_process"))
-    return (df.join(F.broadcast(names), (df["cluster"] == names["cluster"]) & (df[id_col] == names["_id"]), "left")
-            .drop(names["cluster"]).drop("_id")
+    names = roles(hosts).select(F.col("cluster").alias("_cluster"), F.col("broker_id").alias("_id"),
+                                F.col("process").alias("_process"))
+    on = (F.col("cluster") == F.col("_cluster")) & (F.col(id_col) == F.col("_id"))
+    return (df.join(F.broadcast(names), on, "left").drop("_cluster", "_id")
             .withColumn("process", F.coalesce(F.col("_process"), broker)).drop("_process"))
 
 
