@@ -182,7 +182,14 @@ def test_planned_readers_are_not_built_yet_and_each_is_named():
     assert set(mbeans.PLANNED_READERS) & set(DETECTORS) == set()
     named = {r for b in mbeans.ALL for r in b.read_by}
     assert set(mbeans.PLANNED_READERS) <= named
-    assert {b.id for b in mbeans.ALL if set(b.read_by) & set(mbeans.PLANNED_READERS)} == set(KRAFT)
+
+
+def test_the_kraft_beans_are_read_by_the_kraft_detectors():
+    """Issue 46's KRaft kinds are built: every KRaft bean is read by one of them (the test above checks
+    that its code reads it)."""
+    kinds = {"broker_fenced", "controller_quorum_unstable", "metadata_lag"}
+    assert kinds <= set(DETECTORS) and not mbeans.PLANNED_READERS
+    assert {b.id for b in mbeans.ALL if set(b.read_by) & kinds} == set(KRAFT)
 
 
 # the ZooKeeper-mode broker's beans, in the order the pull has always asked them

@@ -101,3 +101,34 @@ def test_offline_partitions_without_a_callback_name_the_controller(spark):
 
 def test_preferred_replica_elections_alone_are_no_storm(spark):
     assert detect(spark, back(T0) + back(T0 + timedelta(minutes=5)), min_partitions=2) == []
+
+
+def fencing(t0=T0, parts=PARTS, lost=2, new=3):
+    """KRaft: the active controller fences `lost`; the new leaders' state-change lines (3.x/4.x)."""
+    out = [ev(t0, "broker_fenced", broker_id=3000, controller=3000, broker=lost),
+           ev(t0 + timedelta(milliseconds=1), "partitions_changed", broker_id=3000, controller=3000)]
+    out += [ev(t0 + timedelta(milliseconds=30 + i), "leader_epoch_start", broker_id=new, topic=tn, partition=p,
+               broker=new, leader=new, role="leader") for i, (tn, p) in enumerate(parts)]
+    return out
+
+
+def test_kraft_a_fencing_starts_the_storm_of_the_fenced_broker(spark):
+    [f] = detect(spark, fencing() + back(T0 + timedelta(minutes=1), lost=2), min_partitions=7)
+    assert (f.entity, f.first_seen, f.last_seen) == ("broker-2", T0, T0 + timedelta(milliseconds=36))
+    assert f.evidence == (
+        "controller 3000: 'Fencing broker' (session timed out) for 2 at 06:35:00.017Z; "
+        "7 partitions changed leader within 300000 ms (>= min_partitions 7) away from broker 2, 3 of them "
+        "__consumer_offsets (coordinator moves: their groups rebalance); "
+        "signals: starts at Leader Epoch (0 Online->Offline, 7 'starts at Leader Epoch')")
+    assert detect(spark, fencing(), min_partitions=8) == []
+
+
+def test_kraft_a_window_without_a_lost_broker_is_named_after_its_controllers_role(spark):
+    from detector_frames import kraft_hosts
+
+    kafka = [ev(T0 + timedelta(milliseconds=i), "partition_state_change", broker_id=3000, controller=3000, topic=tn,
+                partition=p, from_state="OnlinePartition", to_state="OfflinePartition")
+             for i, (tn, p) in enumerate(PARTS)]
+    facts = Facts(HOUR, kraft_hosts(spark), spark.createDataFrame(kafka, KAFKA), None, None, None, None, None, None)
+    limits = {**thresholds.load(), "leader_election_storm.min_partitions": 7}
+    assert [f.entity for f in leader_election_storm.detect(facts, limits).collect()] == ["controller-3000"]

@@ -12,11 +12,14 @@ from fleethealth.gold.known_bugs import KnownBugError, bugs_affecting, compare_v
 POST_MORTEM_1 = {"KAFKA-3994", "KAFKA-4399", "KAFKA-4477", "KAFKA-4478", "KAFKA-4562"}
 CLEANER = {"KAFKA-2235", "KAFKA-3894", "KAFKA-4497", "KAFKA-5413", "KAFKA-6834", "KAFKA-6854", "KAFKA-7215",
            "KAFKA-8335", "KAFKA-16574"}
+# kraft-reference.md section 5 (KAFKA-16574 is among the cleaner's; KAFKA-17608 affected no release)
+KRAFT = {"KAFKA-13959", "KAFKA-14392", "KAFKA-14296", "KAFKA-14300", "KAFKA-14644", "KAFKA-14894", "KAFKA-15019",
+         "KAFKA-15489", "KAFKA-14616", "KAFKA-17076", "KAFKA-19522", "KAFKA-19895"}
 
 
 def test_catalogue_loads_with_every_brief_bug_and_a_source():
     bugs = known_bugs.load()
-    assert {b.id for b in bugs} == POST_MORTEM_1 | {"KAFKA-5970"} | CLEANER
+    assert {b.id for b in bugs} == POST_MORTEM_1 | {"KAFKA-5970"} | CLEANER | KRAFT
     for b in bugs:
         assert b.source.startswith(("https://github.com/apache/kafka/pull/", "https://issues.apache.org/jira/browse/"))
         assert b.affected and b.title and b.component
@@ -41,7 +44,7 @@ def test_version_key_rejects_non_versions():
 
 
 def test_bugs_affecting_the_post_mortem_versions():
-    ids = lambda v: {b.id for b in bugs_affecting(v)}  # noqa: E731
+    ids = lambda v: {b.id for b in bugs_affecting(v, processes=("zk_broker",))}  # noqa: E731
     # post-mortem 1: 0.10.1.0 has the coordinator deadlocks; 0.10.1.1 fixes them but brings KAFKA-5970
     assert POST_MORTEM_1 <= ids("0.10.1.0") and "KAFKA-5970" not in ids("0.10.1.0")
     assert not POST_MORTEM_1 & ids("0.10.1.1") and "KAFKA-5970" in ids("0.10.1.1")
@@ -66,6 +69,20 @@ def test_signature_matching_of_the_post_mortem_1_deadlock():
     assert ids("2.8.2", log_line="[kafka-log-cleaner-thread-0]: Error due to") == []
 
 
+def test_kraft_bugs_affect_the_processes_that_run_their_code():
+    ids = lambda v, *processes: {b.id for b in bugs_affecting(v, processes=processes)}  # noqa: E731
+    # a ZooKeeper-mode broker of a KRaft-era version has none of them
+    assert ids("3.6.0", "zk_broker") == {"KAFKA-16574"}
+    assert ids("3.6.0", "kraft_broker") == {"KAFKA-16574", "KAFKA-14616", "KAFKA-17076", "KAFKA-19895"}
+    assert ids("3.6.0", "controller") == {"KAFKA-15489"}
+    assert ids("3.3.1", "controller") == {"KAFKA-14296", "KAFKA-14300", "KAFKA-14644", "KAFKA-15019", "KAFKA-15489"}
+    assert ids("3.3.2", "controller") == {"KAFKA-14644", "KAFKA-15019", "KAFKA-15489"}   # 14296, 14300 fixed
+    assert ids("3.9.0", "controller") == set() and ids("3.9.0", "kraft_broker") == {"KAFKA-17076", "KAFKA-19895"}
+    assert ids("4.0.0", "kraft_broker", "controller") == {"KAFKA-19522", "KAFKA-19895"}
+    assert ids("4.1.0", "kraft_broker", "controller") == {"KAFKA-19895"}   # open
+    assert all(b.processes and set(b.processes) <= set(known_bugs.PROCESSES) for b in known_bugs.load())
+
+
 GOOD = """
 bugs:
   - id: KAFKA-1
@@ -87,6 +104,8 @@ bugs:
     (('fixed_in: ["1.1.0"]', 'fixed_in: ["1.0.5"]'), r"bad\.yaml: KAFKA-1: fixed_in 1\.0\.5 lies inside an affected range"),
     (("id: KAFKA-1", "id: kafka-1"), r"bad\.yaml: kafka-1: `id` must look like KAFKA-1234"),
     (("    title: t\n", "    title: t\n    fix: x\n"), r"bad\.yaml: KAFKA-1: unknown key\(s\) fix"),
+    (("    title: t\n", "    title: t\n    processes: [zookeeper]\n"),
+     r"bad\.yaml: KAFKA-1: `processes` must be a non-empty list of zk_broker, kraft_broker, controller"),
 ])
 def test_a_bad_entry_names_file_entry_and_key(tmp_path, edit, message):
     path = tmp_path / "bad.yaml"
@@ -147,3 +166,29 @@ def test_known_bug_exposure_at_both_sides_of_the_fix(spark):
     assert f217.first_seen == HOUR.replace(tzinfo=None) and f217.hour == HOUR.replace(tzinfo=None)
     assert (f217.last_seen - f217.first_seen).total_seconds() == 3599
     assert found["broker-218"].known_bug == "KAFKA-5413,KAFKA-5970,KAFKA-6834,KAFKA-7215"
+
+
+@pytest.mark.spark
+def test_known_bug_exposure_of_kraft_controllers_and_brokers(spark):
+    from fleethealth.fleet.inventory import parse_inventory
+    from fleethealth.gold import thresholds
+    from fleethealth.gold.detectors import known_bug_exposure
+    from fleethealth.gold.facts.core import Facts
+    from fleethealth.silver.tables import hosts_frame
+
+    inventory = parse_inventory({"clusters": [
+        {"name": "kr", "root": "/r", "hosts": [
+            {"host": "kr-ctl-1", "role": "controller", "node_id": 3000, "kafka_version": "3.3.1"},
+            {"host": "kr-kafka-1", "role": "kafka", "broker_id": 1, "kafka_version": "3.6.0"},
+            {"host": "kr-kafka-2", "role": "kafka", "broker_id": 2, "kafka_version": "3.6.0", "controller": True}]},
+        {"name": "zk", "root": "/r", "hosts": [
+            {"host": "zk-kafka-1", "role": "kafka", "broker_id": 1, "kafka_version": "3.6.0"},
+            {"host": "zk-zk-1", "role": "zookeeper", "zk_myid": 1}]}]})
+    facts = Facts(HOUR, hosts_frame(spark, inventory), None, None, None, None, None, None, None)
+    found = {(r.cluster, r.entity): r.known_bug for r in known_bug_exposure.detect(facts, thresholds.load()).collect()}
+    assert found == {
+        ("kr", "controller-3000"): "KAFKA-14296,KAFKA-14300,KAFKA-14644,KAFKA-15019,KAFKA-15489",
+        ("kr", "broker-1"): "KAFKA-14616,KAFKA-16574,KAFKA-17076,KAFKA-19895",
+        # a combined node: its broker's bugs and its controller's
+        ("kr", "broker-2"): "KAFKA-14616,KAFKA-15489,KAFKA-16574,KAFKA-17076,KAFKA-19895",
+        ("zk", "broker-1"): "KAFKA-16574"}

@@ -21,9 +21,9 @@ UNITS = ("bytes", "count", "ms", "ratio", "offset", "id", "text")
 TEXT = "text"   # a string attribute: no jmx_exporter series
 # the processes a bean is registered by (fleethealth.fleet.inventory.Host.processes)
 PROCESSES = ("zookeeper", "zk_broker", "kraft_broker", "controller")
-# the KRaft detector kinds not built yet (issue 46, step 4) that read_by may name for the beans collected
-# for them; once one is built, it leaves this list and must read what names it
-PLANNED_READERS = ("broker_fenced", "controller_quorum_unstable", "metadata_lag")
+# detector kinds not built yet that read_by may name for the beans collected for them; once one is
+# built, it leaves this list and must read what names it (issue 46's KRaft kinds are built: none left)
+PLANNED_READERS: tuple[str, ...] = ()
 _VERSION = re.compile(r"\d+(\.\d+)+")
 _SERIES = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 

@@ -19,6 +19,10 @@ _ID = re.compile(r"^KAFKA-\d+$")
 _VERSION = re.compile(r"^(\d+(?:\.\d+){1,3})(?:[-+.]?[A-Za-z][\w.+-]*)?$")
 _SIGNATURE_KEYS = ("threads", "lock_classes", "log_lines")
 _REQUIRED = ("id", "title", "component", "affected", "fixed_in", "signature", "source")
+# the Kafka processes a bug can be in (fleet.mbeans.PROCESSES but ZooKeeper's); without `processes` an
+# entry is a broker's, in either mode
+PROCESSES = ("zk_broker", "kraft_broker", "controller")
+BROKERS = ("zk_broker", "kraft_broker")
 
 
 class KnownBugError(ValueError):
@@ -70,9 +74,12 @@ class KnownBug:
     log_lines: tuple[str, ...]
     source: str
     unverified: str = ""
+    processes: tuple[str, ...] = BROKERS
 
-    def affects(self, version: str) -> bool:
-        return any(r.contains(version) for r in self.affected)
+    def affects(self, version: str, processes: tuple[str, ...] | None = None) -> bool:
+        """Whether `version` is in an affected range (and, given the host's processes, one runs the code)."""
+        return (any(r.contains(version) for r in self.affected)
+                and (processes is None or bool(set(processes) & set(self.processes))))
 
 
 def _check_version(value, where: str) -> str:
@@ -93,7 +100,7 @@ def _parse_entry(raw, i: int, path: str) -> KnownBug:
     for key in _REQUIRED:
         if key not in raw or raw[key] in (None, ""):
             raise KnownBugError(f"{where}: missing required key `{key}`")
-    unknown = set(raw) - set(_REQUIRED) - {"unverified"}
+    unknown = set(raw) - set(_REQUIRED) - {"unverified", "processes"}
     if unknown:
         raise KnownBugError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     if not isinstance(bid, str) or not _ID.match(bid):
@@ -132,9 +139,13 @@ def _parse_entry(raw, i: int, path: str) -> KnownBug:
             except (re.error, TypeError) as exc:
                 raise KnownBugError(f"{where}: signature.{key}[{k}]: bad regex {p!r}: {exc}") from None
         patterns[key] = tuple(values)
+    processes = raw.get("processes", list(BROKERS))
+    if (not isinstance(processes, list) or not processes
+            or not all(isinstance(x, str) and x in PROCESSES for x in processes)):
+        raise KnownBugError(f"{where}: `processes` must be a non-empty list of {', '.join(PROCESSES)}")
     return KnownBug(bid, str(raw["title"]), str(raw["component"]), tuple(ranges), fixed,
                     patterns["threads"], patterns["lock_classes"], patterns["log_lines"],
-                    str(raw["source"]), str(raw.get("unverified") or ""))
+                    str(raw["source"]), str(raw.get("unverified") or ""), tuple(processes))
 
 
 def parse(text: str, path: str = CATALOGUE) -> tuple[KnownBug, ...]:
@@ -169,9 +180,11 @@ def _packaged() -> tuple[KnownBug, ...]:
     return parse(resources.files("fleethealth.gold").joinpath(CATALOGUE).read_text(encoding="utf-8"), CATALOGUE)
 
 
-def bugs_affecting(version: str, catalogue: tuple[KnownBug, ...] | None = None) -> list[KnownBug]:
-    """The catalogued bugs whose affected ranges hold `version`, in catalogue order."""
-    return [b for b in (catalogue if catalogue is not None else load()) if b.affects(version)]
+def bugs_affecting(version: str, catalogue: tuple[KnownBug, ...] | None = None,
+                   processes: tuple[str, ...] | None = None) -> list[KnownBug]:
+    """The catalogued bugs whose affected ranges hold `version`, in catalogue order; given a host's
+    `processes` (fleet.inventory.Host.processes), only those of code it runs."""
+    return [b for b in (catalogue if catalogue is not None else load()) if b.affects(version, processes)]
 
 
 def bugs_matching(version: str | None, *, threads=(), lock_classes=(), log_line: str | None = None,
@@ -212,17 +225,18 @@ def version_key_col(version):
 
 
 def ranges_frame(spark, catalogue: tuple[KnownBug, ...] | None = None):
-    """One row per (bug, affected range): bug_id, component, from_key, to_key (null = open), summary."""
+    """One row per (bug, affected range): bug_id, component, from_key, to_key (null = open), summary,
+    processes (the Kafka processes that run the code)."""
     rows = []
     for b in (catalogue if catalogue is not None else load()):
         summary = f"{b.id} ({b.component}: {b.title}; fixed in {', '.join(b.fixed_in) or 'no release'})"
         for r in b.affected:
             rows.append((b.id, b.component, list(version_key(r.start)) if r.start else None,
-                         list(version_key(r.end)) if r.end else None, str(r), summary))
+                         list(version_key(r.end)) if r.end else None, str(r), summary, list(b.processes)))
     from fleethealth.runtime.frames import local_frame
 
     return local_frame(spark, rows, "bug_id string, component string, from_key array<int>, "
-                                       "to_key array<int>, affected string, summary string")
+                                       "to_key array<int>, affected string, summary string, processes array<string>")
 
 
 def signatures_frame(spark, catalogue: tuple[KnownBug, ...] | None = None):
@@ -234,19 +248,35 @@ def signatures_frame(spark, catalogue: tuple[KnownBug, ...] | None = None):
     return local_frame(spark, rows, "bug_id string, threads array<string>, lock_classes array<string>")
 
 
-def exposures(hosts, ranges):
-    """Spark: (cluster, host, broker_id, kafka_version, hour, bug_id, affected, summary) for every affected
-    broker-hour (`hosts`: one row per host and hour)."""
+def host_processes(hosts):
+    """Spark Column: a Kafka host's processes as known_bugs.yaml names them (fleet.inventory.Host.processes)
+    from its role and, in a hosts frame with them (silver.tables.HOSTS_KRAFT_FIELDS), its cluster's mode
+    and controller flag; a frame without them is ZooKeeper mode's."""
     from pyspark.sql import functions as F
 
-    brokers = (hosts.where((F.col("role") == "kafka") & F.col("kafka_version").isNotNull())
-               .select("cluster", "host", "broker_id", "kafka_version", "hour",
-                       version_key_col(F.col("kafka_version")).alias("vkey")))
+    kraft = (F.col("mode") == "kraft") if "mode" in hosts.columns else F.lit(False)
+    combined = F.col("controller") if "controller" in hosts.columns else F.lit(False)
+    return (F.when(F.col("role") == "controller", F.array(F.lit("controller")))
+            .when(kraft & combined, F.array(F.lit("kraft_broker"), F.lit("controller")))
+            .when(kraft, F.array(F.lit("kraft_broker"))).otherwise(F.array(F.lit("zk_broker"))))
+
+
+def exposures(hosts, ranges):
+    """Spark: (cluster, host, role, broker_id, kafka_version, hour, bug_id, component, affected, summary) for
+    every affected Kafka host-hour (`hosts`: one row per host and hour): its version in a bug's range, and
+    one of its processes (a ZooKeeper-mode broker, a KRaft broker, a controller) running the bug's code."""
+    from pyspark.sql import functions as F
+
+    brokers = (hosts.where(F.col("role").isin("kafka", "controller") & F.col("kafka_version").isNotNull())
+               .select("cluster", "host", "role", "broker_id", "kafka_version", "hour",
+                       version_key_col(F.col("kafka_version")).alias("vkey"),
+                       host_processes(hosts).alias("host_processes")))
     inside = ((F.col("from_key").isNull() | (F.col("from_key") <= F.col("vkey")))
-              & (F.col("to_key").isNull() | (F.col("vkey") < F.col("to_key"))))
+              & (F.col("to_key").isNull() | (F.col("vkey") < F.col("to_key")))
+              & F.arrays_overlap("host_processes", "processes"))
     return (brokers.join(F.broadcast(ranges), inside, "inner")
-            .select("cluster", "host", "broker_id", "kafka_version", "hour", "bug_id", "component", "affected",
-                    "summary"))
+            .select("cluster", "host", "role", "broker_id", "kafka_version", "hour", "bug_id", "component",
+                    "affected", "summary"))
 
 
 def deadlock_matches_col(threads, lock_classes, bug_threads, bug_lock_classes):

@@ -29,6 +29,10 @@ HOSTS_SCHEMA = T.StructType([
     T.StructField("offsets_topic_partitions", T.IntegerType(), False),
     T.StructField("expect", T.ArrayType(T.StringType()), False),
 ])
+# what hosts_frame adds to HOSTS_SCHEMA (a frame of HOSTS_SCHEMA alone, a unit test's, reads as a
+# ZooKeeper-mode cluster: gold.facts.kraft.roles): the cluster's mode and whether the host runs a KRaft
+# controller (role controller, or a combined broker)
+HOSTS_KRAFT_FIELDS = [T.StructField("mode", T.StringType(), False), T.StructField("controller", T.BooleanType(), False)]
 
 QUARANTINE_COLUMNS = ["cluster", "host", "source", "file", "line_number", "line_count", "record", "reason", "hour"]
 
@@ -36,9 +40,9 @@ QUARANTINE_COLUMNS = ["cluster", "host", "source", "file", "line_number", "line_
 def hosts_frame(spark: SparkSession, inventory: Inventory) -> DataFrame:
     """The inventory as a small DataFrame (one row per host)."""
     rows = [(h.cluster, h.host, h.role, h.broker_id, h.zk_myid, h.kafka_version, c.timezone,
-             c.offsets_topic_partitions, list(h.expect))
+             c.offsets_topic_partitions, list(h.expect), c.mode, h.controller)
             for c in inventory.clusters for h in c.hosts]
-    return local_frame(spark, rows, HOSTS_SCHEMA)
+    return local_frame(spark, rows, T.StructType(HOSTS_SCHEMA.fields + HOSTS_KRAFT_FIELDS))
 
 
 def _quarantine(df: DataFrame) -> DataFrame:

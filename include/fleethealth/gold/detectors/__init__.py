@@ -1,7 +1,9 @@
 """Detectors: one module per incident kind, each `detect(facts, thresholds) -> findings`.
 
 A finding row: cluster, kind, severity, entity, first_seen, last_seen (UTC), evidence, known_bug,
-hour. Entities: `broker-<id>`, `zk-<myid>`, `<topic>-<partition>@broker-<id>`, `<host>:<source>`.
+hour. Entities: `broker-<id>`, `controller-<node id>` (a KRaft controller: gold.facts.kraft.with_process
+names a node id's process), `quorum` (a KRaft cluster's controller quorum), `zk-<myid>`,
+`<topic>-<partition>@broker-<id>`, `<host>:<source>`.
 A module with `LOOKBACK = True` detects episodes that may straddle an hour end: it reads each hour
 with the end of the hour before it (`incidents.lookback_minutes`).
 

@@ -19,6 +19,7 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import finding
+from fleethealth.gold.facts.kraft import zookeeper_mode_only
 
 KIND = "broker_flapping"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
@@ -92,7 +93,9 @@ def detect(facts, thresholds):
         "%d re-registrations of /brokers/ids/%d; signals: %s",
         F.col("losses"), F.col("broker_id"), span_min, F.col("loss_times"), F.lit(n),
         F.lit(window_ms // 60_000), F.coalesce("registrations", F.lit(0)), F.col("broker_id"), F.col("signals"))
-    return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.concat(F.lit("broker-"), F.col("broker_id")),
-                   first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
-                   evidence=evidence, hour=F.col("hour"))
+    found = finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
+                    entity=F.concat(F.lit("broker-"), F.col("broker_id")),
+                    first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
+                    evidence=evidence, hour=F.col("hour"))
+    # ZooKeeper only: a KRaft cluster has no ZooKeeper sessions or servers
+    return zookeeper_mode_only(found, facts.hosts)

@@ -2,6 +2,8 @@
 
 Triggers (silver.kafka_events of the controller):
 - `broker_failure_callback` "Broker failure callback for N" — the storm's broker is N;
+- KRaft: `broker_fenced`, the active controller's "Fencing broker N because its session has timed out"
+  (kraft-reference.md 1.1) — the storm's broker is N (broker_fenced is its own incident);
 - without one in the preceding window, a partition going OnlinePartition -> OfflinePartition
   (`partition_state_change`) — the storm's broker is then the controller that logged it.
 Leader changes counted in [trigger, trigger + `leader_election_storm.window_ms`), distinct partitions,
@@ -10,10 +12,13 @@ back to it is recovery, not the storm; pm5's periodic ones move a partition or t
 - `partition_state_change` Online -> Offline, Offline -> Online (state-change.log; from 2.6 these are
   TRACE-only and usually absent, so the next signals matter),
 - `leader_epoch_start` role leader ("t-p starts at Leader Epoch N", on the new leader),
-- `leader_elected` (0.10 leader selectors) and `leader_and_isr_sent` become-leader (controller).
+- `leader_elected` (0.10 leader selectors) and `leader_and_isr_sent` become-leader (controller);
+- KRaft: the new leaders' "Leader t-p with topic id X starts at leader epoch N" (state-change.log) and the
+  controller's `unclean_partition_change` (clean elections are DEBUG on a KRaft controller).
 A storm when the distinct partitions reach `leader_election_storm.min_partitions`; evidence counts the
 `__consumer_offsets` partitions among them (coordinator moves: their consumer groups rebalance).
-One finding per (cluster, broker, hour); first_seen is the first trigger of a storm window. A window
+One finding per (cluster, broker, hour); first_seen is the first trigger of a storm window. Without a lost
+broker the entity is the controller that logged the trigger (`controller-N` for a KRaft controller). A window
 crossing the hour end counts the changes on both sides (the hour reads the end of the one before). The windows, storms or not, are the
 fact table gold.leader_elections (fleethealth.gold.facts.leader_elections); `detect` keeps its storm rows.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import finding
+from fleethealth.gold.facts.kraft import with_process
 
 KIND = "leader_election_storm"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
@@ -44,6 +50,7 @@ def detect(facts, thresholds):
                  # the biggest window; of equal ones the first
                  F.struct("partitions", (-F.unix_micros("trigger_ts")).alias("earlier"))).alias("w"),
         F.count(F.lit(1)).alias("windows"))
+    per_broker = with_process(per_broker, facts.hosts, "storm_broker")
     w = F.col("w")
     evidence = F.concat_ws("; ",
         F.format_string("controller %d: %s%s at %s", w["controller"], w["trigger"],
@@ -57,6 +64,6 @@ def detect(facts, thresholds):
         F.format_string("signals: %s (%d Online->Offline, %d 'starts at Leader Epoch')",
                         F.array_join(w["signals"], ", "), w["offline"], w["epochs"]))
     return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.format_string("broker-%d", F.col("storm_broker")),
+                   entity=F.col("process"),
                    first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
                    evidence=evidence, hour=F.col("hour"))

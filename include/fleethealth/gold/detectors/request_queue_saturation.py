@@ -18,6 +18,7 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import finding
+from fleethealth.gold.facts.kraft import with_process
 
 KIND = "request_queue_saturation"
 REPORT = {"chart": "chart-requests", "table": "request_saturation",
@@ -48,7 +49,8 @@ def detect(facts, thresholds):
                                F.lit(min_network))),
         F.format_string("%d of %d samples saturated, %s - %s", F.col("saturated_samples"), F.col("samples"),
                         F.date_format("first_saturated_ts", TS_FMT), F.date_format("last_saturated_ts", TS_FMT)))
-    return finding(per, KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.concat(F.lit("broker-"), F.col("broker_id")),
+    # a KRaft controller's node id is no broker's: name its process
+    return finding(with_process(per, facts.hosts), KIND, thresholds[f"{KIND}.severity"],
+                   entity=F.col("process"),
                    first_seen=F.col("first_saturated_ts"), last_seen=F.col("last_saturated_ts"),
                    evidence=evidence, hour=F.col("hour"))

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import finding
+from fleethealth.gold.facts.kraft import zookeeper_mode_only
 
 KIND = "zk_follower_disconnect"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
@@ -86,6 +87,8 @@ def detect(facts, thresholds):
         .otherwise(F.format_string("no re-election logged within link_window_ms %d", F.lit(link_ms))))
     first_seen = F.least("leader_ts", "follower_ts")
     last_seen = F.greatest("follower_last_ts", el["election_ts"])
-    return finding(df, KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.format_string("zk-%d", F.col("myid")),
-                   first_seen=first_seen, last_seen=last_seen, evidence=evidence, hour=F.col("hour"))
+    found = finding(df, KIND, thresholds[f"{KIND}.severity"],
+                    entity=F.format_string("zk-%d", F.col("myid")),
+                    first_seen=first_seen, last_seen=last_seen, evidence=evidence, hour=F.col("hour"))
+    # ZooKeeper only: a KRaft cluster has no ZooKeeper sessions or servers
+    return zookeeper_mode_only(found, facts.hosts)

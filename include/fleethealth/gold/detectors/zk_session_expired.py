@@ -24,6 +24,7 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import finding
+from fleethealth.gold.facts.kraft import zookeeper_mode_only
 
 KIND = "zk_session_expired"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
@@ -58,7 +59,9 @@ def detect(facts, thresholds):
         F.when(F.col("jmx_expiries") > 0, F.format_string(
             "JMX SessionExpireListener ZooKeeperExpiresPerSec Count +%d (first seen at %s)",
             F.col("jmx_expiries"), F.date_format("jmx_seen_ts", HMS))))
-    return finding(df, KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.format_string("broker-%d", F.col("broker_id")),
-                   first_seen=first_seen, last_seen=F.coalesce(last_seen, first_seen),
-                   evidence=evidence, hour=F.col("hour"))
+    found = finding(df, KIND, thresholds[f"{KIND}.severity"],
+                    entity=F.format_string("broker-%d", F.col("broker_id")),
+                    first_seen=first_seen, last_seen=F.coalesce(last_seen, first_seen),
+                    evidence=evidence, hour=F.col("hour"))
+    # ZooKeeper only: a KRaft cluster has no ZooKeeper sessions or servers
+    return zookeeper_mode_only(found, facts.hosts)

@@ -18,10 +18,11 @@ CLEANER_THREAD = "kafka-log-cleaner-thread-%"
 
 # silver.kafka_events as gold reads it (gold.job.window): records of the event types no fact or
 # detector reads are left out (`other` and the segment rolls and deletions are nearly all of a healthy
-# broker's lines), and so are their lineage and, but for the KafkaConfig blocks'
-# (request_saturation.queued_max_requests), the record text
+# broker's lines; every KRaft event type is read), and so are their lineage and, but for the KafkaConfig
+# blocks' (request_saturation.queued_max_requests) and the KRaft fault lines' (metadata_lag quotes what
+# failed), the record text
 KAFKA_UNREAD_EVENTS = ("other", "segment_rolled", "segment_deleted")
-KAFKA_TEXT_EVENTS = ("kafka_config",)
+KAFKA_TEXT_EVENTS = ("kafka_config", "server_fault")
 KAFKA_UNREAD_COLUMNS = ("thread", "file", "source", "line_number", "line_count")
 
 

@@ -1,4 +1,5 @@
-"""gold.leader_elections: one row per leader-change window (a lost broker's failure callback, or a partition going offline) and the partitions whose leader moved in it.
+"""gold.leader_elections: one row per leader-change window (a lost broker's failure callback or, KRaft, its
+fencing, or a partition going offline) and the partitions whose leader moved in it.
 
 Signals and limits: fleethealth.gold.detectors.leader_election_storm, the detector that reads it.
 """
@@ -21,23 +22,32 @@ def leader_changes(kafka_events):
     epoch = (F.col("event_type") == "leader_epoch_start") & (F.col("role") == "leader")
     elected = F.col("event_type") == "leader_elected"
     sent = (F.col("event_type") == "leader_and_isr_sent") & (F.col("transition") == "become-leader")
+    # KRaft: the controller logs clean elections at DEBUG only; an unclean one at INFO
+    unclean = F.col("event_type") == "unclean_partition_change"
     signal = (F.when(went_offline, F.lit("Online->Offline")).when(came_online, F.lit("Offline->Online"))
               .when(epoch, F.lit("starts at Leader Epoch")).when(elected, F.lit("leader selected"))
-              .when(sent, F.lit("become-leader sent")))
+              .when(sent, F.lit("become-leader sent")).when(unclean, F.lit("UNCLEAN partition change")))
     new_leader = (F.when(went_offline, F.lit(None).cast("int"))
                   .when(epoch, F.coalesce(F.col("leader"), F.col("broker"))).otherwise(F.col("leader")))
-    return (ev.where(went_offline | came_online | epoch | elected | sent)
+    return (ev.where(went_offline | came_online | epoch | elected | sent | unclean)
             .select("cluster", "hour", "ts", "topic", "partition", new_leader.alias("new_leader"),
                     signal.alias("signal")))
 
 
 def triggers(kafka_events, window_ms: int):
-    """(cluster, hour, trigger_ts, lost_broker or NULL, controller, trigger) that may start a storm."""
+    """(cluster, hour, trigger_ts, lost_broker or NULL, controller, trigger) that may start a storm: a
+    controller's failure callback or (KRaft) fencing of the lost broker, or a partition going offline."""
     ev = kafka_events
     callbacks = (ev.where(F.col("event_type") == "broker_failure_callback")
                  .select("cluster", "hour", F.col("ts").alias("trigger_ts"), F.explode("brokers").alias("lost_broker"),
                          F.coalesce("controller", "broker_id").alias("controller"),
                          F.lit("'Broker failure callback'").alias("trigger")))
+    # KRaft: the active controller fenced the broker ("Fencing broker N because its session has timed out")
+    fenced = (ev.where(F.col("event_type") == "broker_fenced")
+              .select("cluster", "hour", F.col("ts").alias("trigger_ts"), F.col("broker").alias("lost_broker"),
+                      F.coalesce("controller", "broker_id").alias("controller"),
+                      F.lit("'Fencing broker' (session timed out)").alias("trigger")))
+    callbacks = callbacks.unionByName(fenced)
     offline = (ev.where((F.col("event_type") == "partition_state_change") & (F.col("from_state") == ONLINE)
                        & (F.col("to_state") == OFFLINE))
                .select("cluster", "hour", F.col("ts").alias("trigger_ts"), F.lit(None).cast("int").alias("lost_broker"),
