@@ -282,7 +282,7 @@ KRAFT_CATALOGUE: dict[str, Scenario] = {
                  _with_kraft_exposure(kr.fencing_expected)),
         Scenario("kraft-quorum-unstable", "KRaft: five Raft leader elections among the controllers in eleven "
                                           "minutes, voter 3002 cannot reach its peers",
-                 _kraft("kraft-quorum-unstable", "Asia/Kolkata", least=1), kr.quorum_events,
+                 _kraft("kraft-quorum-unstable", "Asia/Dubai", least=1), kr.quorum_events,
                  _with_kraft_exposure(kr.quorum_expected)),
         Scenario("kraft-metadata-lag", "KRaft: broker 3's metadata stops applying (loading and publishing faults), "
                                        "its applied offset falls behind the committed one",
