@@ -15,6 +15,11 @@ reads gives those alone (N = 0: the cheap choice for tests that do not need the 
 `layout="archive"` re-arranges the same records as found on hosts copied right after an incident (live
 and gzip'd Kafka logs, size-rolled ZooKeeper logs, one truncated `.gz`, fresh mtimes; see `archive.py`)
 and writes `<out>/archive-notes.json`.
+
+`SCENARIOS` (what "all" means) are the ZooKeeper-mode clusters; `KRAFT_SCENARIOS` ("kraft") the KRaft
+ones (kraft_scenarios.py: 3 dedicated controllers, brokers on 3.9 and 4.1, no ZooKeeper; their hosts
+write Kafka logs and JMX, the first broker the log-dir snapshots, no thread dumps). `MIXED_FLEET` is a
+fleet of one ZooKeeper-mode and one KRaft cluster, each with incidents.
 """
 from __future__ import annotations
 
@@ -23,26 +28,34 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from . import archive, jolokia, logdirs, threaddumps
+from . import archive, jolokia, kraft_jmx, logdirs, threaddumps
 from .clock import LocalClock, check_window, utc_hours
 from .fleet import Cluster, Host, coordinator_partition, java_string_hashcode, write_inventory
 from .kafka_logs import BrokerLogs
+from .kraft_logs import KraftLogs
 from .model import ClusterState
-from .scenarios import CATALOGUE
+from .scenarios import CATALOGUE, KRAFT_CATALOGUE
 from .zookeeper_logs import ZkLog
 
-SCENARIOS: tuple[str, ...] = tuple(CATALOGUE)
+SCENARIOS: tuple[str, ...] = tuple(n for n in CATALOGUE if n not in KRAFT_CATALOGUE)
+KRAFT_SCENARIOS: tuple[str, ...] = tuple(KRAFT_CATALOGUE)
+# one ZooKeeper-mode cluster and one KRaft cluster, each with incidents (for a mixed demo fleet)
+MIXED_FLEET: tuple[str, ...] = ("pm3-dead-cleaner", "kraft-broker-fenced")
 LAYOUTS: tuple[str, ...] = ("hourly", "archive")
+GROUPS = {"all": SCENARIOS, "kraft": KRAFT_SCENARIOS}
 
-__all__ = ["SCENARIOS", "LAYOUTS", "simulate", "coordinator_partition", "java_string_hashcode", "Cluster", "Host"]
+__all__ = ["SCENARIOS", "KRAFT_SCENARIOS", "MIXED_FLEET", "LAYOUTS", "simulate", "coordinator_partition",
+           "java_string_hashcode", "Cluster", "Host"]
 
 
 def _resolve(scenarios: list[str] | str) -> list[str]:
     if isinstance(scenarios, str):
-        scenarios = list(SCENARIOS) if scenarios == "all" else [s.strip() for s in scenarios.split(",") if s.strip()]
+        scenarios = [s.strip() for s in scenarios.split(",") if s.strip()]
+    scenarios = [n for s in scenarios for n in GROUPS.get(s, (s,))]
     unknown = [s for s in scenarios if s not in CATALOGUE]
     if unknown or not scenarios:
-        raise ValueError(f"unknown scenario(s) {', '.join(unknown) or '(none)'}; known: {', '.join(SCENARIOS)}, all")
+        raise ValueError(f"unknown scenario(s) {', '.join(unknown) or '(none)'}; known: {', '.join(CATALOGUE)}, "
+                         f"all, kraft")
     return list(dict.fromkeys(scenarios))
 
 
@@ -72,7 +85,7 @@ def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: dateti
         base = root / cluster.name
         if base.exists():
             shutil.rmtree(base)  # files are appended hour by hour: start from a clean cluster folder
-        _write_cluster(state, base, start_ms, end_ms, bytes_per_broker_hour, jmx_samples_per_broker_hour)
+        write_cluster(state, base, start_ms, end_ms, bytes_per_broker_hour, jmx_samples_per_broker_hour)
         clusters.append(cluster)
         expected.extend(sc.expected(state, anchor, end_ms))
     out.mkdir(parents=True, exist_ok=True)
@@ -84,10 +97,12 @@ def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: dateti
     return write_inventory(out / "inventory.yaml", clusters, root)
 
 
-def _write_cluster(state: ClusterState, base: Path, start_ms: int, end_ms: int, bytes_per_hour: int,
+def write_cluster(state: ClusterState, base: Path, start_ms: int, end_ms: int, bytes_per_hour: int,
                    jmx_samples_per_hour: int) -> None:
     c = state.c
     clock = LocalClock(c.tz)
+    if c.kraft:
+        return _write_kraft_cluster(state, clock, base, start_ms, end_ms, bytes_per_hour)
     for b in c.broker_ids:
         hd = base / c.broker_host(b).name
         logs = BrokerLogs(state, b, clock, hd / "kafka", bytes_per_hour)
@@ -102,3 +117,16 @@ def _write_cluster(state: ClusterState, base: Path, start_ms: int, end_ms: int, 
         zk = ZkLog(state, clock, base / host.name / "zookeeper", host.zk_myid)
         for i, h0 in enumerate(utc_hours(start_ms, end_ms), start=1):
             zk.write_hour(h0, i)
+
+
+def _write_kraft_cluster(state: ClusterState, clock: LocalClock, base: Path, start_ms: int, end_ms: int,
+                         bytes_per_hour: int) -> None:
+    c = state.c
+    for node in (*c.broker_ids, *c.controller_ids):
+        host = c.broker_host(node) if node in c.broker_ids else c.controller_host(node)
+        logs = KraftLogs(state, node, clock, base / host.name / "kafka", bytes_per_hour)
+        for h0 in utc_hours(start_ms, end_ms):
+            logs.write_hour(h0)
+            jolokia.write_hour(state, node, clock, base / host.name / "jmx", h0, bulk=kraft_jmx.bulk_response)
+            if node == c.broker_ids[0]:
+                logdirs.write_hour(state, clock, base / host.name / "logdirs", h0)

@@ -43,14 +43,18 @@ def version_tuple(version: str) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class Host:
     name: str
-    role: str  # "kafka" | "zookeeper"
+    role: str  # "kafka" | "zookeeper" | "controller" (a dedicated KRaft controller)
     broker_id: int | None = None
     zk_myid: int | None = None
     kafka_version: str | None = None
+    node_id: int | None = None
 
     def inventory_entry(self) -> dict:
         if self.role == "kafka":
             return {"host": self.name, "role": "kafka", "broker_id": self.broker_id,
+                    "kafka_version": self.kafka_version}
+        if self.role == "controller":
+            return {"host": self.name, "role": "controller", "node_id": self.node_id,
                     "kafka_version": self.kafka_version}
         return {"host": self.name, "role": "zookeeper", "zk_myid": self.zk_myid}
 
@@ -66,7 +70,11 @@ class Topic:
 
 @dataclass(frozen=True)
 class Cluster:
-    """One simulated cluster: brokers first_broker_id.., ZooKeeper servers 1..zk_servers, user topics, groups."""
+    """One simulated cluster: brokers first_broker_id.., ZooKeeper servers 1..zk_servers, user topics, groups.
+
+    A KRaft cluster (`controllers` > 0, `zk_servers` 0) has dedicated controllers first_controller_id..
+    instead of ZooKeeper; `controller_id` is then its active controller, `broker_versions` may give each
+    broker its own Kafka version (a rolling upgrade) and `controller_version` the controllers'."""
     name: str
     timezone: str
     kafka_version: str
@@ -80,9 +88,15 @@ class Cluster:
     zk_session_timeout_ms: int = 6000
     first_broker_id: int = 1
     zk_servers: int = 1
+    controllers: int = 0
+    first_controller_id: int = 3000
+    broker_versions: tuple[str, ...] = ()
+    controller_version: str | None = None
     hosts: tuple[Host, ...] = field(init=False)
 
     def __post_init__(self):
+        if self.controllers:
+            return self._kraft_hosts()
         if self.controller_id not in self.broker_ids:
             raise ValueError(f"cluster {self.name}: controller {self.controller_id} is not one of the brokers "
                              f"{self.broker_ids.start}..{self.broker_ids.stop - 1}")
@@ -90,6 +104,34 @@ class Cluster:
                  for b in self.broker_ids]
         hosts += [Host(f"{self.name}-zk-{i}", "zookeeper", zk_myid=i) for i in range(1, self.zk_servers + 1)]
         object.__setattr__(self, "hosts", tuple(hosts))
+
+    def _kraft_hosts(self):
+        if self.zk_servers or self.controller_id not in self.controller_ids:
+            raise ValueError(f"cluster {self.name}: a KRaft cluster has no ZooKeeper servers and its active "
+                             f"controller is one of {self.controller_ids.start}..{self.controller_ids.stop - 1}")
+        if self.broker_versions and len(self.broker_versions) != self.brokers:
+            raise ValueError(f"cluster {self.name}: {len(self.broker_versions)} broker versions for {self.brokers} brokers")
+        hosts = [Host(f"{self.name}-kafka-{b}", "kafka", broker_id=b, kafka_version=self.broker_version(b))
+                 for b in self.broker_ids]
+        hosts += [Host(f"{self.name}-controller-{n}", "controller", node_id=n,
+                       kafka_version=self.controller_version or self.kafka_version) for n in self.controller_ids]
+        object.__setattr__(self, "hosts", tuple(hosts))
+
+    @property
+    def kraft(self) -> bool:
+        return self.controllers > 0
+
+    @property
+    def controller_ids(self) -> range:
+        return range(self.first_controller_id, self.first_controller_id + self.controllers)
+
+    def broker_version(self, broker_id: int) -> str:
+        if self.broker_versions:
+            return self.broker_versions[broker_id - self.first_broker_id]
+        return self.kafka_version
+
+    def controller_host(self, node_id: int) -> Host:
+        return self.hosts[self.brokers + node_id - self.first_controller_id]
 
     # --- identity -----------------------------------------------------------------------------
     @property
@@ -118,7 +160,10 @@ class Cluster:
 
     @property
     def zk_hosts(self) -> tuple[Host, ...]:
-        return self.hosts[self.brokers:]
+        return tuple(h for h in self.hosts[self.brokers:] if h.role == "zookeeper")
+
+    def controller_ip(self, node_id: int) -> str:
+        return f"10.{20 + self._cluster_octet}.3.{10 + node_id - self.first_controller_id}"
 
     def zk_server_ip(self, myid: int) -> str:
         return f"10.{20 + self._cluster_octet}.2.{10 + myid}"

@@ -108,14 +108,17 @@ def bulk_response(state: ClusterState, broker: int, ms: int, with_error: bool,
 
 
 def write_hour(state: ClusterState, broker: int, clock: LocalClock, folder: Path, h0: int,
-               extra: BrokerJmx | None = None) -> int:
+               extra: BrokerJmx | None = None, bulk=None) -> int:
+    """`bulk`: (state, node, ms, with_error, extra) -> the responses of a scrape (default: a
+    ZooKeeper-mode broker's, bulk_response)."""
     folder.mkdir(parents=True, exist_ok=True)
+    bulk = bulk or bulk_response
     times = sample_times(state, broker, h0, h0 + HOUR_MS)
     err_at = state.rng("jmx-err", broker, h0).randrange(len(times)) if times else -1
     n = 0
     by_file: dict[str, list[str]] = {}
     for i, ms in enumerate(times):
-        line = json.dumps(bulk_response(state, broker, ms, i == err_at, extra), separators=(",", ":")) + "\n"
+        line = json.dumps(bulk(state, broker, ms, i == err_at, extra), separators=(",", ":")) + "\n"
         by_file.setdefault(clock.hour_label(ms), []).append(line)
     for label, lines in by_file.items():
         with open(folder / f"jolokia.jsonl.{label}", "a", encoding="utf-8") as fh:

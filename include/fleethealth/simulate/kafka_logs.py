@@ -27,6 +27,23 @@ LOG = "kafka.log.Log"
 PAD_MS = 15 * 60_000
 
 
+def append_hour(folder: Path, clock: LocalClock, name: str, h0: int, lst: list) -> int:
+    """Append (ms, text) records of the UTC hour h0 to `<name>.<local hour>`; a UTC hour may span two
+    local hours (:30 zones)."""
+    split = clock.hour_start(h0) + HOUR_MS
+    chunks = [(h0, [t for ms, t in lst if ms < split])]
+    if split < h0 + HOUR_MS:
+        chunks.append((split, [t for ms, t in lst if ms >= split]))
+    n = 0
+    for start, texts in chunks:
+        path = folder / f"{name}.{clock.hour_label(start)}"
+        data = "".join(texts)
+        with open(path, "a", encoding="utf-8", newline="\n") as fh:
+            fh.write(data)
+        n += len(data)
+    return n
+
+
 class BrokerLogs:
     """Generates one broker's four log files, one UTC hour at a time."""
 
@@ -89,19 +106,7 @@ class BrokerLogs:
         return total
 
     def _write(self, name: str, h0: int, lst: list) -> int:
-        """Append records to `<name>.<local hour>`; a UTC hour may span two local hours (:30 zones)."""
-        split = self.clock.hour_start(h0) + HOUR_MS
-        chunks = [(h0, [t for ms, t in lst if ms < split])]
-        if split < h0 + HOUR_MS:
-            chunks.append((split, [t for ms, t in lst if ms >= split]))
-        n = 0
-        for start, texts in chunks:
-            path = self.folder / f"{name}.{self.clock.hour_label(start)}"
-            data = "".join(texts)
-            with open(path, "a", encoding="utf-8", newline="\n") as fh:
-                fh.write(data)
-            n += len(data)
-        return n
+        return append_hour(self.folder, self.clock, name, h0, lst)
 
     # --- server.log: periodic ---------------------------------------------------------------------
     def _group_metadata(self, h0, h1, out):

@@ -9,14 +9,14 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..gold import known_bugs
+from . import kraft_model as km
+from . import kraft_scenarios as kr
 from . import postmortems as pm
-from .clock import HOUR_MS, iso_z
+from .clock import HOUR_MS
 from .fleet import OFFSETS_TOPIC, Cluster, Topic
 from .jolokia import sample_times
 from .model import GIB, ClusterState, Events, Restart
-
-BLOAT_THRESHOLD_BYTES = GIB          # default offsets_partition_bloat threshold (1 GiB)
-SLOW_LOAD_THRESHOLD_MS = 60_000      # default slow_group_load threshold
+from .truth import BLOAT_THRESHOLD_BYTES, SLOW_LOAD_THRESHOLD_MS, incident
 
 USER_TOPICS = (
     Topic("orders", 12, 3, 180.0),
@@ -41,10 +41,6 @@ class Scenario:
     cluster: Callable[[int], Cluster]                         # brokers -> Cluster
     events: Callable[[Cluster, int, int], Events]             # (cluster, start ms, end ms) -> Events
     expected: Callable[[ClusterState, int, int], list[dict]]  # (state, start ms, end ms) -> ground truth
-
-
-def incident(cluster: str, kind: str, entity: str, first_seen_ms: int, note: str) -> dict:
-    return {"cluster": cluster, "kind": kind, "entity": entity, "first_seen": iso_z(first_seen_ms), "note": note}
 
 
 # --- healthy ---------------------------------------------------------------------------------------
@@ -257,6 +253,49 @@ def _pm5_expected(st: ClusterState, start: int, end: int) -> list[dict]:
     return out
 
 
+# --- KRaft (issue 46): kraft_scenarios.py ---------------------------------------------------------------
+KRAFT_GROUPS = ("orders-app", "payments-processor", "clickstream-etl", "fraud-detector")
+
+
+def _kraft(name: str, timezone: str, least: int = 3, **kw):
+    def cluster(brokers: int) -> Cluster:
+        if brokers < least:
+            raise ValueError(f"scenario {name} needs at least {least} brokers, got {brokers}")
+        return kr.kraft_cluster(name, timezone, brokers, kw.get("groups", KRAFT_GROUPS), user_topics(brokers),
+                                pinned_group=kw.get("pinned_group"))
+    return cluster
+
+
+def _with_kraft_exposure(expected):
+    return lambda st, start, end: expected(st, start, end) + kr.exposure(st, start, end)
+
+
+KRAFT_CATALOGUE: dict[str, Scenario] = {
+    s.name: s for s in (
+        Scenario("kraft-healthy", "KRaft healthy cluster: 3 controllers (4.1.0), brokers on 3.9.1 and 4.1.0, a "
+                                  "steady quorum, snapshots, compacting cleaners",
+                 _kraft("kraft-healthy", "Europe/London", least=1), lambda c, s, e: Events(script=km.KraftScript()),
+                 _with_kraft_exposure(lambda st, s, e: [])),
+        Scenario("kraft-broker-fenced", "KRaft: broker 2 fenced by the active controller after missed heartbeats, "
+                                        "three times in 25 minutes; its leaders move away and back",
+                 _kraft("kraft-broker-fenced", "Australia/Sydney"), kr.fencing_events,
+                 _with_kraft_exposure(kr.fencing_expected)),
+        Scenario("kraft-quorum-unstable", "KRaft: five Raft leader elections among the controllers in eleven "
+                                          "minutes, voter 3002 cannot reach its peers",
+                 _kraft("kraft-quorum-unstable", "Asia/Dubai", least=1), kr.quorum_events,
+                 _with_kraft_exposure(kr.quorum_expected)),
+        Scenario("kraft-metadata-lag", "KRaft: broker 3's metadata stops applying (loading and publishing faults), "
+                                       "its applied offset falls behind the committed one",
+                 _kraft("kraft-metadata-lag", "America/Sao_Paulo"), kr.lag_events,
+                 _with_kraft_exposure(kr.lag_expected)),
+        Scenario("kraft-dead-cleaner", "KRaft: dead log cleaners on 4.1.0 (log-cleaner.log) and 3.9.1 (server.log), "
+                                       "__consumer_offsets-38 bloat on broker 2",
+                 _kraft("kraft-dead-cleaner", "America/Los_Angeles", groups=(kr.CLEANER_GROUP, "billing-service"),
+                        pinned_group=(kr.CLEANER_GROUP, kr.BLOAT_BROKER)), kr.cleaner_events,
+                 _with_kraft_exposure(kr.cleaner_expected)),
+    )
+}
+
 CATALOGUE: dict[str, Scenario] = {
     s.name: s for s in (
         Scenario("healthy", "Kafka 2.8.2 healthy cluster: compacting cleaner, quiet ZooKeeper, no errors",
@@ -273,3 +312,5 @@ CATALOGUE: dict[str, Scenario] = {
                  _pm5_cluster, _pm5_events, _with_exposure(_pm5_expected)),
     )
 }
+
+CATALOGUE.update(KRAFT_CATALOGUE)
