@@ -102,7 +102,11 @@ def fencing_expected(st: ClusterState, start: int, end: int) -> list[dict]:
     return [incident(st.c.name, "broker_fenced", f"broker-{FENCED_BROKER}", spans[0][0],
                      f"controller 3000: 'Fencing broker {FENCED_BROKER} because its session has timed out' "
                      f"{len(spans)} times in {(spans[-1][0] - spans[0][0]) // MINUTE} minutes, each unfenced on its "
-                     f"next heartbeat (flapping); {len(moved)} leaders move to their second replica and back")]
+                     f"next heartbeat (flapping); {len(moved)} leaders move to their second replica and back"),
+            # the KRaft form of post-mortem 4's storm: the fencing moves the broker's leaders away at once
+            incident(st.c.name, "leader_election_storm", f"broker-{FENCED_BROKER}", spans[0][0],
+                     f"controller 3000: handleBrokerFenced moves the {len(moved)} partitions led by "
+                     f"{FENCED_BROKER} to their next replica; entity: the fenced broker")]
 
 
 # --- controller quorum instability: five leader elections in eleven minutes ----------------------------
