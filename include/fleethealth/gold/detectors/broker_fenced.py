@@ -31,7 +31,10 @@ from fleethealth.gold.facts.kraft import controller_jmx, fences, seconds, unfenc
 
 KIND = "broker_fenced"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
-REPORT = None     # no fact table behind it: the controllers' log lines are its evidence
+# the cluster's gold.kraft_quorum rows of its hours (the table counts fences as this detector does; it
+# links each fence to its causes itself)
+REPORT = {"chart": "chart-quorum", "table": "kraft_quorum",
+          "columns": ["hour", "fences", "fenced_brokers", "unfences", "fenced_at_end", "fenced_broker_count_max"]}
 HMS = "HH:mm:ss'Z'"
 
 

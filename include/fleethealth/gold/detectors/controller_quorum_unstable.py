@@ -31,7 +31,10 @@ from fleethealth.gold.facts.kraft import active_controllers, elections, kraft_cl
 
 KIND = "controller_quorum_unstable"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
-REPORT = None     # no fact table behind it: the Raft log lines and raft-metrics are its evidence
+# the cluster's gold.kraft_quorum rows of its hours (the table counts elections as this detector does; it
+# windows them with the voter timeouts itself)
+REPORT = {"chart": "chart-quorum", "table": "kraft_quorum",
+          "columns": ["hour", "epoch", "leader", "elections", "leaders", "active_controller_count_max"]}
 HMS = "HH:mm:ss'Z'"
 TIMEOUTS = ("raft_fetch_timeout", "raft_election_failed", "raft_check_quorum_failed")
 
