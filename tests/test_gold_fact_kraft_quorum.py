@@ -120,6 +120,21 @@ def test_an_unfence_after_the_last_fence_leaves_no_broker_fenced_at_end(spark):
     assert (c1["fences"], c1["unfences"], c1["fenced_at_end"]) == (1, 1, [])
 
 
+def test_a_quiet_hour_takes_the_leader_and_epoch_from_raft_metrics(spark):
+    """A stable quorum logs no Raft line: raft-metrics name the leader (the last sample; -1, a node that
+    knows none, is not a leader) and the epoch; a later epoch there wins over the logs' older one."""
+    epoch, leader = mbeans.bean("raft_current_epoch"), mbeans.bean("raft_current_leader")
+    samples = ([jmx_sample(c, at(m), epoch, 8) for c in CONTROLLERS for m in (5, 35)]
+               + [jmx_sample(3000, at(5), leader, 3001), jmx_sample(3002, at(35), leader, 3002),
+                  jmx_sample(1, at(50), leader, -1)]
+               + [jmx_sample(1, at(50), epoch, 9, cluster="c2"), jmx_sample(1, at(50), leader, 3002, cluster="c2")])
+    c1, c2 = [r for r in rows(build(spark, elected(3000, 7, 10), samples)) if r["cluster"] != "z1"]
+    assert (c1["epoch"], c1["leader"], c1["elections"]) == (8, 3002, 1)     # raft-metrics' later epoch
+    assert (c2["log_lines"], c2["epoch"], c2["leader"]) == (0, 9, 3002)     # no line at all
+    [c1] = [r for r in rows(build(spark, elected(3000, 7, 10), samples[:6])) if r["cluster"] == "c1"]
+    assert (c1["epoch"], c1["leader"]) == (8, None)     # a later epoch, its leader unknown (not epoch 7's)
+
+
 def test_quality_suite(spark):
     df = build(spark, QUORUM + FENCING + OTHER, SAMPLES)
     results = quality.validate_tables({"gold.kraft_quorum": df}, hour=HOUR, data_docs_dir=None)

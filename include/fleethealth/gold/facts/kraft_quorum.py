@@ -4,6 +4,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from fleethealth.fleet import mbeans
 from fleethealth.gold.facts.kraft import (active_controllers, controller_jmx, elections, episodes, epochs,
                                           fence_signals, fences, kraft_clusters, unfence_signals)
 
@@ -26,8 +27,10 @@ def kraft_quorum(facts, thresholds) -> DataFrame:
       logs none at INFO: 0 is "nothing seen", never "healthy" (gold.broker_health_hourly says whether
       the logs arrived);
     - epoch, leader: the last Raft epoch a node logged in the hour (a transition to Leader or Follower,
-      a standby controller's "In the new epoch E, the leader is L") and its leader's node id (NULL when
-      no line names it): the leader at the end of the hour as far as the logs tell;
+      a standby controller's "In the new epoch E, the leader is L") and its leader's node id; when the
+      nodes' raft-metrics know a later epoch, or no line named one (a stable quorum logs none), the
+      largest current-epoch sampled in the hour and the last current-leader sampled (-1, no leader, is
+      NULL); NULL when neither tells: the leader at the end of the hour as far as gold can tell;
     - elections: epochs in which a leader emerged in the hour (kraft.elections, as
       controller_quorum_unstable counts them, graceful shutdowns' included);
     - leaders: the distinct leaders of the epochs logged in the hour, in the order first seen;
@@ -41,8 +44,7 @@ def kraft_quorum(facts, thresholds) -> DataFrame:
     - active_controller_count_max: the largest ActiveControllerCount summed over the controllers, per
       minute (1 in a healthy quorum, 2+ two active controllers; NULL: no sample).
 
-    Limits: the epoch and leader are the logs' (raft-metrics' current-epoch and current-leader are
-    read by controller_quorum_unstable's evidence, not here); fences the active controller logged in
+    Limits: a leader from raft-metrics is the last sample's, up to a sampling interval old; fences the active controller logged in
     the hour before and replays that arrive without it still count; a broker fenced across the hour's
     end counts in both hours.
     """
@@ -51,7 +53,11 @@ def kraft_quorum(facts, thresholds) -> DataFrame:
     df = (hours.join(_quorum(ev), KEY, "left")
           .join(_fencing(ev, gap_s, thresholds["broker_fenced.shutdown_grace_s"]), KEY, "left")
           .join(controller_jmx(facts.jmx).select(*KEY, "fenced_max"), KEY, "left")
-          .join(active_controllers(facts.jmx).select(*KEY, "active_max"), KEY, "left"))
+          .join(active_controllers(facts.jmx).select(*KEY, "active_max"), KEY, "left")
+          .join(_raft_jmx(facts.jmx), KEY, "left"))
+    # the logs' epoch and leader, unless raft-metrics saw a later epoch (or the logs none)
+    logs_current = F.col("jmx_epoch").isNull() | (F.col("epoch") >= F.col("jmx_epoch"))
+    leader = F.when(logs_current, F.coalesce("leader", "jmx_leader")).otherwise(F.col("jmx_leader"))
 
     def n(c, t="int"):
         return F.coalesce(F.col(c), F.lit(0)).cast(t).alias(c)
@@ -60,8 +66,8 @@ def kraft_quorum(facts, thresholds) -> DataFrame:
         return F.coalesce(F.col(c), F.array().cast("array<int>")).cast("array<int>").alias(c)
 
     return df.select(
-        F.col("cluster").cast("string"), "hour", n("log_lines", "long"), F.col("epoch").cast("int"),
-        F.col("leader").cast("int"), n("elections"), ids("leaders"), n("fences"), ids("fenced_brokers"),
+        F.col("cluster").cast("string"), "hour", n("log_lines", "long"),
+        F.greatest("epoch", "jmx_epoch").cast("int").alias("epoch"), leader.cast("int").alias("leader"), n("elections"), ids("leaders"), n("fences"), ids("fenced_brokers"),
         n("unfences"), ids("fenced_at_end"), F.col("fenced_max").cast("long").alias("fenced_broker_count_max"),
         F.col("active_max").cast("int").alias("active_controller_count_max"))
 
@@ -78,6 +84,16 @@ def _quorum(events) -> DataFrame:
     return (lines.join(seen, KEY, "full").join(elected, KEY, "full")
             .select(*KEY, "log_lines", F.col("last.epoch").alias("epoch"), F.col("last.leader").alias("leader"),
                     "elections", "leaders"))
+
+
+def _raft_jmx(jmx) -> DataFrame:
+    """(cluster, hour, jmx_epoch, jmx_leader): the largest raft-metrics current-epoch any node reported in
+    the hour and the last current-leader reported (NULL when -1: no leader known to that node)."""
+    epoch, leader = mbeans.bean("raft_current_epoch"), mbeans.bean("raft_current_leader")
+    epochs_ = jmx.where(epoch.matches()).groupBy(*KEY).agg(F.max("value").alias("jmx_epoch"))
+    leaders = (jmx.where(leader.matches() & (F.col("value") >= 0)).groupBy(*KEY)
+               .agg(F.max_by("value", F.struct("ts", "value")).alias("jmx_leader")))
+    return epochs_.join(leaders, KEY, "full")
 
 
 def _fencing(events, gap_s: int, shutdown_grace_s: int) -> DataFrame:
