@@ -1,6 +1,8 @@
 """A small hand-written lakehouse for the HTML report's tests (deltalake, no Spark): post-mortem 3, the
 dead log cleaner (broker 2's cleaner dead from 10:20, `__consumer_offsets-38` on broker 2 growing past
-offsets_partition_bloat.max_size_bytes over 10:00-13:00, both incidents open), and a healthy cluster.
+offsets_partition_bloat.max_size_bytes over 10:00-13:00, both incidents open; ZooKeeper mode), and a healthy
+cluster in KRaft mode (three controllers; gold.kraft_quorum: one election at 10:00, the quorum leader moving
+from 3000 to 3001 and broker 2 fenced twice, unfenced once, in 11:00, no quorum line in 12:00; no incident).
 gold.metadata_divergence and gold.deadlocks are left out, as in an older lakehouse."""
 from __future__ import annotations
 
@@ -21,7 +23,15 @@ TS = pa.timestamp("us", tz="UTC")
 NULL_TYPES = {"resolved_at": TS, "dead_since": TS, "cleaner_error_ts": TS, "cleaner_stopped_ts": TS,
               "first_saturated_ts": TS, "last_saturated_ts": TS, "server_expired_ts": TS, "log_expired_ts": TS,
               "lost_broker": pa.int32(), "known_bug": pa.string(), "time_since_last_run_ms": pa.int64(),
-              "state": pa.string(), "last_change_ts": TS}
+              "state": pa.string(), "last_change_ts": TS, "epoch": pa.int32(), "leader": pa.int32(),
+              "fenced_broker_count_max": pa.int64(), "active_controller_count_max": pa.int32()}
+VERSIONS = {DEAD: "1.1.0", HEALTHY: "3.9.0"}
+CONTROLLERS = (3000, 3001, 3002)
+# gold.kraft_quorum of HEALTHY, by hour: (log_lines, epoch, leader, elections, leaders, fences, fenced_brokers,
+# unfences, fenced_at_end, fenced_broker_count_max, active_controller_count_max)
+QUORUM = [(6, 7, 3000, 1, [3000], 0, [], 0, [], 0, 1),
+          (31, 9, 3001, 2, [3000, 3001], 2, [2], 1, [2], 1, 2),
+          (0, None, None, 0, [], 0, [], 0, [], 1, 1)]
 
 
 def _table(rows: list[dict]) -> pa.Table:
@@ -44,7 +54,16 @@ def _hosts():
     for cluster in (DEAD, HEALTHY):
         for b in (1, 2, 3):
             yield cluster, f"{cluster}-kafka-{b}", "kafka", b, None
-        yield cluster, f"{cluster}-zk-1", "zookeeper", None, 1
+    yield DEAD, f"{DEAD}-zk-1", "zookeeper", None, 1
+    for n in CONTROLLERS:
+        yield HEALTHY, f"{HEALTHY}-controller-{n}", "controller", n, None
+
+
+def _kraft_quorum() -> list[dict]:
+    columns = ("log_lines", "epoch", "leader", "elections", "leaders", "fences", "fenced_brokers", "unfences",
+               "fenced_at_end", "fenced_broker_count_max", "active_controller_count_max")
+    return [dict(cluster=HEALTHY, hour=hour, **dict(zip(columns, values, strict=True)))
+            for hour, values in zip(HOURS, QUORUM, strict=True)]
 
 
 def build(root: Path, with_jmx: bool = True) -> Path:
@@ -53,19 +72,22 @@ def build(root: Path, with_jmx: bool = True) -> Path:
     for i, hour in enumerate(HOURS):
         end_of_hour = hour + timedelta(minutes=59, seconds=30)
         for cluster, host, role, broker, myid in _hosts():
-            sources = ["kafka", "jmx", "jstack", "logdirs"] if role == "kafka" else ["zookeeper"]
+            sources = {"kafka": ["kafka", "jmx", "jstack", "logdirs"], "controller": ["kafka", "jmx"]}.get(role, ["zookeeper"])
             health.append(dict(cluster=cluster, broker_id=broker, host=host, role=role, zk_myid=myid,
-                               kafka_version="1.1.0", hour=hour, sources_expected=sources, sources_arrived=sources,
+                               kafka_version=VERSIONS[cluster] if broker else None, hour=hour, sources_expected=sources, sources_arrived=sources,
                                sources_missing=[], bronze_records=12000, silver_records=11990, quarantined_records=10,
                                files_listed=len(sources), files_rejected=0, file_problems=[],
-                               log_cleaner=("dead" if (cluster, broker) == (DEAD, 2) else "alive") if broker else None,
-                               max_offsets_partition_bytes=P38_SIZES[i] if (cluster, broker) == (DEAD, 2) else 31_000_000))
+                               log_cleaner=("dead" if (cluster, broker) == (DEAD, 2) else "alive") if role == "kafka" else None,
+                               max_offsets_partition_bytes=(P38_SIZES[i] if (cluster, broker) == (DEAD, 2) else 31_000_000)
+                               if role == "kafka" else None))
             if role == "zookeeper":
                 zk_quorum.append(dict(cluster=cluster, host=host, zk_myid=myid, hour=hour, log_lines=120, state="LEADING",
                                       state_ts=hour + timedelta(minutes=1), elections=0, max_election_ms=None,
                                       last_election_ms=None, follower_disconnects=0, transaction_timeouts=0,
                                       learner_handler_errors=0, peer_connection_errors=0, session_expiries=0,
                                       slow_fsyncs=0, max_fsync_ms=None, first_event_ts=hour, last_event_ts=end_of_hour))
+                continue
+            if role == "controller":
                 continue
             dead = (cluster, broker) == (DEAD, 2)
             cleaner.append(dict(cluster=cluster, host=host, broker_id=broker, kafka_version="1.1.0", hour=hour,
@@ -90,9 +112,10 @@ def build(root: Path, with_jmx: bool = True) -> Path:
                                    max_queue=12.0 + broker, queue_limit=500, limit_from_config=False,
                                    min_handler_idle=0.82, min_network_idle=0.9, first_saturated_ts=None,
                                    last_saturated_ts=None))
-            zk_sessions.append(dict(cluster=cluster, broker_id=broker, host=host, hour=hour, expiries=0, expiry_lines=0,
-                                    sessions=[], log_expired_ts=None, server_expired_ts=None, client_timeouts=0,
-                                    not_heard_ms=None, registrations=0, jmx_expiries=0))
+            if cluster == DEAD:
+                zk_sessions.append(dict(cluster=cluster, broker_id=broker, host=host, hour=hour, expiries=0, expiry_lines=0,
+                                        sessions=[], log_expired_ts=None, server_expired_ts=None, client_timeouts=0,
+                                        not_heard_ms=None, registrations=0, jmx_expiries=0))
             for minute in range(0, 60, 10):
                 ts = hour + timedelta(minutes=minute)
                 for attribute, value in (("OpenFileDescriptorCount", 900 + 10 * broker + minute),
@@ -108,7 +131,8 @@ def build(root: Path, with_jmx: bool = True) -> Path:
                         dropped_brokers=[2]))
     for name, rows in (("gold.broker_health_hourly", health), ("gold.consumer_offsets_partitions", offsets),
                        ("gold.log_cleaner_status", cleaner), ("gold.isr_churn", isr), ("gold.zk_sessions", zk_sessions),
-                       ("gold.zk_quorum", zk_quorum), ("gold.request_saturation", saturation)):
+                       ("gold.zk_quorum", zk_quorum), ("gold.kraft_quorum", _kraft_quorum()),
+                       ("gold.request_saturation", saturation)):
         _write(root, name, rows)
     _write(root, "gold.leader_elections", [dict(
         cluster=DEAD, hour=HOURS[1], trigger_ts=HOURS[1] + timedelta(minutes=12, seconds=3), trigger="partition Online -> Offline",

@@ -120,6 +120,7 @@ def test_every_page_renders_every_chart_offline(report, load, tmp_path_factory):
             [d.id, d.querySelectorAll('svg .role-mark').length, (window.fleethealthViews[d.id] || {}).width
              ? 1 : 0])""")
         assert charts, path.name
+        assert ("chart-quorum" in [c[0] for c in charts]) == (path.name == "cluster-healthy.html"), path.name
         assert [c for c in charts if c[1] == 0] == [], f"{path.name}: charts drawn without marks: {charts}"
         shot = shots / f"{path.stem}.png"
         loaded.page.screenshot(path=str(shot), full_page=True)
@@ -171,6 +172,36 @@ def test_the_dead_cleaner_chart_draws_the_bloated_partition_above_its_threshold(
     cleaner = page.locator("#incident-a1b2c3d4e5f60001")
     assert cleaner.locator("a[href='#chart-cleaner']").count() == 1
     assert "check first:" in cleaner.inner_text() and cleaner.inner_text().count("dead") >= 3
+
+
+def test_the_kraft_cluster_page_charts_its_quorum_and_tables_it_per_hour(report, load):
+    """gold.kraft_quorum on the KRaft cluster's page: the epoch (its leader in the tooltip) over the elections
+    of each hour, a bar per fenced broker, and the table under the chart; a ZooKeeper-mode cluster's page
+    says why it has none."""
+    loaded = load(report / "cluster-healthy.html")
+    page = loaded.page
+    assert loaded.errors == [] and loaded.failed == [] and loaded.refused == []
+    quorum = page.evaluate("() => window.fleethealthViews['chart-quorum'].data('quorum')")
+    assert [(q["hour"], q["epoch"], q["leader"], q["elections"], q["leaders"], q["fenced_at_end"])
+            for q in quorum] == [("11-20 10:00", 7, "3000", 1, "3000", ""),
+                                 ("11-20 11:00", 9, "3001", 2, "3000, 3001", "2"),
+                                 ("11-20 12:00", None, "unknown", 0, "", "")]
+    fenced = page.evaluate("() => window.fleethealthViews['chart-quorum'].data('fenced')")
+    assert [(f["hour"], f["broker"], f["fenced_at_end"]) for f in fenced] == [("11-20 11:00", "broker-2", True)]
+    tips = page.evaluate("""() => { const out = [];
+        const walk = node => (node.items || []).forEach(i => { if (i.tooltip) out.push(i.tooltip); (i.items || []).forEach(walk); });
+        walk(window.fleethealthViews['chart-quorum'].scenegraph().root);
+        return out; }""")
+    assert {(t["hour"], t["leader"]) for t in tips if "leader" in t} == {
+        ("11-20 10:00", "3000"), ("11-20 11:00", "3001"), ("11-20 12:00", "unknown")}
+    assert [t["broker"] for t in tips if "broker" in t] == ["broker-2"]
+    table = page.locator("#chart-quorum + table tr").all_inner_texts()
+    assert table == ["hour\tleader\tepoch\telections\tfenced brokers\tfenced at end",
+                     "11-20 10:00\t3000\t7\t1\t\t", "11-20 11:00\t3001\t9\t2\t2\t2", "11-20 12:00\t\t\t0\t\t"]
+    dead = load(report / "cluster-pm3-dead-cleaner.html").page
+    assert dead.locator("#chart-quorum").count() == 1 and dead.locator("#chart-quorum + table").count() == 0
+    [note] = dead.locator("p.note", has_text="gold.kraft_quorum").all_inner_texts()
+    assert note.startswith("no rows of gold.kraft_quorum in this window: the cluster is in ZooKeeper mode"), note
 
 
 def test_the_overview_colours_each_cluster_hour_by_its_worst_open_incident(report, load):

@@ -10,6 +10,7 @@ themselves and the scenario's recall and false positives are asserted like the Z
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from datetime import datetime, timedelta
 
@@ -61,7 +62,8 @@ def run(spark, tmp_path_factory):
     result = {"events": events, "beans": beans, "inventory": inventory,
               "quarantine": [r.asDict() for r in silver["silver.quarantine"].collect()],
               "recon": [r.asDict() for r in out["recon"].collect()], "records": out["records"].count(),
-              "findings": out["findings"], "expected": json.loads((root / "expected_incidents.json").read_text())}
+              "findings": out["findings"], "expected": json.loads((root / "expected_incidents.json").read_text()),
+              "kraft_quorum": [r.asDict() for r in out["gold"]["gold.kraft_quorum"].collect()]}
     spark.catalog.clearCache()
     return result
 
@@ -140,6 +142,43 @@ def test_quorum_election_events(run):
     # brokers follow the new leader as observers
     observed = [r for r in leaders if r[0].startswith("kafka")]
     assert len(observed) == 15 and {r[1:3] for r in observed} == {("Follower", "Follower")}
+
+
+def _quorum_rows(run, cluster: str) -> list[dict]:
+    return sorted((r for r in run["kraft_quorum"] if r["cluster"] == cluster), key=lambda r: r["hour"])
+
+
+def _note(run, cluster: str, kind: str) -> str:
+    [note] = [i["note"] for i in run["expected"] if (i["cluster"], i["kind"]) == (cluster, kind)]
+    return note
+
+
+def test_gold_kraft_quorum_shows_the_scenarios_elections_and_fences(run):
+    """gold.kraft_quorum: a row per KRaft cluster and hour; the quorum scenario's elections, epochs and
+    leaders and the fencing scenario's fences of broker 2, as the simulator made them; no ZooKeeper cluster."""
+    kraft = {c.name for c in run["inventory"].clusters if c.mode == "kraft"}
+    assert kraft and {(r["cluster"], r["hour"]) for r in run["kraft_quorum"]} == {
+        (c, h.replace(tzinfo=None)) for c in kraft for h in hours_between(START, END)}   # Spark's: naive UTC
+    c = "kraft-quorum-unstable"
+    rows = _quorum_rows(run, c)
+    base, last, leaders = re.search(r"epoch (\d+) -> (\d+); leaders ([\d, ]+)\)", _note(run, c, KRAFT_KINDS[c])).groups()
+    assert sum(r["elections"] for r in rows) == len(kr.ELECTIONS) == int(last) - int(base), rows
+    assert [int(n) for n in leaders.split(", ")] == [n for _, n in kr.ELECTIONS]
+    busy = [r for r in rows if r["elections"]]
+    assert {n for r in busy for n in r["leaders"]} == {n for _, n in kr.ELECTIONS}   # 3002 never leads
+    assert (busy[-1]["epoch"], busy[-1]["leader"]) == (int(last), kr.ELECTIONS[-1][1])
+    assert all(r["fences"] == 0 and r["fenced_brokers"] == [] for r in rows)
+    c = "kraft-broker-fenced"
+    rows = _quorum_rows(run, c)
+    times = int(re.search(r"' (\d+) times in", _note(run, c, KRAFT_KINDS[c])).group(1))
+    assert sum(r["fences"] for r in rows) == times == len(kr.FENCED_AT_MIN), rows
+    assert sum(r["unfences"] for r in rows) == times                       # each unfenced on its next heartbeat
+    assert {b for r in rows for b in r["fenced_brokers"]} == {kr.FENCED_BROKER}
+    assert all(r["fenced_at_end"] == [] and r["elections"] == 0 for r in rows)
+    # a stable quorum logs no quorum line: its leader and epoch are raft-metrics' (the active controller's)
+    silent = _quorum_rows(run, "kraft-healthy")
+    assert [r["log_lines"] for r in silent] == [0, 0, 0]
+    assert len({r["epoch"] for r in silent}) == 1 and {r["leader"] for r in silent} == {3000}, silent
 
 
 def test_metadata_lag_events(run):

@@ -19,7 +19,8 @@ from fleethealth.silver import tables as silver
 
 def run_window(spark, inventory, hours, lakehouse) -> dict:
     """{"records": bronze, "files": bronze.files, "silver": {table: frame}, "recon": frame,
-    "findings": [row dicts], "health": [row dicts]} of the hours (frames materialized)."""
+    "gold": {table: frame} (every hourly gold table), "findings": [row dicts], "health": [row dicts]} of
+    the hours (frames materialized)."""
     per_hour, files = [], []
     for hour in hours:
         landed = pull.pull_hour(inventory, hour, Lakehouse.at(lakehouse))
@@ -38,5 +39,5 @@ def run_window(spark, inventory, hours, lakehouse) -> dict:
     findings = [r.asDict() for r in out["gold.incident_findings"].collect()]
     health = [r.asDict() for r in out["gold.broker_health_hourly"].collect()]
     return {
-"records": records, "files": files, "silver": tables, "recon": recon,
+"records": records, "files": files, "silver": tables, "recon": recon, "gold": out,
             "findings": findings, "health": health}

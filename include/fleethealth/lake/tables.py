@@ -59,6 +59,7 @@ TABLES = {t.qualified: t for t in (
     Table("gold", "isr_churn", doc="ISR shrinks and expands per partition and reporting broker-hour, ISR sizes"),
     Table("gold", "zk_sessions", doc="broker ZooKeeper sessions per broker-hour: expiries, timeouts, re-registrations, JMX"),
     Table("gold", "zk_quorum", doc="ZooKeeper server quorum per server-hour: state, elections, follower disconnects"),
+    Table("gold", "kraft_quorum", doc="KRaft quorum per cluster-hour: Raft leader and epoch, elections, fenced brokers, JMX"),
     Table("gold", "leader_elections", doc="leader-change windows per trigger (broker loss, Offline): partitions, offsets partitions, groups moved"),
     Table("gold", "metadata_divergence", doc="per partition and broker: epochs given by the controller and not taken, the lag window"),
     Table("gold", "request_saturation", doc="request queue and handler/network idle per broker-hour, saturated samples"),

@@ -24,57 +24,18 @@ partition(s)" (leader_election_storm counts the moves themselves). One finding p
 """
 from __future__ import annotations
 
-from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from fleethealth.fleet import mbeans
 from fleethealth.gold.detectors.base import finding
+from fleethealth.gold.facts.kraft import controller_jmx, fences, seconds, unfence_signals
 
 KIND = "broker_fenced"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
-REPORT = None     # no fact table behind it: the controllers' log lines are its evidence
+# the cluster's gold.kraft_quorum rows of its hours (the table counts fences as this detector does; it
+# links each fence to its causes itself)
+REPORT = {"chart": "chart-quorum", "table": "kraft_quorum",
+          "columns": ["hour", "fences", "fenced_brokers", "unfences", "fenced_at_end", "fenced_broker_count_max"]}
 HMS = "HH:mm:ss'Z'"
-SHUTDOWN_STATES = ("PENDING_CONTROLLED_SHUTDOWN", "SHUTTING_DOWN")
-
-
-def _seconds(s) -> F.Column:
-    return F.make_dt_interval(secs=F.lit(float(s)))
-
-
-def fence_signals(events, shutdown_grace_s: int):
-    """(cluster, broker, hour, ts, controller, active): every sign that a controller fenced a broker;
-    `active` for the active controller's own decision."""
-    active = (events.where(F.col("event_type") == "broker_fenced")
-              .select("cluster", "broker", "hour", "ts", F.coalesce("controller", "broker_id").alias("controller"),
-                      F.lit(True).alias("active")))
-    replayed = (events.where((F.col("event_type") == "broker_fencing_replayed") & (F.col("to_state") == "fenced"))
-                .select("cluster", "broker", "hour", "ts", F.coalesce("controller", "broker_id").alias("controller"),
-                        F.lit(False).alias("active")))
-    shutdown = (events.where(((F.col("event_type") == "partitions_changed")
-                              & F.col("reason").startswith("enterControlledShutdown"))
-                             | ((F.col("event_type") == "broker_state_changed")
-                                & F.col("to_state").isin(*SHUTDOWN_STATES)))
-                .select("cluster", F.coalesce("broker", "broker_id").alias("broker"), "hour",
-                        F.col("ts").alias("shutdown_ts")))
-    r, s = replayed.alias("r"), shutdown.alias("s")
-    of_shutdown = ((F.col("r.cluster") == F.col("s.cluster")) & (F.col("r.broker") == F.col("s.broker"))
-                   & (F.col("r.hour") == F.col("s.hour")) & (F.col("s.shutdown_ts") <= F.col("r.ts"))
-                   & (F.col("s.shutdown_ts") >= F.col("r.ts") - _seconds(shutdown_grace_s)))
-    return active.unionByName(r.join(s, of_shutdown, "left_anti")).where(F.col("broker").isNotNull())
-
-
-def fences(events, gap_s: int, shutdown_grace_s: int):
-    """One row per fence: (cluster, broker, hour, fence_ts, fence_end_ts, controller, by_active)."""
-    sig = fence_signals(events, shutdown_grace_s)
-    w = Window.partitionBy("cluster", "broker", "hour").orderBy("ts")
-    gap = F.unix_millis("ts") - F.unix_millis(F.lag("ts").over(w))
-    sig = (sig.withColumn("new", F.when(gap.isNull() | (gap > gap_s * 1000), 1).otherwise(0))
-           .withColumn("fence", F.sum("new").over(w.rowsBetween(Window.unboundedPreceding, 0))))
-    return (sig.groupBy("cluster", "broker", "hour", "fence")
-            .agg(F.min("ts").alias("fence_ts"), F.max("ts").alias("fence_end_ts"),
-                 # the active controller's line names who fenced; a standby's replay names who saw it
-                 F.min_by("controller", F.struct(~F.col("active"), "ts")).alias("controller"),
-                 F.max("active").alias("by_active")))
 
 
 def _before(events, fence, event_type: str, who, gap_s: int):
@@ -83,7 +44,7 @@ def _before(events, fence, event_type: str, who, gap_s: int):
         "cluster", "hour", who.alias("e_broker"), F.col("ts").alias("e_ts"), "reason", "error")
     near = ((F.col("f.cluster") == F.col("e.cluster")) & (F.col("f.hour") == F.col("e.hour"))
             & (F.col("f.broker") == F.col("e.e_broker")) & (F.col("e.e_ts") <= F.col("f.fence_ts"))
-            & (F.col("e.e_ts") >= F.col("f.fence_ts") - _seconds(gap_s)))
+            & (F.col("e.e_ts") >= F.col("f.fence_ts") - seconds(gap_s)))
     return fence.alias("f").join(e.alias("e"), near)
 
 
@@ -102,32 +63,10 @@ def _causes(events, fence, gap_s: int):
              .select("cluster", "hour", F.col("ts").alias("m_ts"), F.col("count").alias("m_count")).alias("m")
              .join(fence.alias("f"), (F.col("f.cluster") == F.col("m.cluster")) & (F.col("f.hour") == F.col("m.hour"))
                    & (F.col("m.m_ts") >= F.col("f.fence_ts")) & (F.col("m.m_ts") <= F.col("f.fence_end_ts")
-                                                                  + _seconds(gap_s)))
+                                                                  + seconds(gap_s)))
              .groupBy(*[F.col(f"f.{k}") for k in key]).agg(F.sum("m.m_count").alias("partitions_moved")))
     return (fence.join(sent, key, "left").join(overloaded, key, "left").join(moved, key, "left")
             .fillna(0, ["heartbeat_failures", "timed_out", "partitions_moved"]))
-
-
-def _unfences(events):
-    return (events.where((F.col("event_type") == "broker_unfenced")
-                         | ((F.col("event_type") == "broker_fencing_replayed") & (F.col("to_state") == "unfenced")))
-            .select("cluster", "broker", "hour", F.col("ts").alias("u_ts")))
-
-
-def controller_jmx(jmx):
-    """(cluster, hour, fenced_max, active_min, timed_out_heartbeats, queue_p99_max) of the controllers' JMX."""
-    fenced, active = mbeans.bean("fenced_broker_count"), mbeans.bean("active_broker_count")
-    timed_out, queue = mbeans.bean("timed_out_heartbeats"), mbeans.bean("controller_event_queue_time")
-    w = Window.partitionBy("cluster", "broker_id", "hour").orderBy("ts")
-    rise = F.greatest(F.col("value") - F.lag("value").over(w), F.lit(0.0))   # a counter; a restart resets it
-    counts = (jmx.where(timed_out.matches()).withColumn("rise", rise)
-              .groupBy("cluster", "hour").agg(F.sum("rise").cast("long").alias("timed_out_heartbeats")))
-    gauges = (jmx.where(fenced.matches() | active.matches() | queue.matches())
-              .groupBy("cluster", "hour")
-              .agg(F.max(F.when(fenced.matches(), F.col("value"))).cast("long").alias("fenced_max"),
-                   F.min(F.when(active.matches(), F.col("value"))).cast("long").alias("active_min"),
-                   F.max(F.when(queue.matches(), F.col("value"))).alias("queue_p99_max")))
-    return gauges.join(counts, ["cluster", "hour"], "full")
 
 
 def detect(facts, thresholds):
@@ -136,7 +75,7 @@ def detect(facts, thresholds):
     window_min = thresholds[f"{KIND}.flapping_window_minutes"]
     ev = facts.kafka_events
     fence = fences(ev, gap_s, thresholds[f"{KIND}.shutdown_grace_s"])
-    u = _unfences(ev).alias("u")
+    u = unfence_signals(ev).alias("u")
     f = fence.alias("f")
     unfenced = (f.join(u, (F.col("u.cluster") == F.col("f.cluster")) & (F.col("u.broker") == F.col("f.broker"))
                        & (F.col("u.hour") == F.col("f.hour")) & (F.col("u.u_ts") > F.col("f.fence_end_ts")), "left")

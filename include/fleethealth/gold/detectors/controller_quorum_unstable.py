@@ -23,36 +23,20 @@ Entity: `quorum` (the cluster's). Clusters in ZooKeeper mode are left out.
 """
 from __future__ import annotations
 
-from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from fleethealth.fleet import mbeans
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import kraft_clusters
+from fleethealth.gold.facts.kraft import active_controllers, elections, kraft_clusters
 
 KIND = "controller_quorum_unstable"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
-REPORT = None     # no fact table behind it: the Raft log lines and raft-metrics are its evidence
+# the cluster's gold.kraft_quorum rows of its hours (the table counts elections as this detector does; it
+# windows them with the voter timeouts itself)
+REPORT = {"chart": "chart-quorum", "table": "kraft_quorum",
+          "columns": ["hour", "epoch", "leader", "elections", "leaders", "active_controller_count_max"]}
 HMS = "HH:mm:ss'Z'"
 TIMEOUTS = ("raft_fetch_timeout", "raft_election_failed", "raft_check_quorum_failed")
-
-
-def elections(events):
-    """(cluster, hour, epoch, leader, ts): one row per Raft epoch in which a leader emerged in the hour,
-    first seen at ts. An epoch counts when its leader logged the transition to Leader, or when it is newer
-    than an epoch seen before it in the hour: a node (re)starting into the current epoch elects nobody."""
-    ev = events.withColumn("node_id", F.coalesce("node", "controller", "broker_id"))
-    to_leader = (F.col("event_type") == "raft_state_changed") & (F.col("to_state") == "Leader")
-    sighting = F.col("event_type").isin("raft_state_changed", "quorum_leader_changed")
-    epochs = (ev.where(sighting & F.col("controller_epoch").isNotNull())
-              .groupBy("cluster", "hour", F.col("controller_epoch").alias("epoch"))
-              .agg(F.min("ts").alias("ts"), F.max(to_leader).alias("leader_logged"),
-                   F.coalesce(F.max(F.when(to_leader, F.col("node_id"))), F.max("leader")).alias("leader")))
-    earlier = Window.partitionBy("cluster", "hour").orderBy("ts", "epoch").rowsBetween(Window.unboundedPreceding, -1)
-    newer = F.col("epoch") > F.max("epoch").over(earlier)
-    return (epochs.withColumn("elected", F.col("leader_logged") | F.coalesce(newer, F.lit(False)))
-            .where(F.col("elected") & F.col("leader").isNotNull())
-            .select("cluster", "hour", "epoch", "leader", "ts"))
 
 
 def signals(events, grace_s: int):
@@ -82,7 +66,7 @@ def quorum_jmx(jmx):
     epoch, leader, state = mbeans.bean("raft_current_epoch"), mbeans.bean("raft_current_leader"), \
         mbeans.bean("raft_current_state")
     lat_avg, lat_max = mbeans.bean("raft_election_latency_avg"), mbeans.bean("raft_election_latency_max")
-    active, new_active = mbeans.bean("active_controller_count"), mbeans.bean("new_active_controllers")
+    new_active = mbeans.bean("new_active_controllers")
     per_node = (jmx.where(epoch.matches() | leader.matches() | state.matches() | lat_avg.matches()
                           | lat_max.matches() | new_active.matches())
                 .groupBy("cluster", "hour", "broker_id")
@@ -101,17 +85,7 @@ def quorum_jmx(jmx):
         F.array_sort(F.array_distinct(F.flatten(F.collect_list("states")))).alias("states"),
         F.max("latency_avg").alias("latency_avg"), F.max("latency_max").alias("latency_max"),
         F.sum("new_active").cast("long").alias("new_active"))
-    # the sum over the controllers of each minute's last sample: 1 when exactly one is active
-    minute = F.date_trunc("minute", "ts")
-    active_sum = (jmx.where(active.matches())
-                  .groupBy("cluster", "hour", "broker_id", minute.alias("minute"))
-                  .agg(F.max_by("value", "ts").alias("v"))
-                  .groupBy("cluster", "hour", "minute").agg(F.sum("v").alias("active"))
-                  .groupBy("cluster", "hour")
-                  .agg(F.count(F.when(F.col("active") != 1, 1)).alias("active_not_one"),
-                       F.min("active").cast("int").alias("active_min"),
-                       F.max("active").cast("int").alias("active_max")))
-    return nodes.join(active_sum, ["cluster", "hour"], "full")
+    return nodes.join(active_controllers(jmx), ["cluster", "hour"], "full")
 
 
 def detect(facts, thresholds):

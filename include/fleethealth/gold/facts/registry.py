@@ -8,8 +8,8 @@ Facts fields of their own (fleethealth.gold.facts.core).
 """
 from __future__ import annotations
 
-from fleethealth.gold.facts import (coordinators, deadlocks, isr_churn, leader_elections, metadata_divergence,
-                                    request_saturation, zk_quorum, zk_sessions)
+from fleethealth.gold.facts import (coordinators, deadlocks, isr_churn, kraft_quorum, leader_elections,
+                                    metadata_divergence, request_saturation, zk_quorum, zk_sessions)
 
 BUILDERS = {
     "gold.group_coordinators": lambda facts, thresholds: coordinators.group_coordinators(
@@ -18,6 +18,7 @@ BUILDERS = {
     "gold.isr_churn": isr_churn.isr_churn,
     "gold.zk_sessions": zk_sessions.zk_sessions,
     "gold.zk_quorum": zk_quorum.zk_quorum,
+    "gold.kraft_quorum": kraft_quorum.kraft_quorum,
     "gold.leader_elections": leader_elections.leader_elections,
     "gold.metadata_divergence": metadata_divergence.divergence,
     "gold.request_saturation": request_saturation.saturation,

@@ -269,6 +269,49 @@ def zk_chart(gold: Gold, cluster: str) -> Chart:
     return Chart(cid, title, _spec(chart, zk=rows), note, "gold.zk_sessions, gold.zk_quorum")
 
 
+def quorum_rows(df: pd.DataFrame) -> list[dict]:
+    """gold.kraft_quorum's rows as the chart and the cluster page's table show them, by hour."""
+    def whole(v):   # pandas reads an int column with NULLs as floats
+        return None if pd.isna(v) else int(v)
+
+    return [{"hour": hour_label(r.hour), "leader": whole(r.leader), "epoch": whole(r.epoch),
+             "elections": int(r.elections), "leaders": cell_text(as_list(r.leaders)), "fences": int(r.fences),
+             "fenced_brokers": [int(b) for b in as_list(r.fenced_brokers)],
+             "fenced_at_end": [int(b) for b in as_list(r.fenced_at_end)], "log_lines": int(r.log_lines)}
+            for r in df.sort_values("hour").itertuples(index=False)]
+
+
+def quorum_chart(gold: Gold, cluster: str) -> Chart:
+    """The KRaft quorum per hour: the last Raft epoch (its leader in the tooltip) over the elections, and
+    the brokers fenced, one bar each."""
+    cid, title = "chart-quorum", "KRaft quorum: Raft epoch and elections, fenced brokers per hour"
+    df = gold.get("kraft_quorum", cluster)
+    if df is None:
+        return Chart(cid, title, None, "gold.kraft_quorum is not in this lakehouse (an older lakehouse): no chart.")
+    if df.empty:
+        return Chart(cid, title, None, "no rows of gold.kraft_quorum in this window: the cluster is in ZooKeeper "
+                                       "mode (the table holds KRaft-mode clusters only) or none of its hours is processed.")
+    rows = quorum_rows(df)
+    quorum = [{**r, "leader": cell_text(r["leader"]) or "unknown", "fenced_at_end": cell_text(r["fenced_at_end"])}
+              for r in rows]
+    fenced = [{"hour": r["hour"], "broker": f"broker-{b}", "fenced_at_end": b in r["fenced_at_end"]}
+              for r in rows for b in r["fenced_brokers"]]
+    x = alt.X("hour:O", sort=_cluster_hours(gold), title="hour (UTC)")
+    tips = _tips("hour:O", "epoch:Q", "leader:N", "elections:Q", "leaders:N", "fences:Q", "fenced_at_end:N",
+                 "log_lines:Q")
+    elections = alt.Chart(alt.NamedData("quorum")).mark_bar(color="#f0b27a", opacity=0.7).encode(
+        x=x, y=alt.Y("elections:Q", title="elections"), tooltip=tips)
+    epoch = alt.Chart(alt.NamedData("quorum")).mark_line(point=True, color="#2e86c1").encode(
+        x=x, y=alt.Y("epoch:Q", title="Raft epoch (last)", scale=alt.Scale(zero=False)), tooltip=tips)
+    bars = alt.Chart(alt.NamedData("fenced")).mark_bar().encode(
+        x=x, y=alt.Y("count():Q", title="brokers fenced"), color=alt.Color("broker:N", title="fenced broker"),
+        tooltip=_tips("hour:O", "broker:N", "fenced_at_end:N"),
+    ).properties(width=760, height=120, name="fenced")
+    top = alt.layer(elections, epoch).resolve_scale(y="independent").properties(width=760, height=180, name="quorum")
+    chart = alt.vconcat(top, bars)
+    return Chart(cid, title, _spec(chart, quorum=quorum, fenced=fenced), facts="gold.kraft_quorum")
+
+
 def requests_chart(gold: Gold, cluster: str, limits: dict) -> Chart:
     cid, title = "chart-requests", "Request queue: largest RequestQueueSize / queued.max.requests per hour"
     df = gold.get("request_saturation", cluster)

@@ -17,8 +17,8 @@ from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, floor_hour
 from fleethealth.report.html.charts import (Chart, cleaner_chart, completeness_heatmap, fd_chart, fleet_heatmap,
-                                            incident_timeline, isr_chart, leaders_chart, offsets_chart, requests_chart,
-                                            zk_chart)
+                                            incident_timeline, isr_chart, leaders_chart, offsets_chart, quorum_chart,
+                                            quorum_rows, requests_chart, zk_chart)
 from fleethealth.report.html.incidents import chart_of, entity_keys, fact_rows, most_severe_first
 from fleethealth.report.html.read import (HOURLY, WHOLE, Gold, cell_text, clusters_of, hour_label, page_name,
                                          read_gold)
@@ -244,8 +244,9 @@ def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
             focus.add((e["broker"], e["partition"]))
     charts = [incident_timeline(gold, cluster), offsets_chart(gold, cluster, limits, focus),
               cleaner_chart(gold, cluster), isr_chart(gold, cluster), leaders_chart(gold, cluster),
-              zk_chart(gold, cluster), requests_chart(gold, cluster, limits), fd_chart(gold, cluster, limits),
-              completeness_heatmap(gold, cluster)]
+              zk_chart(gold, cluster), quorum_chart(gold, cluster), requests_chart(gold, cluster, limits),
+              fd_chart(gold, cluster, limits), completeness_heatmap(gold, cluster)]
+    below = {"chart-quorum": _quorum_table(gold, cluster)}
     steps = runbooks.load()
     items = []
     for r in incidents.itertuples(index=False):
@@ -265,8 +266,18 @@ def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
             + "".join(f"<a href=\"#{c.id}\">{html.escape(c.id.removeprefix('chart-'))}</a>" for c in charts) + "</nav>"
             + f"<h2 id=\"incidents\">Incidents ({len(incidents)})</h2>" + _chart_html(charts[0])
             + ("".join(items) or "<p>No incident in this window.</p>")
-            + "<h2>Facts</h2>" + "".join(_chart_html(c) for c in charts[1:]))
+            + "<h2>Facts</h2>" + "".join(_chart_html(c) + below.get(c.id, "") for c in charts[1:]))
     return _page(f"fleethealth: {cluster}", _window_text(gold), body, charts, bundle)
+
+
+def _quorum_table(gold: Gold, cluster: str) -> str:
+    """gold.kraft_quorum per hour, under its chart (empty for a ZooKeeper-mode cluster: no rows)."""
+    df = gold.get("kraft_quorum", cluster)
+    if df is None:
+        return ""
+    return _table([{"hour": r["hour"], "leader": r["leader"], "epoch": r["epoch"], "elections": r["elections"],
+                    "fenced brokers": r["fenced_brokers"], "fenced at end": r["fenced_at_end"]}
+                   for r in quorum_rows(df)])
 
 
 def javascript_bundle() -> Path:

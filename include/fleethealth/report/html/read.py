@@ -15,8 +15,8 @@ from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, floor_hour, hours_between
 
 HOURLY = ("incident_findings", "consumer_offsets_partitions", "log_cleaner_status", "broker_health_hourly",
-          "isr_churn", "leader_elections", "zk_sessions", "zk_quorum", "request_saturation", "metadata_divergence",
-          "deadlocks")
+          "isr_churn", "leader_elections", "zk_sessions", "zk_quorum", "kraft_quorum", "request_saturation",
+          "metadata_divergence", "deadlocks")
 WHOLE = ("incidents", "incident_history")
 FD_TABLE = "silver.jmx_samples"
 
