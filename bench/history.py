@@ -4,7 +4,7 @@ Prints figures, not a verdict beyond the target line (exit 0 unless a run fails)
 
     . scripts/env.sh && .venv/bin/python bench/history.py [--brokers 100] [--days 365] [--runs 2] [--workdir DIR --keep]
 
-The demo's fleet (8 hosts) is simulated for two hours; the first is run whole (every table created),
+The demo's fleet (10 hosts) is simulated for two hours; the first is run whole (every table created),
 the second through bronze and silver. That lakehouse is copied twice:
 - "empty": nothing more;
 - "year": gold.broker_health_hourly and gold.incident_findings gain a year of hours before the first

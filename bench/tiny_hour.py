@@ -4,7 +4,7 @@ Prints figures, not a verdict (exit 0 unless a DAG run fails).
 
     . scripts/env.sh && .venv/bin/python bench/tiny_hour.py [--hours 3] [--workdir DIR --keep]
 
-Simulates the demo's fleet (`fleethealth.cli.demo.SCENARIOS`, 8 hosts, a few MB an hour) from the demo's
+Simulates the demo's fleet (`fleethealth.cli.demo.SCENARIOS`, 10 hosts, a few MB an hour) from the demo's
 first hour into a scratch folder, then runs each hour through Airflow exactly as `make demo` does
 (`airflow dags test`: pull, then one spark-submit of the three layers, each gated), timing each run. The first
 hour creates every table; the later ones replace an hour in existing tables, which is the steady

@@ -59,7 +59,7 @@ TEST_FILES = {      # make test (2026-11-27)
     "test_cli.py": 60, "test_gold_detector_metadata_divergence.py": 40, "test_silver.py": 40,
     "test_gold_fact_metadata_divergence.py": 35, "test_silver_golden.py": 25, "test_silver_samples.py": 25,
     "test_gold_incidents.py": 25, "test_notify_delivery.py": 25, "test_lake_maintenance.py": 15,
-    "test_gold_lifecycle.py": 150, "test_scenarios_kraft.py": 180,
+    "test_gold_lifecycle.py": 150, "test_scenarios_kraft.py": 180, "test_mixed_fleet.py": 150,
 }
 SLOW_FILES = {      # make test-slow (2026-11-27)
     "test_scheduler.py": 800, "test_bronze_big_files.py": 475, "test_interrupt.py": 470, "test_e2e_dag.py": 370,

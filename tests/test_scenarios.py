@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from incident_match import TOLERANCE, mismatches
 
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.gold import job as gold_job
@@ -28,9 +29,8 @@ from fleethealth.simulate import SCENARIOS, simulate
 
 pytestmark = pytest.mark.spark
 
-START = demo.START    # the demo's window: README's demo output is checked on this one too
+START = demo.START    # the demo's window
 HOURS = 3
-TOLERANCE = timedelta(minutes=5)
 # a comma-separated subset, to iterate on some detectors quickly (the suite runs all)
 UNDER_TEST = tuple(os.environ.get("FLEETHEALTH_TEST_SCENARIOS", "").split(",")) if os.environ.get(
     "FLEETHEALTH_TEST_SCENARIOS") else SCENARIOS
@@ -57,24 +57,9 @@ def window(spark, tmp_path_factory):
     return {"found": found, "expected": expected, "lakehouse": lakehouse, "inventory": inv, "hours": hours}
 
 
-def key(i: dict) -> tuple[str, str, str]:
-    return i["cluster"], i["kind"], i["entity"]
-
-
-def first_seen(i: dict) -> datetime:
-    v = i["first_seen"]
-    return datetime.fromisoformat(v.replace("Z", "+00:00")).replace(tzinfo=None) if isinstance(v, str) else v
-
-
 def report(window) -> tuple[list, list, list]:
     """(missed, late, false positives) over the whole window."""
-    found = {key(i): i for i in window["found"]}
-    expected = {key(i): i for i in window["expected"]}
-    missed = sorted(k for k in expected if k not in found)
-    late = sorted((k, str(first_seen(expected[k])), str(first_seen(found[k]))) for k in expected
-                  if k in found and abs(first_seen(found[k]) - first_seen(expected[k])) > TOLERANCE)
-    false = sorted(k for k in found if k not in expected)
-    return missed, late, false
+    return mismatches(window["found"], window["expected"], TOLERANCE)
 
 
 @pytest.mark.parametrize("scenario", UNDER_TEST)
@@ -129,28 +114,6 @@ def test_gold_reads_no_kafka_event_type_it_leaves_out():
 
 def rows(df) -> list[str]:
     return sorted(json.dumps(r.asDict(recursive=True), default=str, sort_keys=True) for r in df.collect())
-
-
-def test_readme_shows_what_the_demo_prints_and_its_query_runs(spark, window, tmp_path):
-    """The demo's clusters over the demo's window, computed as `fleethealth run` does (the DAG's path
-    to the same gold is test_e2e_dag's): README's demo output, line by line (`…` for any text), and
-    README's query of the demo's lakehouse, run as written from a folder where demo/lakehouse is it."""
-    from readme_blocks import block, matches_shown
-
-    from fleethealth.report import text as incidents
-
-    demo_rows = [r for r in incidents.incident_rows(Lakehouse.at(window["lakehouse"])) if r["cluster"] in demo.SCENARIOS]
-    printed = incidents.incidents_report(demo_rows)
-    assert matches_shown(block("output", "make demo").text, printed) == [], printed
-
-    (tmp_path / "demo").mkdir()
-    (tmp_path / "demo" / "lakehouse").symlink_to(window["lakehouse"])
-    (tmp_path / ".venv").symlink_to(Path(sys.executable).parents[1])
-    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", block("run", "demo-query").text], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    kinds = {r.kind for r in lake.read(spark, "gold.incidents", Lakehouse.at(window["lakehouse"])).select("kind").collect()}
-    assert {line.split()[1] for line in proc.stdout.splitlines() if line.startswith("| ")} == kinds | {"kind"}
 
 
 def test_every_gold_table_reads_without_spark_as_spark_reads_it(spark, window):

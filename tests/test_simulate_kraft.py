@@ -15,7 +15,7 @@ import pytest
 
 from fleethealth.fleet import mbeans
 from fleethealth.fleet.inventory import load_inventory
-from fleethealth.simulate import KRAFT_SCENARIOS, MIXED_FLEET, SCENARIOS, kraft_scenarios as kr, simulate, write_cluster
+from fleethealth.simulate import KRAFT_SCENARIOS, SCENARIOS, kraft_scenarios as kr, simulate, write_cluster
 from fleethealth.simulate.fleet import version_tuple
 from fleethealth.simulate.model import ClusterState
 from fleethealth.simulate.scenarios import KRAFT_GROUPS, user_topics
@@ -374,8 +374,10 @@ def test_straddling_shifts_move_every_episode_across_the_hour_end(tmp_path):
         assert hour_end - timedelta(minutes=2) < seen < hour_end, t
 
 
-def test_a_mixed_fleet_has_a_zookeeper_and_a_kraft_cluster_each_with_incidents(tmp_path):
-    inv = load_inventory(simulate(tmp_path, list(MIXED_FLEET), START, END, jmx_samples_per_broker_hour=0,
+def test_the_demos_fleet_has_a_zookeeper_and_a_kraft_cluster_each_with_incidents(tmp_path):
+    from fleethealth.cli import demo
+
+    inv = load_inventory(simulate(tmp_path, demo.SCENARIOS, START, END, jmx_samples_per_broker_hour=0,
                                   bytes_per_broker_hour=0))
     assert sorted(c.mode for c in inv.clusters) == ["kraft", "zookeeper"]
     kinds = {(t["cluster"], t["kind"]) for t in json.loads((tmp_path / "expected_incidents.json").read_text())}

@@ -1,6 +1,7 @@
-"""`make demo`: simulate 3 hours of a small fleet (a healthy cluster and post-mortem 3, the dead log
-cleaner), run the hourly DAG for each hour through Airflow (`airflow dags test`: real task runs,
-SparkSubmitOperator, Delta), then print the incidents from gold and write the offline HTML report.
+"""`make demo`: simulate 3 hours of a small mixed fleet (a ZooKeeper-mode cluster with post-mortem 3, the
+dead log cleaner, and a KRaft cluster whose controllers fence a broker), run the hourly DAG for each hour
+through Airflow (`airflow dags test`: real task runs, SparkSubmitOperator, Delta), then print the
+incidents from gold and write the offline HTML report.
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from fleethealth.runtime import config
 DEMO_DIR = config.PROJECT_ROOT / "demo"
 START = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 END = datetime(2026, 11, 20, 13, tzinfo=timezone.utc)
-SCENARIOS = ["healthy", "pm3-dead-cleaner"]
+# one ZooKeeper-mode cluster and one KRaft cluster (3 controllers, brokers on 3.9.1 and 4.1.0), each with incidents
+SCENARIOS = ["pm3-dead-cleaner", "kraft-broker-fenced"]
 
 
 def run_dag_hour(hour: datetime, env: dict, log: Path) -> bool:

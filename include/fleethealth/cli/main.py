@@ -451,7 +451,8 @@ PATH_SETTINGS = {"inventory": config.ENV_INVENTORY, "thresholds": config.ENV_THR
 # each subcommand's examples, the epilog of its --help
 EXAMPLES = {
     "simulate": ["fleethealth simulate --out fleet --scenario healthy,pm3-dead-cleaner "
-                 "--from 2026-11-20T10:00Z --to 2026-11-20T13:00Z"],
+                 "--from 2026-11-20T10:00Z --to 2026-11-20T13:00Z",
+                 "fleethealth simulate --out kraft-fleet --scenario kraft --from 2026-11-20T10:00Z --to 2026-11-20T13:00Z"],
     "check": ["fleethealth check --inventory inventory.yaml", "fleethealth check --notify"],
     "pull": ["fleethealth pull --inventory inventory.yaml --from 2026-11-20T10:00Z --to 2026-11-20T11:00Z"],
     "run": ["fleethealth run --inventory fleet/inventory.yaml --from 2026-11-20T10:00Z --to 2026-11-20T13:00Z"],
@@ -500,14 +501,13 @@ def _window(s, required: bool = True) -> None:
 
 
 def _scenarios(value: str) -> str:
-    """--scenario: `all` or comma-separated names of simulate.SCENARIOS, each checked here."""
-    from fleethealth.simulate import SCENARIOS
+    """--scenario: scenario names, `all` or `kraft`, comma-separated, each checked here."""
+    from fleethealth.simulate import resolve
 
-    names = [s.strip() for s in value.split(",") if s.strip()]
-    unknown = [s for s in names if s not in SCENARIOS] if value != "all" else []
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown scenario(s) {', '.join(unknown) or '(none)'} "
-                                         f"(choose from {', '.join(SCENARIOS)}, or all)")
+    try:
+        resolve(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return value
 
 
@@ -520,7 +520,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     from fleethealth.cli.parse import SOURCES as PARSE_SOURCES  # pure names: no Spark imported here
     from fleethealth.cli.query import CELL_WIDTH
-    from fleethealth.simulate import SCENARIOS
+    from fleethealth.simulate import KRAFT_SCENARIOS, SCENARIOS
 
     p = argparse.ArgumentParser(prog="fleethealth", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=_version())
@@ -531,7 +531,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, metavar="DIR",
                    help="folder for the fleet's files and its inventory.yaml (created), e.g. --out fleet")
     s.add_argument("--scenario", type=_scenarios, default="all", metavar="NAME[,NAME...]",
-                   help=f"one or more of {', '.join(SCENARIOS)}, comma-separated, or all (default all)")
+                   help=f"comma-separated: ZooKeeper-mode clusters {', '.join(SCENARIOS)}; KRaft clusters "
+                        f"{', '.join(KRAFT_SCENARIOS)}; all (the ZooKeeper-mode ones, the default) or kraft (the KRaft ones)")
     _window(s)
     s.add_argument("--brokers", type=int, default=3, metavar="N", help="brokers per cluster (default 3)")
     s.add_argument("--seed", type=int, default=7, metavar="N",

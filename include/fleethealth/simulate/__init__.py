@@ -18,8 +18,7 @@ and writes `<out>/archive-notes.json`.
 
 `SCENARIOS` (what "all" means) are the ZooKeeper-mode clusters; `KRAFT_SCENARIOS` ("kraft") the KRaft
 ones (kraft_scenarios.py: 3 dedicated controllers, brokers on 3.9 and 4.1, no ZooKeeper; their hosts
-write Kafka logs and JMX, the first broker the log-dir snapshots, no thread dumps). `MIXED_FLEET` is a
-fleet of one ZooKeeper-mode and one KRaft cluster, each with incidents.
+write Kafka logs and JMX, the first broker the log-dir snapshots, no thread dumps).
 """
 from __future__ import annotations
 
@@ -39,23 +38,23 @@ from .zookeeper_logs import ZkLog
 
 SCENARIOS: tuple[str, ...] = tuple(n for n in CATALOGUE if n not in KRAFT_CATALOGUE)
 KRAFT_SCENARIOS: tuple[str, ...] = tuple(KRAFT_CATALOGUE)
-# one ZooKeeper-mode cluster and one KRaft cluster, each with incidents (for a mixed demo fleet)
-MIXED_FLEET: tuple[str, ...] = ("pm3-dead-cleaner", "kraft-broker-fenced")
 LAYOUTS: tuple[str, ...] = ("hourly", "archive")
 GROUPS = {"all": SCENARIOS, "kraft": KRAFT_SCENARIOS}
 
-__all__ = ["SCENARIOS", "KRAFT_SCENARIOS", "MIXED_FLEET", "LAYOUTS", "simulate", "coordinator_partition",
-           "java_string_hashcode", "Cluster", "Host"]
+__all__ = ["SCENARIOS", "KRAFT_SCENARIOS", "LAYOUTS", "simulate", "coordinator_partition",
+           "java_string_hashcode", "Cluster", "Host", "resolve"]
 
 
-def _resolve(scenarios: list[str] | str) -> list[str]:
+def resolve(scenarios: list[str] | str) -> list[str]:
+    """The scenario names of a list or a comma-separated string, `all` and `kraft` expanded (ValueError
+    naming the unknown ones and every choice)."""
     if isinstance(scenarios, str):
         scenarios = [s.strip() for s in scenarios.split(",") if s.strip()]
     scenarios = [n for s in scenarios for n in GROUPS.get(s, (s,))]
     unknown = [s for s in scenarios if s not in CATALOGUE]
     if unknown or not scenarios:
-        raise ValueError(f"unknown scenario(s) {', '.join(unknown) or '(none)'}; known: {', '.join(CATALOGUE)}, "
-                         f"all, kraft")
+        raise ValueError(f"unknown scenario(s) {', '.join(unknown) or '(none)'} (choose from {', '.join(CATALOGUE)}, "
+                         f"all or kraft)")
     return list(dict.fromkeys(scenarios))
 
 
@@ -65,7 +64,7 @@ def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: dateti
     """Write a fleet for [start, end) (UTC, hour-aligned, tz-aware) under `out`; return the inventory path.
     `shifts` (scenario name -> ms) moves a scenario's events that much later than their usual anchor
     (the window start), e.g. so that an episode straddles an hour end; its ground truth moves with them."""
-    names = _resolve(scenarios)
+    names = resolve(scenarios)
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
     if brokers < 1:
