@@ -28,7 +28,8 @@ def floor_seconds(work) -> float:
     hook = SparkSubmitHook(conf=spark_conf(work / "floor-warehouse", short_lived=True),
                            conn_id=config.SPARK_CONN_ID, name="fleethealth-floor", verbose=False,
                            application_args=[str(work / "floor-table")])
-    hook.log.setLevel(logging.WARNING)   # its INFO lines are the command line and spark-submit's output
+    if isinstance(hook.log, logging.Logger):   # outside a task Airflow 3 may give a structlog proxy: left as is
+        hook.log.setLevel(logging.WARNING)   # its INFO lines are the command line and spark-submit's output
     t0 = time.perf_counter()
     hook.submit(str(Path(__file__).with_name("floor_job.py")))
     return time.perf_counter() - t0
