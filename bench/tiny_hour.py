@@ -38,13 +38,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hours", type=int, default=3, help="consecutive DAG hours (default 3, as the demo)")
     p.add_argument("--workdir", help="scratch folder (default: a new temporary folder, removed afterwards)")
     p.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    p.add_argument("--scenario", help="comma-separated scenarios instead of the demo's fleet (e.g. a former "
+                                      "demo fleet, to compare: healthy,pm3-dead-cleaner)")
     a = p.parse_args(argv)
     if a.hours < 1:
         p.error("--hours must be >= 1")
     work = Path(a.workdir) if a.workdir else Path(tempfile.mkdtemp(prefix="fleethealth-bench-tiny-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        return _run(a.hours, work)
+        return _run(a.hours, work, a.scenario)
     finally:
         if a.keep:
             print(f"scratch kept: {work}")
@@ -52,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _run(n_hours: int, work: Path) -> int:
+def _run(n_hours: int, work: Path, scenarios: str | None = None) -> int:
     from fleethealth.cli.demo import SCENARIOS, START, run_dag_hour
     from fleethealth.runtime import config
     from fleethealth.simulate import simulate
@@ -60,7 +62,7 @@ def _run(n_hours: int, work: Path) -> int:
     hours = [START + timedelta(hours=i) for i in range(n_hours)]
     print(f"fleethealth tiny hours — {time.strftime('%Y-%m-%d %H:%M %Z')}, {os.cpu_count()} CPUs, "
           f"load average {load()}")
-    inventory = simulate(work / "fleet", SCENARIOS, hours[0], hours[-1] + timedelta(hours=1))
+    inventory = simulate(work / "fleet", scenarios or SCENARIOS, hours[0], hours[-1] + timedelta(hours=1))
     env = dict(os.environ, **{config.ENV_INVENTORY: str(inventory), config.ENV_LAKEHOUSE: str(work / "lakehouse")})
     floors = [floor_seconds(work)]
     print(f"  floor (bench/floor_job.py: spark-submit, session, 10-row Delta write, read back)  {floors[0]:6.1f}s",
