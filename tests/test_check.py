@@ -148,7 +148,7 @@ def test_the_demo_inventory_passes(tmp_path, capsys, monkeypatch):
     inventory = simulate(tmp_path / "demo", ",".join(demo.SCENARIOS), demo.START, demo.END, bytes_per_broker_hour=2000,
                          jmx_samples_per_broker_hour=0)
     rc, lines = check(capsys, "--inventory", str(inventory))
-    assert (rc, lines) == (0, ["check: 2 cluster(s), 8 host(s), 0 channel(s) not tested (--notify sends each a "
+    assert (rc, lines) == (0, ["check: 2 cluster(s), 10 host(s), 0 channel(s) not tested (--notify sends each a "
                                "test message): an hour would run"])
     assert not (tmp_path / "lake").exists()
 
