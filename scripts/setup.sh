@@ -176,6 +176,11 @@ else
     "${INSTALL[@]}" -r requirements.txt -c constraints.txt
     step "$INSTALLER install -e . --no-deps (console script: fleethealth)"
     "${INSTALL[@]}" -e . --no-deps
+    if [ "$INSTALLER" = uv ]; then
+        # pyspark is an sdist only: uv builds it (~1 GB) into a new cache revision at every fresh
+        # clone and keeps the old ones, which filled a shared disk at 60 clones
+        "$VENV/bin/uv" cache prune --quiet || log "uv cache prune failed (ignored)"
+    fi
     echo "$DEPS_HASH" >"$VENV_STAMP"
 fi
 
