@@ -53,15 +53,26 @@ def discover() -> dict[str, ModuleType]:
 DETECTORS = discover()
 
 
-def detect_all(facts, thresholds: dict) -> DataFrame:
-    """Every detector's findings of the hours of `facts`. A detector of episodes that may straddle an
-    hour end (`LOOKBACK = True` in its module) reads `facts.lookback` when there is one (each hour with
+def detect_each(facts, thresholds: dict) -> dict[str, DataFrame]:
+    """Every detector's findings of the hours of `facts`, by kind. A detector of episodes that may straddle
+    an hour end (`LOOKBACK = True` in its module) reads `facts.lookback` when there is one (each hour with
     the end of the hour before it) and keeps what has a signal in the hour itself: an episode wholly
     before the hour was found in the hour it happened in."""
-    found = []
-    for module in DETECTORS.values():
+    found = {}
+    for kind, module in DETECTORS.items():
         if getattr(module, "LOOKBACK", False) and facts.lookback is not None:
-            found.append(module.detect(facts.lookback, thresholds).where(F.col("last_seen") >= F.col("hour")))
+            found[kind] = module.detect(facts.lookback, thresholds).where(F.col("last_seen") >= F.col("hour"))
         else:
-            found.append(module.detect(facts, thresholds))
-    return reduce(DataFrame.unionByName, found).select(*FINDING_COLUMNS)
+            found[kind] = module.detect(facts, thresholds)
+        found[kind] = found[kind].select(*FINDING_COLUMNS)
+    return found
+
+
+def union(findings) -> DataFrame:
+    """One frame of the findings frames `findings` (detect_each's values)."""
+    return reduce(DataFrame.union, findings)
+
+
+def detect_all(facts, thresholds: dict) -> DataFrame:
+    """Every detector's findings of the hours of `facts` (detect_each), in one frame."""
+    return union(detect_each(facts, thresholds).values())
