@@ -90,6 +90,25 @@ def test_query_reads_gold_and_rejects_unknown_tables(spark, lakehouse, capsys):
 
 
 @pytest.mark.spark
+def test_query_of_a_lakehouse_after_another_one_was_deleted_reads_its_own(spark, tmp_path, capsys):
+    """A session keeps its catalog: querying lakehouse B after A's folder is gone re-points gold.incidents
+    at B (dropping A's entry must not read A's table) and prints B's rows."""
+    import shutil
+
+    from fleethealth.lake import tables as lake
+
+    sql = "SELECT kind FROM gold.incidents ORDER BY kind"
+    for name, kind in (("a", "broker_deadlock"), ("b", "data_missing")):
+        lake.overwrite(spark.createDataFrame([("c1", kind)], "cluster string, kind string"), "gold.incidents",
+                       Lakehouse.at(str(tmp_path / name)))
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(tmp_path / "a"), "--format", "csv", sql]) == 0
+    assert capsys.readouterr().out.splitlines() == ["kind", "broker_deadlock"]
+    shutil.rmtree(tmp_path / "a")
+    assert cli.main(["query", "--engine", "spark", "--lakehouse", str(tmp_path / "b"), "--format", "csv", sql]) == 0
+    assert capsys.readouterr().out.splitlines() == ["kind", "data_missing"]
+
+
+@pytest.mark.spark
 def test_parse_prints_silver_records_as_json_lines(spark, capsys, tmp_path):
     sample = Path(__file__).parent / "fixtures" / "samples" / "andreinedelciu_kafka-0.10.2_server.log"
     assert cli.main(["parse", "--source", "kafka", "--timezone", "Europe/Berlin", str(sample)]) == 0

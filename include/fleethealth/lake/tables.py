@@ -251,17 +251,26 @@ def register_all(spark, lakehouse: Lakehouse) -> list[str]:
     layers = sorted({t.layer for t in TABLES.values()})
     for layer in layers:
         spark.sql(f"CREATE DATABASE IF NOT EXISTS {layer}")
-    known = {f"{layer}.{r.name}" for layer in layers for r in spark.catalog.listTables(layer)}
     for t in TABLES.values():
         # external tables: dropping the catalog entry leaves the data; re-pointing it keeps a
         # session that queries several lakehouses honest
-        if t.qualified in known:
-            spark.sql(f"DROP TABLE {t.qualified}")
+        _unregister(spark, t.layer, t.name)
         if exists(spark, t.qualified, lakehouse):
             # the path as an argument, never spliced into SQL text (a lakehouse path may hold a quote)
             spark.catalog.createTable(t.qualified, path=str(t.path(lakehouse)), source="delta")
             registered.append(t.qualified)
     return registered
+
+
+def _unregister(spark, layer: str, name: str) -> None:
+    """Drop the catalog entry layer.name, if any, without reading its table: `DROP TABLE` and
+    `catalog.listTables` load a Delta table first, and fail when the folder the entry names is gone (a
+    session that queried a lakehouse since deleted). The entry is external: its data, if any, stays."""
+    jvm = spark._jvm
+    ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier(name, jvm.scala.Option.apply(layer))
+    catalog = spark._jsparkSession.sessionState().catalog()
+    catalog.refreshTable(ident)     # the session's resolved relation of it
+    catalog.dropTable(ident, True, False)
 
 
 def latest_hours(lakehouse: Lakehouse, since: datetime) -> dict[str, datetime]:
