@@ -12,6 +12,7 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 
 from fleethealth.quality import suites as quality  # noqa: E402
 from fleethealth.quality.suites import ExpectationResult, QualityGateError  # noqa: E402
+from fleethealth.runtime.config import SettingError  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -20,6 +21,17 @@ HOUR = datetime(2024, 3, 5, 10, tzinfo=UTC)
 
 
 # `spark`: the session-scoped SparkSession of tests/conftest.py
+
+
+@pytest.fixture(params=["pandas", "spark"])
+def engine(request, monkeypatch):
+    """The first pass on a pandas copy (a small table, the default) or on Spark (over the limit):
+    the same results either way."""
+    if request.param == "spark":
+        monkeypatch.setenv("FLEETHEALTH_GX_PANDAS_MAX_ROWS", "0")
+    else:
+        monkeypatch.delenv("FLEETHEALTH_GX_PANDAS_MAX_ROWS", raising=False)
+    return request.param
 
 
 def _incidents_schema():
@@ -176,7 +188,7 @@ def test_enforce_and_results_rows_without_spark():
 
 
 # ---------------------------------------------------------------------------------- on Spark
-def test_clean_incidents_pass(spark):
+def test_clean_incidents_pass(spark, engine):
     df = _incidents_df(spark, _clean_incidents())
     started = time.perf_counter()
     results = quality.validate(df, "gold.incident_findings", hour=HOUR)
@@ -193,13 +205,13 @@ def test_clean_incidents_pass(spark):
     assert out.count() == len(results)
 
 
-def test_empty_incidents_pass(spark):
+def test_empty_incidents_pass(spark, engine):
     df = spark.createDataFrame([], _incidents_schema())
     results = quality.validate(df, "gold.incident_findings", hour=HOUR)
     assert _failed(results) == set()
 
 
-def test_corrupted_incidents_fail_with_the_right_expectation(spark):
+def test_corrupted_incidents_fail_with_the_right_expectation(spark, engine):
     rows = _clean_incidents() + [
         _incident(kind="broker_on_fire"),                                       # unknown kind
         _incident(kind="offsets_partition_bloat", entity=None),                           # null entity
@@ -231,7 +243,7 @@ def test_corrupted_incidents_fail_with_the_right_expectation(spark):
     assert len(err.value.failures) == 4
 
 
-def test_missing_column_is_reported_not_crashing(spark):
+def test_missing_column_is_reported_not_crashing(spark, engine):
     df = _incidents_df(spark, _clean_incidents()).drop("entity")
     results = quality.validate(df, "gold.incident_findings", hour=HOUR)
     failed = _failed(results)
@@ -243,7 +255,7 @@ def test_missing_column_is_reported_not_crashing(spark):
         quality.enforce(results)
 
 
-def test_warning_failure_is_recorded_but_does_not_raise(spark):
+def test_warning_failure_is_recorded_but_does_not_raise(spark, engine):
     rows = _clean_incidents()
     rows[0] = _incident(evidence=None)  # evidence not null is a warning
     results = quality.validate(_incidents_df(spark, rows), "gold.incident_findings", hour=HOUR)
@@ -253,6 +265,54 @@ def test_warning_failure_is_recorded_but_does_not_raise(spark):
     quality.enforce(results)  # does not raise
     [row] = [r for r in quality.results_rows(results, HOUR) if not r["success"]]
     assert row["critical"] is False and row["observed_value"].startswith("1 unexpected")
+
+
+def _incidents_table_df(spark, rows):
+    from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType, TimestampType
+
+    ts = ("first_seen", "last_seen", "resolved_at", "first_hour", "last_hour")
+    schema = StructType([StructField(c, TimestampType() if c in ts else IntegerType() if c == "hours" else
+                                     ArrayType(StringType()) if c == "first_evidence" else StringType(), True)
+                         for c in quality.load_suite("gold.incidents")["expectations"][0]["kwargs"]["column_set"]])
+    base = {"incident_id": "i-1", "cluster": "prod-a", "kind": "log_cleaner_dead", "severity": "critical",
+            "entity": "broker-219", "status": "open", "first_seen": HOUR, "last_seen": HOUR + timedelta(minutes=50),
+            "resolved_at": None, "evidence": "e", "known_bug": None, "first_hour": HOUR, "last_hour": HOUR,
+            "hours": 1, "first_evidence": ["e"]}
+    return _df(spark, [dict(base, **row) for row in rows], schema)
+
+
+def test_both_engines_give_the_same_results_on_row_conditions_and_failures(spark, monkeypatch):
+    rows = [{},
+            {"incident_id": "i-2", "status": "resolved"},                                 # resolved, no resolved_at
+            {"incident_id": "i-3", "entity": "broker-1", "resolved_at": HOUR + timedelta(hours=2)},   # open, resolved_at
+            {"incident_id": "i-4", "entity": None, "severity": "apocalyptic", "hours": -1}]
+    df = _incidents_table_df(spark, rows).localCheckpoint()
+    results = {}
+    for engine in ("0", "5"):
+        monkeypatch.setenv("FLEETHEALTH_GX_PANDAS_MAX_ROWS", engine)
+        results[engine] = quality.validate(df, "gold.incidents", hour=HOUR)
+    assert results["0"] == results["5"]
+    failed = _failed(results["5"])
+    assert {"expect_column_values_to_not_be_null(column=resolved_at)",
+            "expect_column_values_to_be_null(column=resolved_at)",
+            "expect_column_values_to_not_be_null(column=entity)"} <= failed, failed
+    assert any(r.observed.startswith("1 unexpected") and "'apocalyptic'" in r.observed for r in results["5"])
+
+
+def test_a_table_over_the_limit_is_validated_on_spark_and_a_bad_limit_is_an_error(spark, monkeypatch):
+    local = []
+    real = quality._validate_locally
+    monkeypatch.setattr(quality, "_validate_locally", lambda *a, **k: local.append(1) or real(*a, **k))
+    df = _incidents_df(spark, _clean_incidents())          # 3 rows
+    monkeypatch.setenv("FLEETHEALTH_GX_PANDAS_MAX_ROWS", "2")
+    over = quality.validate(df, "gold.incident_findings", hour=HOUR)
+    assert local == []
+    monkeypatch.setenv("FLEETHEALTH_GX_PANDAS_MAX_ROWS", "3")
+    assert quality.validate(df, "gold.incident_findings", hour=HOUR) == over and local == [1]
+    assert _failed(over) == set()
+    monkeypatch.setenv("FLEETHEALTH_GX_PANDAS_MAX_ROWS", "lots")
+    with pytest.raises(SettingError, match="FLEETHEALTH_GX_PANDAS_MAX_ROWS: expected a whole number"):
+        quality.validate(df, "gold.incident_findings", hour=HOUR)
 
 
 def _offsets_df(spark, rows):
@@ -288,7 +348,7 @@ def _offsets_row(**over):
     return row
 
 
-def test_consumer_offsets_partitions(spark):
+def test_consumer_offsets_partitions(spark, engine):
     clean = [_offsets_row(), _offsets_row(partition=0, size_bytes=0, growth_bytes=-10,
                                           compaction_seen=True)]
     results = quality.validate(_offsets_df(spark, clean), "gold.consumer_offsets_partitions", hour=HOUR)

@@ -62,6 +62,16 @@ RESULT_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": SAMPLE_
 # again: first run the whole suite BOOLEAN_ONLY, then re-run only the failed expectations with
 # RESULT_FORMAT to get their offending values (a clean hour pays for one cheap pass only).
 TWO_PASS = True
+# A table of at most FLEETHEALTH_GX_PANDAS_MAX_ROWS rows takes the first pass on a pandas copy (GX's
+# pandas engine): one Spark job to collect it instead of a Spark job or more per expectation (a small
+# fleet's hour: about 200 such jobs for a few thousand rows). The detailed second pass stays on Spark,
+# so a failure's observed values read the same whichever engine found it.
+# judged on the frame's schema (Spark types, no Spark job): always on the Spark frame
+SCHEMA_EXPECTATIONS = frozenset({
+    "expect_column_values_to_be_of_type", "expect_column_values_to_be_in_type_list",
+    "expect_table_columns_to_match_set", "expect_table_columns_to_match_ordered_list",
+    "expect_column_to_exist", "expect_table_column_count_to_equal",
+})
 _OBSERVED_MAX_CHARS = 500
 # kwargs shown in an expectation's label (stable across hours: labels use the unsubstituted values)
 _LABEL_KWARGS = ("column", "column_list", "column_A", "column_B", "min_value", "max_value",
@@ -235,14 +245,17 @@ class _Gx:
     context: Any
     datasource: Any
     batch_definitions: dict
+    local_datasource: Any = None   # pandas: small tables' first pass (_local_copy)
 
-    def batch_definition(self, table: str):
+    def batch_definition(self, table: str, local: bool = False):
         with _lock:
-            if table not in self.batch_definitions:
-                asset = self.datasource.add_dataframe_asset(name=table)
-                self.batch_definitions[table] = asset.add_batch_definition_whole_dataframe(
+            key = (table, local)
+            if key not in self.batch_definitions:
+                source = self.local_datasource if local else self.datasource
+                asset = source.add_dataframe_asset(name=table)
+                self.batch_definitions[key] = asset.add_batch_definition_whole_dataframe(
                     f"{table} whole dataframe")
-            return self.batch_definitions[table]
+            return self.batch_definitions[key]
 
 
 def _gx(data_docs_dir: Path | None = None) -> _Gx:
@@ -290,7 +303,8 @@ def _gx(data_docs_dir: Path | None = None) -> _Gx:
             # materialized table, in memory); _validate_one persists what is not materialized already
             datasource = (context.data_sources.add_spark(name="fleethealth_spark", persist=False)
                           if key is None else None)
-            _contexts[key] = _Gx(context, datasource, {})
+            local = context.data_sources.add_pandas(name="fleethealth_pandas") if key is None else None
+            _contexts[key] = _Gx(context, datasource, {}, local)
         return _contexts[key]
 
 
@@ -393,14 +407,18 @@ def _validate_one(df, table: str, hour: datetime | None, keep_outcome: bool, per
     row_keys = [c for c in (raw.get("meta") or {}).get("row_keys", []) if c in df.columns]
     detail_format = dict(RESULT_FORMAT, **({"unexpected_index_column_names": row_keys} if row_keys else {}))
 
+    copy_ = _local_copy(df) if TWO_PASS else None
     persisted = False
-    if persist and not df.is_cached:  # every metric is a Spark job: do not recompute df's lineage each time
+    if copy_ is None and persist and not df.is_cached:  # every metric is a Spark job: do not recompute df's lineage each time
         df = df.persist()
         persisted = True
     try:
         batch = _gx().batch_definition(table).get_batch(batch_parameters={"dataframe": df})
         fmt = {"result_format": "BOOLEAN_ONLY"} if TWO_PASS else detail_format
-        outcome = batch.validate(_gx_suite(suite_dict, source), result_format=fmt)
+        if copy_ is None:
+            outcome = batch.validate(_gx_suite(suite_dict, source), result_format=fmt)
+        else:
+            outcome = _validate_locally(batch, copy_, table, suite_dict, source, fmt)
         found = _by_index(outcome, suite_dict)
         failed = [i for i, res in found.items() if not res.success]
         if TWO_PASS and failed:
@@ -414,6 +432,50 @@ def _validate_one(df, table: str, hour: datetime | None, keep_outcome: bool, per
         if persisted:
             df.unpersist()
     return found, suite_dict, outcome
+
+
+def _local_copy(df):
+    """A pandas copy of the Spark frame `df` if it has at most FLEETHEALTH_GX_PANDAS_MAX_ROWS rows (one
+    Spark job through Arrow; timestamps tz-aware, as the suites' hour bounds are), else None."""
+    from fleethealth.runtime.config import gx_pandas_max_rows
+
+    limit = gx_pandas_max_rows()
+    if limit <= 0:
+        return None
+    table = df.limit(limit + 1).toArrow()
+    if table.num_rows > limit:
+        return None
+    return table.to_pandas()
+
+
+def _spark_only(exp: dict) -> bool:
+    """Whether an expectation can only be judged on the Spark frame: on its schema (Spark's type
+    names), or on rows chosen by a Spark SQL row_condition."""
+    kwargs = exp.get("kwargs") or {}
+    return exp["type"] in SCHEMA_EXPECTATIONS or bool(kwargs.get("row_condition")) and kwargs.get("condition_parser") == "spark"
+
+
+def _validate_locally(batch, local_df, table: str, suite_dict: dict, source: str, fmt: dict):
+    """The first pass of a suite whose rows are in `local_df` (pandas): the expectations only Spark can
+    judge (_spark_only) on the Spark `batch`, the others on the copy; one outcome of them all, in the
+    shape GX gives one suite's."""
+    from great_expectations.validator.validation_statistics import calc_validation_statistics
+
+    on_schema = [e for e in suite_dict["expectations"] if _spark_only(e)]
+    on_rows = [e for e in suite_dict["expectations"] if not _spark_only(e)]
+    local = _gx().batch_definition(table, local=True).get_batch(batch_parameters={"dataframe": local_df})
+    outcome = local.validate(_gx_suite(dict(suite_dict, expectations=on_rows), source), result_format=fmt)
+    if on_schema:
+        schema = batch.validate(_gx_suite(dict(suite_dict, expectations=on_schema), source), result_format=fmt)
+        outcome.results = sorted(list(outcome.results) + list(schema.results),
+                                 key=lambda res: (res.expectation_config.meta or {})[_INDEX_META])
+        stats = calc_validation_statistics(outcome.results)
+        outcome.success = stats.success
+        outcome.statistics = {"evaluated_expectations": stats.evaluated_expectations,
+                              "successful_expectations": stats.successful_expectations,
+                              "unsuccessful_expectations": stats.unsuccessful_expectations,
+                              "success_percent": stats.success_percent}
+    return outcome
 
 
 def _by_index(outcome, suite_dict) -> dict:

@@ -74,6 +74,7 @@ class Settings(BaseSettings):
     spark_conf: SparkConfFile = Field("", description="a file of Spark settings for this deployment (spark-defaults.conf format: `key value` lines); they add to and override fleethealth's own (runtime/spark_conf.py)")
     lock_wait_s: Seconds = Field("600", description="seconds a run waits for an hour another run holds, then refuses")
     data_docs: Flag = Field("1", description="0: no GX Data Docs are written (validation still runs)")
+    gx_pandas_max_rows: Count = Field("20000", description="a table of at most this many rows is validated on a pandas copy (GX's pandas engine: one Spark job instead of one or more per expectation, the same results); 0: every table on Spark")
     run_window_hours: Hours = Field("24", description="`fleethealth run`: at most this many hours in one Spark plan")
     run_window_mb: Megabytes = Field("256", description="`fleethealth run`: at most this many MB landed in one Spark plan")
     window_max_hours: Hours = Field("8760", description="`pull`, `run`, `backfill`, `simulate`, `report`: a window (--from, --to) holds at most this many hours")
@@ -133,6 +134,10 @@ def lock_wait_s() -> float:
 
 def data_docs_enabled() -> bool:
     return settings().data_docs
+
+
+def gx_pandas_max_rows() -> int:
+    return settings().gx_pandas_max_rows
 
 
 def run_window() -> tuple[int, float]:
