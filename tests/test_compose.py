@@ -223,6 +223,8 @@ def test_engine_pom_compiles_against_the_pinned_spark():
         assert f"scala-library-{props['scala.version']}.jar" in names
         kryo = re.search(r"<artifactId>kryo-shaded</artifactId>\s*<version>([^<]+)</version>", pom.read_text())
         assert kryo and f"kryo-shaded-{kryo.group(1)}.jar" in names
+        hadoop = re.search(r"<artifactId>hadoop-client-api</artifactId>\s*<version>([^<]+)</version>", pom.read_text())
+        assert hadoop and f"hadoop-client-api-{hadoop.group(1)}.jar" in names
 
 
 # --- scripts/env.sh ---------------------------------------------------------------------------
