@@ -1,7 +1,9 @@
 """Shared fixtures: one SparkSession for the whole run (a JVM start costs ~10 s), a lakehouse per test."""
 from __future__ import annotations
 
+import json
 import logging
+import time
 import os
 from pathlib import Path
 
@@ -50,29 +52,21 @@ def lakehouse(tmp_path, monkeypatch):
     return path
 
 
-# Seconds each file's tests take in `make test` and in `make test-slow` (fresh clone, 2 workers on a
-# 2-core machine). Under `--dist loadfile` xdist hands files out by how many tests they hold, which can
-# put a long file last and make it the run's tail; the longest of the run's own go first (a file such as
-# test_bronze_big_files has a short test in make test and its big files in make test-slow).
-TEST_FILES = {      # make test (2026-11-27)
-    "test_jobs.py": 520, "test_scenarios.py": 270, "test_bronze_big_files.py": 95, "test_broken_inputs.py": 90,
-    "test_cli.py": 60, "test_gold_detector_metadata_divergence.py": 40, "test_silver.py": 40,
-    "test_gold_fact_metadata_divergence.py": 35, "test_silver_golden.py": 25, "test_silver_samples.py": 25,
-    "test_gold_incidents.py": 25, "test_notify_delivery.py": 25, "test_lake_maintenance.py": 15,
-    "test_gold_lifecycle.py": 150, "test_scenarios_kraft.py": 180, "test_mixed_fleet.py": 150,
-}
-SLOW_FILES = {      # make test-slow (2026-11-27)
-    "test_scheduler.py": 800, "test_bronze_big_files.py": 475, "test_interrupt.py": 470, "test_e2e_dag.py": 370,
-    "test_notify_pipeline.py": 850, "test_faults.py": 200, "test_scenarios_straddling.py": 160,
-    "test_archive_equivalence.py": 75, "test_healthy_day.py": 500, "test_lakehouse_s3.py": 250,
-    "test_scenarios_kraft.py": 290,
-    "test_lifecycle_orders.py": 450,
-}
+# Seconds each file's tests take in `make test` and in `make test-slow` (2 workers on a 2-core machine),
+# as measured by the hook below: `FLEETHEALTH_FILE_TIMES=write make test` (or test-slow) rewrites that
+# suite's part. Under `--dist loadfile` xdist hands files out in the order the workers send, which can put
+# a long file last and make it the run's tail: the longest go first (a file such as test_bronze_big_files
+# has a short test in make test and its big files in make test-slow).
+FILE_SECONDS = Path(__file__).with_name("file_seconds.json")
 
 
-def weights(config) -> dict[str, int]:
-    """make test's weights when the run leaves the slow tests out (-m "... not slow"), else make test-slow's."""
-    return TEST_FILES if "not slow" in (config.option.markexpr or "") else SLOW_FILES
+def suite(config) -> str:
+    """"test" when the run leaves the slow tests out (-m "... not slow"), else "slow"."""
+    return "test" if "not slow" in (config.option.markexpr or "") else "slow"
+
+
+def weights(config) -> dict[str, float]:
+    return json.loads(FILE_SECONDS.read_text())[suite(config)]
 
 
 def _loadfile(config) -> bool:
@@ -88,3 +82,43 @@ def pytest_collection_modifyitems(config, items):
     if hasattr(config, "workerinput"):    # an xdist worker (its option.dist is "no"): the order it sends
         files = weights(config)
         items.sort(key=lambda item: -files.get(item.path.name, 0))   # stable: tests keep their order
+
+
+# ------------------------------------------------------------------ where the suite's time goes
+# Every run prints its wall time, each worker's idle seconds at the end and its slowest files (the
+# seconds of their tests' set-up, call and tear-down: a module fixture counts in its file);
+# FLEETHEALTH_FILE_TIMES=all prints every file, =write also keeps them in tests/file_seconds.json (a
+# passing run's). docs/development.md keeps the budget.
+_FILE_SECONDS: dict[str, list] = {}
+_WORKER_DONE: dict[str, float] = {}
+_STARTED = time.monotonic()
+
+
+def pytest_runtest_logreport(report):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return                              # the controller sums its workers' reports
+    seconds_tests = _FILE_SECONDS.setdefault(report.nodeid.split("::")[0].rsplit("/", 1)[-1], [0.0, 0])
+    seconds_tests[0] += report.duration
+    seconds_tests[1] += report.when == "call"
+    node = getattr(report, "node", None)
+    _WORKER_DONE[node.gateway.id if node is not None else "main"] = time.monotonic()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if os.environ.get("PYTEST_XDIST_WORKER") or not _FILE_SECONDS:
+        return
+    end = time.monotonic()
+    rows = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1][0])
+    mode = os.environ.get("FLEETHEALTH_FILE_TIMES", "")
+    shown = rows if mode in ("all", "write") else rows[:10]
+    write = terminalreporter.write_line
+    write(f"wall {end - _STARTED:.0f} s; per file (set-up + tests + tear-down), {len(shown)} of {len(rows)}:")
+    for name, (seconds, tests) in shown:
+        write(f"  {seconds:7.1f} s  {tests:4d} tests  {name}")
+    write("  workers idle at the end: " + ", ".join(
+        f"{w} {end - done:.0f} s" for w, done in sorted(_WORKER_DONE.items())))
+    if mode == "write" and exitstatus == 0:
+        table = json.loads(FILE_SECONDS.read_text())
+        table[suite(config)] = {name: round(seconds) for name, (seconds, _) in rows if seconds >= 1}
+        FILE_SECONDS.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        write(f"  written to {FILE_SECONDS}")

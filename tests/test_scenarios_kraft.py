@@ -6,7 +6,8 @@ The gold expectations of the KRaft kinds (broker_fenced, controller_quorum_unsta
 their detectors, built on branch kraft-det: a scenario expecting a kind no detector module has yet
 (PENDING_KINDS, read from gold.detectors.DETECTORS) is marked xfail (not strict, reason "detectors on
 branch kraft-det"). Once kraft-det is merged its kinds are detectors, the marks fall away by
-themselves and the scenario's recall and false positives are asserted like the ZooKeeper scenarios'."""
+themselves and the scenario's recall and false positives are asserted like the ZooKeeper scenarios'.
+Their episodes across an hour end: tests/test_scenarios_straddling.py."""
 from __future__ import annotations
 
 import json
@@ -21,11 +22,8 @@ from fleethealth.cli import demo
 from fleethealth.fleet import mbeans
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.gold.detectors import DETECTORS
-from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import hours_between
-from fleethealth.pipeline import window as pipeline
-from fleethealth.pull import hour as pull
 from fleethealth.simulate import KRAFT_SCENARIOS, kraft_scenarios as kr, simulate
 
 pytestmark = pytest.mark.spark
@@ -232,31 +230,3 @@ def test_the_kraft_kinds_are_those_the_scenarios_expect(run):
 
 def first_seen(v) -> datetime:
     return datetime.fromisoformat(v.replace("Z", "+00:00")).replace(tzinfo=None) if isinstance(v, str) else v
-
-
-# --- the episodes straddling the first hour's end, run hour by hour as the DAG runs them ---------------
-@pytest.fixture(scope="module")
-def straddled(spark, tmp_path_factory):
-    root = tmp_path_factory.mktemp("kraft_straddling")
-    shifts = kr.STRADDLING_SHIFTS
-    inventory = simulate(root, list(shifts), START, START + timedelta(hours=2), jmx_samples_per_broker_hour=0,
-                         bytes_per_broker_hour=20_000, shifts=shifts)
-    lakehouse = Lakehouse.at(root / "lakehouse")
-    inv = load_inventory(inventory)
-    for hour in (START, START + timedelta(hours=1)):
-        pull.pull_hour(inv, hour, lakehouse)
-        pipeline.run_hour(spark, hour, str(inventory), lakehouse)
-    return {"found": [r.asDict() for r in lake.read(spark, "gold.incidents", lakehouse).collect()],
-            "expected": json.loads((root / "expected_incidents.json").read_text())}
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("scenario", e2e(kr.STRADDLING_SHIFTS))
-def test_a_straddling_episode_is_one_incident_first_seen_when_it_began(straddled, scenario):
-    found = [i for i in straddled["found"] if i["cluster"] == scenario]
-    expected = {(i["kind"], i["entity"]): first_seen(i["first_seen"]) for i in straddled["expected"]
-                if i["cluster"] == scenario}
-    assert sorted((i["kind"], i["entity"]) for i in found) == sorted(expected)
-    late = [(i["kind"], i["entity"]) for i in found if i["kind"] != "known_bug_exposure"
-            and abs(first_seen(i["first_seen"]) - expected[(i["kind"], i["entity"])]) > TOLERANCE]
-    assert late == []

@@ -5,13 +5,17 @@ same incidents as where they do not straddle, each first seen when its episode b
 
 Without the look-back (`incidents.lookback_minutes: 0`) this fails: pm5's four session losses in 34
 minutes become one loss before the hour end and three after (flapping and the epoch lag seen 10
-minutes late), pm4's session expiry is dated by its first line after the hour end."""
+minutes late), pm4's session expiry is dated by its first line after the hour end.
+
+The KRaft scenarios' episodes (kraft_scenarios.STRADDLING_SHIFTS) straddle the same hour end in the same
+fleet and run: one incident each, first seen when it began."""
 from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
 
 import pytest
+import yaml
 
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.pipeline import window as pipeline
@@ -20,7 +24,7 @@ from fleethealth.fleet.inventory import load_inventory
 from fleethealth.gold.detectors import DETECTORS
 from fleethealth.lake import tables as lake
 from fleethealth.pull import hour as pull
-from fleethealth.simulate import simulate
+from fleethealth.simulate import kraft_scenarios as kr, simulate
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -55,18 +59,29 @@ def key(i: dict) -> tuple[str, str, str]:
 
 @pytest.fixture(scope="module")
 def runs(spark, tmp_path_factory):
+    """The ZooKeeper scenarios shifted (and as they are, for their expected incidents) and the KRaft ones
+    shifted, in one inventory, run hour by hour."""
     end = START + timedelta(hours=2)
     root = tmp_path_factory.mktemp("straddling")
-    inventory = simulate(root / "shifted", list(SHIFTS), START, end, jmx_samples_per_broker_hour=0, shifts=SHIFTS)
+    shifted = simulate(root / "shifted", list(SHIFTS), START, end, jmx_samples_per_broker_hour=0, shifts=SHIFTS)
     unshifted = simulate(root / "unshifted", list(SHIFTS), START, end, jmx_samples_per_broker_hour=0)
+    kraft = simulate(root / "kraft", list(kr.STRADDLING_SHIFTS), START, end, jmx_samples_per_broker_hour=0,
+                     bytes_per_broker_hour=20_000, shifts=kr.STRADDLING_SHIFTS)
+    doc = yaml.safe_load(shifted.read_text())
+    doc["clusters"] += yaml.safe_load(kraft.read_text())["clusters"]
+    inventory = root / "inventory.yaml"
+    inventory.write_text(yaml.safe_dump(doc))
     lakehouse = Lakehouse.at(root / "lakehouse")
     inv = load_inventory(inventory)
     for hour in (START, START + timedelta(hours=1)):     # as the DAG runs them: one hour at a time
         pull.pull_hour(inv, hour, Lakehouse.at(lakehouse))
         pipeline.run_hour(spark, hour, str(inventory), Lakehouse.at(lakehouse))
-    return {"found": [r.asDict() for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()],
+    found = [r.asDict() for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()]
+    return {"found": [i for i in found if i["cluster"] in SHIFTS],
             "expected": json.loads((root / "shifted" / "expected_incidents.json").read_text()),
-            "unshifted": json.loads((unshifted.parent / "expected_incidents.json").read_text())}
+            "unshifted": json.loads((unshifted.parent / "expected_incidents.json").read_text()),
+            "kraft_found": [i for i in found if i["cluster"] in kr.STRADDLING_SHIFTS],
+            "kraft_expected": json.loads((kraft.parent / "expected_incidents.json").read_text())}
 
 
 def test_the_episodes_straddle_the_hour_end(runs):
@@ -87,3 +102,14 @@ def test_the_same_incidents_as_unshifted_each_first_seen_when_it_began(runs):
     assert late == []
     # one incident each, not one per hour it touched
     assert len(runs["found"]) == len(found)
+
+
+@pytest.mark.parametrize("scenario", kr.STRADDLING_SHIFTS)
+def test_a_kraft_straddling_episode_is_one_incident_first_seen_when_it_began(runs, scenario):
+    assert {i["cluster"] for i in runs["found"] + runs["kraft_found"]} == set(SHIFTS) | set(kr.STRADDLING_SHIFTS)
+    found = [i for i in runs["kraft_found"] if i["cluster"] == scenario]
+    expected = {(i["kind"], i["entity"]): first_seen(i) for i in runs["kraft_expected"] if i["cluster"] == scenario}
+    assert sorted((i["kind"], i["entity"]) for i in found) == sorted(expected)
+    late = [(i["kind"], i["entity"]) for i in found if i["kind"] != "known_bug_exposure"
+            and abs(first_seen(i) - expected[(i["kind"], i["entity"])]) > TOLERANCE]
+    assert late == []
