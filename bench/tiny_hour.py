@@ -28,7 +28,6 @@ from pathlib import Path
 
 from common import floor_seconds, load
 
-TARGET_HOUR_S = 60.0
 TARGET_DEMO_S = 300.0
 TARGET_FLOOR_X = 3.0      # issue 49: a tiny DAG hour <= 3x the floor measured in the same run
 
@@ -83,8 +82,7 @@ def _run(n_hours: int, work: Path, scenarios: str | None = None) -> int:
     worst = max(took)
     print(f"goal 49a  slowest tiny DAG hour / floor   {worst / floor:.2f}x ({worst:.1f}s / {floor:.1f}s)   "
           f"target <= {TARGET_FLOOR_X:.0f}x   {'met' if worst <= TARGET_FLOOR_X * floor else 'MISSED'}")
-    print(f"goal 4  tiny DAG hour (demo fleet)   worst {worst:5.1f}s of {', '.join(f'{t:.0f}' for t in took)}   "
-          f"target <= {TARGET_HOUR_S:.0f}s   {'met' if worst <= TARGET_HOUR_S else 'MISSED'}")
+    print(f"goal 4  tiny DAG hours (demo fleet)   {', '.join(f'{t:.0f}' for t in took)} s   (the goal: 49a's ratio)")
     if n_hours == 3:
         print(f"goal 4  the demo's 3 DAG hours       {sum(took):5.0f}s (make demo adds set-up and the summary)   "
               f"target <= {TARGET_DEMO_S:.0f}s with set-up   {'within' if sum(took) <= TARGET_DEMO_S else 'MISSED'}")
