@@ -41,6 +41,10 @@ def spark(tmp_path_factory):
     lakehouse = tmp_path_factory.mktemp("session-lakehouse")
     session = build_session("fleethealth-tests", lakehouse / "_warehouse", master="local[2]")
     session.conf.set("spark.sql.shuffle.partitions", "2")
+    # the tests' small frames are local relations (runtime.frames.local_frame, tests/test_suite_rules.py):
+    # unfolded, as a table's rows are, so a projection of one runs compiled as on a table (the engine's
+    # functions included) instead of being evaluated by the optimizer
+    session.conf.set("spark.sql.optimizer.excludedRules", "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation")
     yield session
     session.stop()
 

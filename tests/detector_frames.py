@@ -7,6 +7,7 @@ from pyspark.sql.types import (ArrayType, DoubleType, IntegerType, LongType, Map
                                StructType, TimestampType)
 
 from fleethealth.gold.facts.core import Facts
+from fleethealth.runtime.frames import local_frame
 
 HOUR = datetime(2026, 11, 21, 6)
 EVENT_FIELDS = [("cluster", StringType()), ("broker_id", IntegerType()), ("ts", TimestampType()),
@@ -39,7 +40,7 @@ def event(broker_id: int, ts: datetime, event_type: str, cluster: str = "c1", **
 
 
 def events(spark, rows):
-    return spark.createDataFrame(rows, EVENTS)
+    return local_frame(spark, rows, EVENTS)
 
 
 def jmx_sample(broker_id: int, ts: datetime, mbean, value: float | str, cluster: str = "c1") -> tuple:
@@ -50,7 +51,7 @@ def jmx_sample(broker_id: int, ts: datetime, mbean, value: float | str, cluster:
 
 
 def jmx(spark, rows):
-    return spark.createDataFrame(rows, JMX)
+    return local_frame(spark, rows, JMX)
 
 
 def facts(spark, kafka_events=None, jmx_samples=None, hosts=None) -> Facts:

@@ -11,6 +11,7 @@ import pytest
 
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.cli import main as cli
+from fleethealth.runtime.frames import local_frame
 
 FLEETHEALTH = str(Path(sys.executable).with_name("fleethealth"))
 
@@ -60,7 +61,7 @@ def test_query_reads_gold_and_rejects_unknown_tables(spark, lakehouse, capsys):
     from fleethealth.lake import tables as lake
 
     rows = [("c1", "log_cleaner_dead"), ("c1", "log_cleaner_dead"), ("c2", "data_missing")]
-    lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string"), "gold.incidents", Lakehouse.at(str(lakehouse)))
+    lake.overwrite(local_frame(spark, rows, "cluster string, kind string"), "gold.incidents", Lakehouse.at(str(lakehouse)))
     sql = "SELECT kind, count(*) AS n FROM gold.incidents GROUP BY kind ORDER BY kind"
     assert cli.main(["query", "--engine", "spark", "--lakehouse", str(lakehouse), sql]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -99,7 +100,7 @@ def test_query_of_a_lakehouse_after_another_one_was_deleted_reads_its_own(spark,
 
     sql = "SELECT kind FROM gold.incidents ORDER BY kind"
     for name, kind in (("a", "broker_deadlock"), ("b", "data_missing")):
-        lake.overwrite(spark.createDataFrame([("c1", kind)], "cluster string, kind string"), "gold.incidents",
+        lake.overwrite(local_frame(spark, [("c1", kind)], "cluster string, kind string"), "gold.incidents",
                        Lakehouse.at(str(tmp_path / name)))
     assert cli.main(["query", "--engine", "spark", "--lakehouse", str(tmp_path / "a"), "--format", "csv", sql]) == 0
     assert capsys.readouterr().out.splitlines() == ["kind", "broker_deadlock"]
@@ -202,7 +203,7 @@ def incidents(spark, lakehouse):
     from fleethealth.lake import tables as lake
 
     rows = [("c1", "broker_deadlock"), ("c1", "log_cleaner_dead"), ("c2", "data_missing")]
-    lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string"), "gold.incidents", Lakehouse.at(str(lakehouse)))
+    lake.overwrite(local_frame(spark, rows, "cluster string, kind string"), "gold.incidents", Lakehouse.at(str(lakehouse)))
     return lakehouse
 
 
@@ -365,7 +366,7 @@ def test_paths_with_quotes_and_spaces_reach_sql_and_the_jvm_whole(spark, tmp_pat
     from fleethealth.runtime.spark_conf import spark_conf
 
     odd = tmp_path / "it's a lake"
-    lake.overwrite(spark.createDataFrame([("c1", "x")], "cluster string, kind string"), "gold.incidents", Lakehouse.at(str(odd)))
+    lake.overwrite(local_frame(spark, [("c1", "x")], "cluster string, kind string"), "gold.incidents", Lakehouse.at(str(odd)))
     assert cli.main(["query", "--engine", "spark", "--lakehouse", str(odd), "--format", "csv", "SELECT kind FROM gold.incidents"]) == 0
     assert capsys.readouterr().out == "kind\nx\n"
 
@@ -427,7 +428,7 @@ def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
             ("pm4", "leader_election_storm", "critical", datetime(2026, 11, 20, 10, 6)),
             ("pm3", "known_bug_exposure", "minor", datetime(2026, 11, 20, 10, 0)),
             ("pm3", "log_cleaner_dead", "critical", datetime(2026, 11, 20, 10, 1))]
-    lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string, severity string, first_seen timestamp")
+    lake.overwrite(local_frame(spark, rows, "cluster string, kind string, severity string, first_seen timestamp")
                    .selectExpr("*", "'x' AS entity"), "gold.incidents", Lakehouse.at(str(lakehouse)))
     assert [r["kind"] for r in report.incident_rows(Lakehouse.at(lakehouse))] == [
         "log_cleaner_dead", "leader_election_storm", "zk_session_expired", "known_bug_exposure"]

@@ -35,6 +35,7 @@ from fleethealth.fleet.kafka import OFFSETS_TOPIC
 from fleethealth.gold.detectors import DETECTORS
 from fleethealth.lake.tables import TABLES
 from fleethealth.silver.parsers import prometheus
+from fleethealth.runtime.frames import local_frame
 
 ROOT = Path(fleethealth.__file__).parent.parent
 MBEANS = mbeans.__name__
@@ -280,7 +281,7 @@ EXPORTED = [b for b in mbeans.ALL if b.exporter_series]
 def test_jmx_exporter_series_parse_into_exactly_the_catalogued_bean(spark):
     lines = [(b.id, *_exporter_line(b)) for b in EXPORTED]
     assert len(lines) == 29
-    df = prometheus.series(spark.createDataFrame(lines, "id string, text string, expected string"))
+    df = prometheus.series(local_frame(spark, lines, "id string, text string, expected string"))
     rows = df.select("id", "expected", "mbean", *[b.matches().alias(b.id) for b in mbeans.ALL]).collect()
     assert len(rows) == len(EXPORTED)
     for r in rows:
@@ -300,7 +301,7 @@ def test_the_live_jolokia_read_of_a_combined_node_parses_into_exactly_the_catalo
     instance = {b.id: b.object_name + (",partition=7" if b is mbeans.OFFSETS_LOG_SIZE else "") for b in beans}
     responses = [{"request": r, "value": {instance[b.id]: {b.attribute: value[b.id]}}, "timestamp": 1795168800,
                   "status": 200} for r, b in zip(mbeans.jolokia_requests(processes), beans, strict=True)]
-    bronze = spark.createDataFrame(
+    bronze = local_frame(spark, 
         [("c", "h", "jmx", "jolokia-live.2026-11-20T11-00-00Z.jsonl", "sha", 1, json.dumps(responses), HOUR)],
         "cluster string, host string, source string, file string, file_sha256 string, line_number int, "
         "record string, hour timestamp")

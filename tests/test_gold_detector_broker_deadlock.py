@@ -10,6 +10,7 @@ from fleethealth.gold import known_bugs, thresholds
 from fleethealth.gold.detectors import broker_deadlock
 from fleethealth.gold.facts import deadlocks
 from fleethealth.gold.facts.core import Facts
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -32,9 +33,9 @@ def rows(broker: int, at: datetime, cycle=PM1, deadlock: int = 1):
 def detect(spark, deadlock_rows, versions):
     from fleethealth.silver import tables as silver
 
-    hosts = spark.createDataFrame([("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["threaddumps"])
+    hosts = local_frame(spark, [("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["threaddumps"])
                                    for b, v in versions.items()], silver.HOSTS_SCHEMA)
-    facts = Facts(HOUR, hosts, None, None, None, None, None, None, spark.createDataFrame(deadlock_rows, DEADLOCKS))
+    facts = Facts(HOUR, hosts, None, None, None, None, None, None, local_frame(spark, deadlock_rows, DEADLOCKS))
     return {r.entity: r for r in broker_deadlock.detect(facts, thresholds.load()).collect()}
 
 
@@ -91,9 +92,9 @@ def test_gold_deadlocks_one_row_per_broker_hour_and_cycle(spark):
     t1, t2 = datetime(2026, 11, 21, 6, 30, 5), datetime(2026, 11, 21, 6, 45, 0)
     two = [("group-metadata-manager-0", LL, "kafka-request-handler-3"),
            ("kafka-request-handler-3", GM, "group-metadata-manager-0")]
-    hosts = spark.createDataFrame([("c1", "c1-kafka-219", "kafka", 219, None, "0.10.1.0", "UTC", 50, ["threaddumps"])],
+    hosts = local_frame(spark, [("c1", "c1-kafka-219", "kafka", 219, None, "0.10.1.0", "UTC", 50, ["threaddumps"])],
                                   silver.HOSTS_SCHEMA)
-    dl = spark.createDataFrame(rows(219, t1) + rows(219, t2) + rows(219, t2, two, deadlock=2), DEADLOCKS)
+    dl = local_frame(spark, rows(219, t1) + rows(219, t2) + rows(219, t2, two, deadlock=2), DEADLOCKS)
     facts = Facts(HOUR, hosts, None, None, None, None, None, None, dl)
     got = sorted(deadlocks.deadlock_facts(facts).collect(), key=lambda r: r.dumps)
     assert [(r.broker_id, r.kafka_version, r.hour, r.cycle_threads, r.lock_classes, r.first_seen, r.last_seen,

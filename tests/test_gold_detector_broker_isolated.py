@@ -9,6 +9,7 @@ import pytest
 from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import broker_isolated
 from fleethealth.gold.facts.core import Facts
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -37,7 +38,7 @@ def jmx(broker: int, mbean, values):
 
 def detect(spark, events, jmx_rows=(), **override):
     limits = dict(thresholds.load(), **override)
-    facts = Facts(HOUR, None, spark.createDataFrame(events, EVENTS), spark.createDataFrame(list(jmx_rows), JMX),
+    facts = Facts(HOUR, None, local_frame(spark, events, EVENTS), local_frame(spark, list(jmx_rows), JMX),
                   None, None, None, None, None)
     return {r.entity: r for r in broker_isolated.detect(facts, limits).collect()}
 

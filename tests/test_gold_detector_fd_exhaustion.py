@@ -9,6 +9,7 @@ import pytest
 from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import fd_exhaustion
 from fleethealth.gold.facts.core import Facts
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -28,7 +29,7 @@ def samples(broker: int, opens: list[int], max_fds: int = 100_000, offset_s: int
 
 def detect(spark, rows, **override):
     limits = dict(thresholds.load(), **override)
-    facts = Facts(HOUR, None, None, spark.createDataFrame(rows, JMX), None, None, None, None, None)
+    facts = Facts(HOUR, None, None, local_frame(spark, rows, JMX), None, None, None, None, None)
     return {r.entity: r for r in fd_exhaustion.detect(facts, limits).collect()}
 
 

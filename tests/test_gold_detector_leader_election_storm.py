@@ -11,6 +11,7 @@ from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import leader_election_storm
 from fleethealth.gold.facts.core import Facts
 from fleethealth.silver import tables as silver
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -53,7 +54,7 @@ def back(t1, parts=PARTS, lost=8):
 
 
 def detect(spark, kafka, **overrides):
-    facts = Facts(HOUR, spark.createDataFrame([], silver.HOSTS_SCHEMA), spark.createDataFrame(kafka, KAFKA),
+    facts = Facts(HOUR, local_frame(spark, [], silver.HOSTS_SCHEMA), local_frame(spark, kafka, KAFKA),
                   None, None, None, None, None, None)
     limits = {**thresholds.load(), **{f"leader_election_storm.{k}": v for k, v in overrides.items()}}
     return leader_election_storm.detect(facts, limits).collect()
@@ -129,6 +130,6 @@ def test_kraft_a_window_without_a_lost_broker_is_named_after_its_controllers_rol
     kafka = [ev(T0 + timedelta(milliseconds=i), "partition_state_change", broker_id=3000, controller=3000, topic=tn,
                 partition=p, from_state="OnlinePartition", to_state="OfflinePartition")
              for i, (tn, p) in enumerate(PARTS)]
-    facts = Facts(HOUR, kraft_hosts(spark), spark.createDataFrame(kafka, KAFKA), None, None, None, None, None, None)
+    facts = Facts(HOUR, kraft_hosts(spark), local_frame(spark, kafka, KAFKA), None, None, None, None, None, None)
     limits = {**thresholds.load(), "leader_election_storm.min_partitions": 7}
     assert [f.entity for f in leader_election_storm.detect(facts, limits).collect()] == ["controller-3000"]

@@ -9,6 +9,7 @@ import pytest
 from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import slow_group_load
 from fleethealth.gold.facts.core import Facts
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -30,9 +31,9 @@ def detect(spark, events, **override):
     from fleethealth.silver import tables as silver
 
     limits = dict(thresholds.load(), **override)
-    hosts = spark.createDataFrame([("c1", f"c1-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", 50, ["kafka"])
+    hosts = local_frame(spark, [("c1", f"c1-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", 50, ["kafka"])
                                    for b in (1, 2, 3)], silver.HOSTS_SCHEMA)
-    facts = Facts(HOUR, hosts, spark.createDataFrame(events, EVENTS), None, None, None, None, None, None)
+    facts = Facts(HOUR, hosts, local_frame(spark, events, EVENTS), None, None, None, None, None, None)
     return {r.entity: r for r in slow_group_load.detect(facts, limits).collect()}
 
 

@@ -11,6 +11,7 @@ from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import zk_follower_disconnect
 from fleethealth.gold.facts.core import Facts
 from fleethealth.silver import tables as silver
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -51,8 +52,8 @@ def reset(leader_gap_ms=0, election_after_ms=114, zk_myid=True, election_unit=" 
 
 
 def detect(spark, zk, **overrides):
-    facts = Facts(HOUR, spark.createDataFrame([], silver.HOSTS_SCHEMA), None, None, None, None, None,
-                  spark.createDataFrame(zk, ZK), None)
+    facts = Facts(HOUR, local_frame(spark, [], silver.HOSTS_SCHEMA), None, None, None, None, None,
+                  local_frame(spark, zk, ZK), None)
     limits = {**thresholds.load(), **{f"zk_follower_disconnect.{k}": v for k, v in overrides.items()}}
     return zk_follower_disconnect.detect(facts, limits).collect()
 

@@ -11,6 +11,7 @@ from fleethealth.gold import thresholds
 from fleethealth.gold.detectors import zk_session_expired
 from fleethealth.gold.facts.core import Facts
 from fleethealth.silver import tables as silver
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -49,8 +50,8 @@ def expires(broker, ts, count):
 
 
 def detect(spark, kafka=(), zk=(), jmx=(), **overrides):
-    facts = Facts(HOUR, spark.createDataFrame([], silver.HOSTS_SCHEMA), spark.createDataFrame(list(kafka), KAFKA),
-                  spark.createDataFrame(list(jmx), JMX), None, None, None, spark.createDataFrame(list(zk), ZK), None)
+    facts = Facts(HOUR, local_frame(spark, [], silver.HOSTS_SCHEMA), local_frame(spark, list(kafka), KAFKA),
+                  local_frame(spark, list(jmx), JMX), None, None, None, local_frame(spark, list(zk), ZK), None)
     limits = {**thresholds.load(), **{f"zk_session_expired.{k}": v for k, v in overrides.items()}}
     return zk_session_expired.detect(facts, limits).collect()
 

@@ -125,9 +125,10 @@ def test_a_module_that_is_no_detector_stops_the_import(package_with, source, mes
 @pytest.mark.spark
 def test_detect_all_runs_a_discovered_module(package_with, spark):
     from fleethealth.gold.facts.core import Facts
+    from fleethealth.runtime.frames import local_frame
 
     package = package_with({"aa_new_kind": NEW}, only=True)
-    deadlocks = spark.createDataFrame([("c1", 3, HOUR, HOUR)], "cluster string, broker_id int, ts timestamp, hour timestamp")
+    deadlocks = local_frame(spark, [("c1", 3, HOUR, HOUR)], "cluster string, broker_id int, ts timestamp, hour timestamp")
     facts = Facts(HOUR, None, None, None, None, None, None, None, deadlocks)
     [row] = package.detect_all(facts, {"aa_new_kind.severity": "minor"}).collect()
     assert (row.kind, row.severity, row.entity, row.evidence) == ("aa_new_kind", "minor", "broker-3", "a test's")

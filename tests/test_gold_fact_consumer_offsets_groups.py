@@ -12,6 +12,7 @@ from fleethealth.gold.facts.coordinators import groups_by_partition
 from fleethealth.gold.facts.core import Facts, offsets_partitions
 from fleethealth.quality import suites as quality
 from fleethealth.silver import tables as silver
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -26,12 +27,12 @@ GIB = 1024 ** 3
 
 def hosts(spark, partitions=None):
     partitions = partitions or {"c1": 50}
-    return spark.createDataFrame([(c, f"{c}-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", n, ["kafka"])
+    return local_frame(spark, [(c, f"{c}-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", n, ["kafka"])
                                   for c, n in partitions.items() for b in (1, 2)], silver.HOSTS_SCHEMA)
 
 
 def named(spark, pairs):
-    return (spark.createDataFrame([(c, 2, at(1), "tombstone_append_failed", None, None, g) for c, g in pairs], GROUPS)
+    return (local_frame(spark, [(c, 2, at(1), "tombstone_append_failed", None, None, g) for c, g in pairs], GROUPS)
             .withColumn("hour", F.lit(HOUR)))
 
 
@@ -58,10 +59,10 @@ def test_groups_by_partition_with_the_cluster_partition_count(spark):
 
 def offsets_facts(spark, kafka, with_hosts=True):
     mbean = {"type": "Log", "name": "Size", "topic": "__consumer_offsets"}
-    jmx = spark.createDataFrame(
+    jmx = local_frame(spark, 
         [("c1", 2, at(m), "kafka.log", {**mbean, "partition": str(p)}, "Value", float(size))
          for p, m, size in ((38, 5, GIB), (38, 50, 3 * GIB), (7, 5, 1000), (7, 50, 1000))], JMX)
-    sizes = spark.createDataFrame([("c1", 1, "__consumer_offsets", 38, False, at(30), 2000)], SIZES)
+    sizes = local_frame(spark, [("c1", 1, "__consumer_offsets", 38, False, at(30), 2000)], SIZES)
     return Facts(HOUR, hosts(spark) if with_hosts else None, kafka, jmx, None, sizes, None, None, None)
 
 

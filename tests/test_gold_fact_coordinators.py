@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from fleethealth.gold.facts.coordinators import coordinator_partition, group_coordinators, java_string_hashcode
 from fleethealth.simulate import coordinator_partition as py_partition
 from fleethealth.simulate import java_string_hashcode as py_hashcode
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -33,7 +34,7 @@ JAVA = {
 
 
 def test_hashcode_and_partition_exact_against_java(spark):
-    df = spark.createDataFrame([(g,) for g in JAVA] + [(None,)], "g string")
+    df = local_frame(spark, [(g,) for g in JAVA] + [(None,)], "g string")
     got = {r.g: (r.h, r.p50, r.p7) for r in df.select(
         "g", java_string_hashcode(F.col("g")).alias("h"), coordinator_partition(F.col("g")).alias("p50"),
         coordinator_partition(F.col("g"), F.lit(7)).alias("p7")).collect()}
@@ -62,7 +63,7 @@ def _ts(s):
 def test_group_coordinators_from_group_lines_and_offsets_leaders(spark):
     from fleethealth.silver import tables as silver
 
-    events = spark.createDataFrame([
+    events = local_frame(spark, [
         # coordinator lines naming the group, on broker 2; a non-coordinator logger naming a group is ignored
         ("c1", 2, _ts("2026-11-20 10:05:00"), "tombstone_append_failed", "kafka.coordinator.group.GroupMetadataManager",
          "consumer-group", "__consumer_offsets", 38, None),
@@ -78,7 +79,7 @@ def test_group_coordinators_from_group_lines_and_offsets_leaders(spark):
          None, "__consumer_offsets", 5, None),
     ], "cluster string, broker_id int, ts timestamp, event_type string, logger string, `group` string, "
        "topic string, partition int, leader int")
-    hosts = spark.createDataFrame([("c1", f"c1-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", 50, ["kafka"])
+    hosts = local_frame(spark, [("c1", f"c1-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", 50, ["kafka"])
                                    for b in (1, 2, 3)], silver.HOSTS_SCHEMA)
     events = events.withColumn("hour", F.lit(_ts("2026-11-20 10:00:00")))
     found = group_coordinators(events, hosts).collect()

@@ -8,6 +8,7 @@ import pytest
 from fleethealth.gold.facts.core import Facts
 from fleethealth.gold.facts.isr_churn import isr_churn
 from fleethealth.quality import suites as quality
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -33,7 +34,7 @@ def ev(broker_id, ts, event_type, topic=None, partition=None, before=None, after
 
 
 def build(spark, rows):
-    facts = Facts(HOUR, None, spark.createDataFrame(rows, EVENTS), None, None, None, None, None, None)
+    facts = Facts(HOUR, None, local_frame(spark, rows, EVENTS), None, None, None, None, None, None)
     return facts.table("gold.isr_churn", {})
 
 

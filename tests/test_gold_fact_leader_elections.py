@@ -13,6 +13,7 @@ from fleethealth.gold.facts import leader_elections
 from fleethealth.gold.facts.core import Facts
 from fleethealth.quality import suites as quality
 from fleethealth.silver import tables as silver
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -61,12 +62,12 @@ def groups_named(cluster="c1"):
 
 
 def hosts(spark):
-    return spark.createDataFrame([(c, f"{c}-kafka-{b}", "kafka", b, None, "2.8.2", "UTC", 50, ["kafka"])
+    return local_frame(spark, [(c, f"{c}-kafka-{b}", "kafka", b, None, "2.8.2", "UTC", 50, ["kafka"])
                                   for c in ("c1", "c2") for b in (6, 7, 8)], silver.HOSTS_SCHEMA)
 
 
 def facts(spark, kafka):
-    return Facts(HOUR, hosts(spark), spark.createDataFrame(kafka, KAFKA), None, None, None, None, None, None)
+    return Facts(HOUR, hosts(spark), local_frame(spark, kafka, KAFKA), None, None, None, None, None, None)
 
 
 def limits(**overrides):

@@ -8,6 +8,7 @@ import pytest
 from fleethealth.gold.facts.core import Facts
 from fleethealth.quality import suites as quality
 from fleethealth.silver import tables as silver
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -44,8 +45,8 @@ def rec(myid, ts, event_type, state=None, duration_ms=None, session_id=None, pee
 
 
 def build(spark, zk, hosts):
-    facts = Facts(HOUR, spark.createDataFrame(hosts, silver.HOSTS_SCHEMA), None, None, None, None, None,
-                  spark.createDataFrame(zk, ZK), None)
+    facts = Facts(HOUR, local_frame(spark, hosts, silver.HOSTS_SCHEMA), None, None, None, None, None,
+                  local_frame(spark, zk, ZK), None)
     return facts.table("gold.zk_quorum", {})
 
 

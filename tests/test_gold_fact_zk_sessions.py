@@ -11,6 +11,7 @@ from fleethealth.gold import thresholds
 from fleethealth.gold.facts.core import Facts
 from fleethealth.quality import suites as quality
 from fleethealth.silver import tables as silver
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -58,9 +59,9 @@ def expires(broker, ts, count, cluster="c1"):
 
 
 def build(spark, kafka=(), zk=(), jmx=(), hosts=()):
-    facts = Facts(HOUR, spark.createDataFrame(list(hosts), silver.HOSTS_SCHEMA),
-                  spark.createDataFrame(list(kafka), KAFKA), spark.createDataFrame(list(jmx), JMX), None, None, None,
-                  spark.createDataFrame(list(zk), ZK), None)
+    facts = Facts(HOUR, local_frame(spark, list(hosts), silver.HOSTS_SCHEMA),
+                  local_frame(spark, list(kafka), KAFKA), local_frame(spark, list(jmx), JMX), None, None, None,
+                  local_frame(spark, list(zk), ZK), None)
     return facts.table("gold.zk_sessions", thresholds.load())
 
 

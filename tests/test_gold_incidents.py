@@ -10,6 +10,7 @@ from pyspark.sql.types import (ArrayType, IntegerType, StringType, StructField, 
 
 from fleethealth.gold.detectors.base import FINDING_COLUMNS
 from fleethealth.gold.incidents import lifecycle
+from fleethealth.runtime.frames import local_frame
 
 H0 = datetime(2026, 11, 21, 0)
 FINDINGS = StructType([StructField(c, TimestampType() if c in ("first_seen", "last_seen", "hour") else StringType())
@@ -36,8 +37,8 @@ def health(hours_with_data, hours_silent=(), host: str = "kafka-1", broker_id: i
 
 
 def run(spark, findings, health_rows, after: int = 1):
-    incidents, history, _ = lifecycle(spark.createDataFrame(findings, FINDINGS),
-                                      spark.createDataFrame(health_rows, HEALTH), after)
+    incidents, history, _ = lifecycle(local_frame(spark, findings, FINDINGS),
+                                      local_frame(spark, health_rows, HEALTH), after)
     return ([r.asDict() for r in incidents.orderBy("first_hour").collect()],
             [r.asDict() for r in history.orderBy("hour", "transition").collect()])
 

@@ -8,6 +8,7 @@ import pytest
 
 from fleethealth.gold import known_bugs
 from fleethealth.gold.known_bugs import KnownBugError, bugs_affecting, compare_versions, version_key
+from fleethealth.runtime.frames import local_frame
 
 POST_MORTEM_1 = {"KAFKA-3994", "KAFKA-4399", "KAFKA-4477", "KAFKA-4478", "KAFKA-4562"}
 CLEANER = {"KAFKA-2235", "KAFKA-3894", "KAFKA-4497", "KAFKA-5413", "KAFKA-6834", "KAFKA-6854", "KAFKA-7215",
@@ -133,7 +134,7 @@ def test_version_key_column_matches_python(spark):
     from pyspark.sql import functions as F
 
     versions = ["0.10.1.0", "0.10.1.1", "1.1.0", "2.8.2", "3.6.0", "3.6.0-rc1", "1.0"]
-    df = spark.createDataFrame([(v,) for v in versions + ["bad", None]], "v string")
+    df = local_frame(spark, [(v,) for v in versions + ["bad", None]], "v string")
     got = {r.v: r.k for r in df.select("v", known_bugs.version_key_col(F.col("v")).alias("k")).collect()}
     assert got == {**{v: list(version_key(v)) for v in versions}, "bad": None, None: None}
 
@@ -149,7 +150,7 @@ def _detect(spark, versions: dict[int, str | None]):
 
     rows = [("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["kafka", "jmx"]) for b, v in versions.items()]
     rows.append(("c1", "c1-zk-1", "zookeeper", None, 1, None, "UTC", 50, ["zookeeper"]))
-    hosts = spark.createDataFrame(rows, silver.HOSTS_SCHEMA)
+    hosts = local_frame(spark, rows, silver.HOSTS_SCHEMA)
     facts = Facts(HOUR, hosts, None, None, None, None, None, None, None)
     return {r.entity: r for r in known_bug_exposure.detect(facts, thresholds.load()).collect()}
 

@@ -12,6 +12,7 @@ from fleethealth.gold.detectors import data_missing, host_silent
 from fleethealth.gold.facts.core import Facts, broker_health
 from fleethealth.gold.incidents import lifecycle
 from fleethealth.silver.tables import hosts_frame
+from fleethealth.runtime.frames import local_frame
 
 HOUR = datetime(2026, 11, 21, 10)
 INVENTORY = {"clusters": [
@@ -32,7 +33,7 @@ RECONCILIATION = ("cluster string, host string, source string, hour timestamp, b
 
 def test_controllers_expect_logs_and_jmx_and_no_zookeeper_is_missing(spark):
     inventory = parse_inventory(INVENTORY)
-    rec = spark.createDataFrame([(c, h, s, HOUR, 5, 5, 0) for (c, h), sources in ARRIVED.items() for s in sources],
+    rec = local_frame(spark, [(c, h, s, HOUR, 5, 5, 0) for (c, h), sources in ARRIVED.items() for s in sources],
                                 RECONCILIATION)
     facts = Facts(HOUR, hosts_frame(spark, inventory), None, None, None, None, rec, None, None)
     facts.broker_health = broker_health(facts)
@@ -57,7 +58,7 @@ def test_controllers_expect_logs_and_jmx_and_no_zookeeper_is_missing(spark):
 
 
 def test_a_controllers_incident_is_resolved_by_its_own_data_only(spark):
-    findings = spark.createDataFrame(
+    findings = local_frame(spark, 
         [("kr", "host_silent", "major", "controller-3000", HOUR, HOUR + timedelta(minutes=59), "nothing", None, HOUR)],
         "cluster string, kind string, severity string, entity string, first_seen timestamp, last_seen timestamp, "
         "evidence string, known_bug string, hour timestamp")
@@ -68,11 +69,11 @@ def test_a_controllers_incident_is_resolved_by_its_own_data_only(spark):
               "sources_arrived array<string>")
     hosts = hosts_frame(spark, parse_inventory(INVENTORY))
     # the controller stays silent while a broker of its cluster sends data: still open
-    incidents = lifecycle(findings, spark.createDataFrame(broker + controller, schema), 1, hosts).incidents.collect()
+    incidents = lifecycle(findings, local_frame(spark, broker + controller, schema), 1, hosts).incidents.collect()
     assert [(i.entity, i.status) for i in incidents] == [("controller-3000", "open")]
     # its own data in hour 2 resolves it
     controller[2] = ("kr", "kr-ctl-1", "controller", 3000, None, hours[2], ["kafka"])
-    incidents = lifecycle(findings, spark.createDataFrame(broker + controller, schema), 1, hosts).incidents.collect()
+    incidents = lifecycle(findings, local_frame(spark, broker + controller, schema), 1, hosts).incidents.collect()
     assert [(i.entity, i.status, i.resolved_at) for i in incidents] == [("controller-3000", "resolved", hours[2])]
 
 

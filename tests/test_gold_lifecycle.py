@@ -15,6 +15,7 @@ from fleethealth.gold import lifecycle
 from fleethealth.gold.incidents import lifecycle as rebuild
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
+from fleethealth.runtime.frames import local_frame
 from test_gold_incidents import FINDINGS, HEALTH
 
 pytestmark = pytest.mark.spark
@@ -48,7 +49,7 @@ def drawn(seed: int) -> tuple[list[tuple], list[tuple]]:
 def publish(spark, computed: dict, hours: list[datetime], root) -> lifecycle.Change:
     """What gold.job.window publishes of `hours` (each hour's lifecycle change given by the hours
     before it in the window, the last change published)."""
-    hosts = spark.createDataFrame(HOSTS, "cluster string, host string, role string, broker_id int, zk_myid int")
+    hosts = local_frame(spark, HOSTS, "cluster string, host string, role string, broker_id int, zk_myid int")
     change = lifecycle.update(spark, computed, hours, root, hosts, AFTER)
     for name in (lifecycle.FINDINGS, lifecycle.HEALTH):
         lake.write_hour(computed[name].where(F.expr(lake.hour_predicate(hours))), name, hours, root)
@@ -64,13 +65,13 @@ def rows(df, drop=()) -> list[tuple]:
 
 def frames(spark, seed: int) -> dict:
     findings, health = drawn(seed)
-    return {lifecycle.FINDINGS: spark.createDataFrame(findings, FINDINGS),
-            lifecycle.HEALTH: spark.createDataFrame(health, HEALTH)}
+    return {lifecycle.FINDINGS: local_frame(spark, findings, FINDINGS),
+            lifecycle.HEALTH: local_frame(spark, health, HEALTH)}
 
 
 def expected(spark, computed: dict) -> tuple:
     """The rebuild's (incidents, history, states) rows."""
-    hosts = spark.createDataFrame(HOSTS, "cluster string, host string, role string, broker_id int, zk_myid int")
+    hosts = local_frame(spark, HOSTS, "cluster string, host string, role string, broker_id int, zk_myid int")
     return tuple(rows(df) for df in rebuild(computed[lifecycle.FINDINGS], computed[lifecycle.HEALTH], AFTER, hosts))
 
 

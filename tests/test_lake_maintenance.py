@@ -10,6 +10,7 @@ import pytest
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake import maintenance
 from fleethealth.lake import tables as lake
+from fleethealth.runtime.frames import local_frame
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -17,7 +18,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 def test_optimize_compacts_small_files_and_keeps_rows(spark, lakehouse):
     path = lake.table("silver.reconciliation").path(Lakehouse.at(lakehouse))
     for i in range(3):  # three small writes -> three files
-        spark.createDataFrame([(i, "2026-11-20 10:00:00")], "n INT, hour STRING").coalesce(1) \
+        local_frame(spark, [(i, "2026-11-20 10:00:00")], "n INT, hour STRING").coalesce(1) \
             .write.format("delta").mode("append").save(path)
     [done] = maintenance.maintain(spark, Lakehouse.at(lakehouse), tables=["silver.reconciliation", "gold.incidents"])
     assert done == maintenance.Maintained("silver.reconciliation", files_before=3, files_after=1,

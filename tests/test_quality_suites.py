@@ -13,6 +13,7 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 from fleethealth.quality import suites as quality  # noqa: E402
 from fleethealth.quality.suites import ExpectationResult, QualityGateError  # noqa: E402
 from fleethealth.runtime.config import SettingError  # noqa: E402
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -73,7 +74,7 @@ def _clean_incidents():
 
 def _df(spark, rows, schema):
     cols = [f.name for f in schema.fields]
-    return spark.createDataFrame([tuple(r[c] for c in cols) for r in rows], schema)
+    return local_frame(spark, [tuple(r[c] for c in cols) for r in rows], schema)
 
 
 def _incidents_df(spark, rows):
@@ -200,13 +201,13 @@ def test_clean_incidents_pass(spark, engine):
     quality.enforce(results)
     # the rows go into a Delta table with the documented schema
     rows = quality.results_rows(results, HOUR)
-    out = spark.createDataFrame(rows, quality.RESULTS_SCHEMA_DDL)
+    out = local_frame(spark, rows, quality.RESULTS_SCHEMA_DDL)
     assert out.columns == list(quality.RESULTS_COLUMNS)
     assert out.count() == len(results)
 
 
 def test_empty_incidents_pass(spark, engine):
-    df = spark.createDataFrame([], _incidents_schema())
+    df = local_frame(spark, [], _incidents_schema())
     results = quality.validate(df, "gold.incident_findings", hour=HOUR)
     assert _failed(results) == set()
 

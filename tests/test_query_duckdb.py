@@ -17,6 +17,7 @@ import pytest
 
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.cli import main as cli
+from fleethealth.runtime.frames import local_frame
 
 PROJECT = Path(__file__).resolve().parents[1]
 TAIL = ("; `query` only reads (SELECT/WITH/VALUES/FROM, SHOW, DESCRIBE, SUMMARIZE, EXPLAIN). Writes and "
@@ -344,9 +345,9 @@ def test_tables_spark_writes_have_no_deletion_vectors_and_duckdb_reads_them(spar
 
     from fleethealth.lake import tables as lake
 
-    lake.overwrite(spark.createDataFrame([("c1", "broker_deadlock"), ("c1", "log_cleaner_dead"), ("c2", "x")],
+    lake.overwrite(local_frame(spark, [("c1", "broker_deadlock"), ("c1", "log_cleaner_dead"), ("c2", "x")],
                                          "cluster string, kind string"), "gold.incidents", Lakehouse.at(str(lakehouse)))
-    hourly = spark.createDataFrame([("k1", "INFO", _hour(10)), ("k2", "WARN", _hour(10))],
+    hourly = local_frame(spark, [("k1", "INFO", _hour(10)), ("k2", "WARN", _hour(10))],
                                    "host string, level string, hour timestamp")
     lake.write_hour(hourly, "silver.kafka_events", _hour(10).replace(tzinfo=None), Lakehouse.at(str(lakehouse)))
     SparkDelta.forPath(spark, lake.table("gold.incidents").path(Lakehouse.at(lakehouse))).delete("kind = 'x'")

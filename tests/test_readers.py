@@ -6,6 +6,7 @@ from datetime import datetime
 
 import pytest
 from readme_blocks import block
+from fleethealth.runtime.frames import local_frame
 
 
 @pytest.mark.spark
@@ -17,7 +18,7 @@ def test_the_readme_python_route_reads_what_spark_wrote(spark, tmp_path, monkeyp
             ("c1", "data_missing", "major", datetime(2026, 11, 20, 11, 0)),
             ("c2", "data_missing", "major", datetime(2026, 11, 20, 12, 0))]
     lakehouse = tmp_path / "demo" / "lakehouse"      # the doc reads demo/lakehouse
-    lake.overwrite(spark.createDataFrame(rows, "cluster string, kind string, severity string, first_seen timestamp"),
+    lake.overwrite(local_frame(spark, rows, "cluster string, kind string, severity string, first_seen timestamp"),
                    "gold.incidents", Lakehouse.at(lakehouse))
     monkeypatch.chdir(tmp_path)
     scope: dict = {}

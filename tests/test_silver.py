@@ -23,6 +23,7 @@ from fleethealth.fleet.sources import SOURCES
 from fleethealth.pull import hour as pull
 from fleethealth.pull import landing
 from fleethealth.silver import tables as silver
+from fleethealth.runtime.frames import local_frame
 
 UTC = timezone.utc
 HOUR = datetime(2026, 11, 20, 10, tzinfo=UTC)            # 05:00-06:00 America/New_York (EST, -05:00)
@@ -547,7 +548,7 @@ def test_a_part_of_silver_is_exactly_its_share_of_the_whole(spark, fleet, parts,
             return fmt
         return "prometheus" if re.search(landing.PROMETHEUS_FILE, row["file"]) else "jolokia"
 
-    tables = silver.build(spark, spark.createDataFrame(fleet["bronze"], bronze.SCHEMA), fleet["inventory"],
+    tables = silver.build(spark, local_frame(spark, fleet["bronze"], bronze.SCHEMA), fleet["inventory"],
                           parts=parts)
     assert set(tables) == expected_tables | {"silver.quarantine"}
     rows = 0

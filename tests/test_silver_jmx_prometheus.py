@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 from fleethealth.fleet import mbeans
 from fleethealth.silver.parsers import prometheus
+from fleethealth.runtime.frames import local_frame
 
 SAMPLE = Path(__file__).parent / "fixtures" / "samples" / "tangfeixiong_kafka-0.10_jmx_exporter-0.6_scrape.prom"
 MIN_MAPPED = 0.95
@@ -29,7 +30,7 @@ def _series_lines(text: str) -> list[str]:
 @pytest.fixture(scope="module")
 def sample(spark):
     text = SAMPLE.read_text()
-    bronze = spark.createDataFrame(
+    bronze = local_frame(spark, 
         [("c", "broker-0", "jmx", "c/broker-0/jmx/metrics-2026-11-20T05-00-00.prom", "sha", 1, text, HOUR)], SCHEMA)
     samples, quarantine = prometheus.parse(bronze, F.lit("America/New_York"))
     return {"text": text, "samples": samples.cache(), "rows": [r.asDict() for r in samples.collect()],

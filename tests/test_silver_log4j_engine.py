@@ -14,6 +14,7 @@ import pytest
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from fleethealth.runtime.frames import local_frame
 from fleethealth.silver.parsers import log4j
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -191,7 +192,7 @@ def test_engine_parser_equals_the_sql_form(spark, fmt):
     corpus = _corpus_records(fmt)
     texts = corpus + shapes + _random_records(shapes + corpus[:200], 3000, seed=7) + [None]
     rows = [(i, t, ZONES[i % len(ZONES)]) for i, t in enumerate(texts)]
-    df = spark.createDataFrame(rows, "i int, text string, zone string").repartition(3)
+    df = local_frame(spark, rows, "i int, text string, zone string").repartition(3)
     ours = log4j.parse_records(df, fmt, F.col("zone"))
     theirs = oracle(df, fmt, F.col("zone"))
     assert ours.columns == theirs.columns
@@ -204,7 +205,7 @@ def test_engine_parser_equals_the_sql_form(spark, fmt):
 
 
 def test_engine_parser_plan_has_no_python(spark):
-    df = spark.createDataFrame([("x",)], "text string")
+    df = local_frame(spark, [("x",)], "text string")
     plan = log4j.parse_records(df, log4j.KAFKA, F.lit("UTC"))._jdf.queryExecution().executedPlan().toString()
     assert "io.fleethealth.engine.Log4jRecords" in plan and "Python" not in plan
 
@@ -214,10 +215,10 @@ def test_engine_start_test_equals_the_start_regex(spark, fmt):
     shapes = KAFKA_SHAPES + ZK_SHAPES
     lines = {line for text in _corpus_records(fmt) + shapes for line in text.split("\n")}
     lines |= {line[:k] for line in shapes for k in range(0, 30)} | {"[" + line for line in ZK_SHAPES}
-    df = spark.createDataFrame([(x,) for x in lines], "line string")
+    df = local_frame(spark, [(x,) for x in lines], "line string")
     got = df.select("line", F.call_function(f"fleethealth.engine.{fmt.name}_start", F.col("line")).alias("s"))
     want = df.select("line", F.col("line").rlike(fmt.start).alias("s"))
     assert got.exceptAll(want).count() == 0 and want.exceptAll(got).count() == 0
     assert got.where("s").count() > 20 and got.where("NOT s").count() > 20
-    nothing = spark.createDataFrame([(None,)], "line string")
+    nothing = local_frame(spark, [(None,)], "line string")
     assert nothing.select(F.call_function(f"fleethealth.engine.{fmt.name}_start", F.col("line"))).first()[0] is False

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from fleethealth.silver.parsers import rules
+from fleethealth.runtime.frames import local_frame
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 SOURCES = ("kafka", "zookeeper")
@@ -124,7 +125,7 @@ def test_fields_of_a_body_holding_the_separator(spark):
     from fleethealth.silver.parsers import log4j
 
     body = f"Finished loading offsets and group metadata from __consumer{rules.SEP}offsets-7 in 31 milliseconds."
-    df = spark.createDataFrame([(body, None), ("Rolled new log segment for 'orders-1' in 9 ms.", None),
+    df = local_frame(spark, [(body, None), ("Rolled new log segment for 'orders-1' in 9 ms.", None),
                                 ("nothing to see", None)], "message string, detail string")
     rows = log4j.with_events(df.withColumn("logger", F.lit(None).cast("string")), "kafka").orderBy("message").collect()
     got = [(r.event_type, r.topic, r.partition, r.duration_ms) for r in rows]
@@ -304,7 +305,7 @@ def test_the_engine_function_matches_the_rules_as_spark_sql(spark, source):
               for table, rows in json.loads(p.read_text()).items() for r in rows if "message" in r}
     bodies |= {b.split("\n", 1)[0] for b in bodies} | {b.replace(" ", rules.SEP, 1) for b in bodies} | {"", None}
     loggers = [None, "", *sorted({r.logger for r in rs if r.logger})]
-    df = spark.createDataFrame([(b, lg) for b in sorted(bodies, key=str) for lg in loggers], "body string, logger string")
+    df = local_frame(spark, [(b, lg) for b in sorted(bodies, key=str) for lg in loggers], "body string, logger string")
     name = rules.register(spark, rs, fields)
     got = df.selectExpr("body", "logger", f"{name}(body, NULL, logger) AS m").selectExpr("body", "logger", "m.rule", "m.values")
     want = df.selectExpr("body", "logger", f"{_sql_rule_index(rs, 'body', 'logger')} AS rule")

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from fleethealth.cli.parse import utc_text
 from fleethealth.silver.parsers import log4j
+from fleethealth.runtime.frames import local_frame
 
 RECORDS = [
     # (format, cluster timezone, record text, UTC expected)
@@ -33,7 +34,7 @@ def _parse(spark) -> list[str]:
     out = []
     for name, fmt in FORMATS.items():
         rows = [(i, text, tz) for i, (f, tz, text, _) in enumerate(RECORDS) if f == name]
-        df = spark.createDataFrame(rows, "i int, text string, timezone string")
+        df = local_frame(spark, rows, "i int, text string, timezone string")
         parsed = utc_text(log4j.parse_records(df, fmt, F.col("timezone")).select("i", "ts"))
         out += [(r.i, r.ts) for r in parsed.collect()]
     return [ts for _, ts in sorted(out)]
@@ -94,6 +95,6 @@ EDGES = [
 
 def test_local_to_utc_edges(spark):
     rows = [(i, f"[{t}] INFO x (a.B)", z) for i, (t, z, _) in enumerate(EDGES)]
-    df = spark.createDataFrame(rows, "i int, text string, z string").coalesce(1)
+    df = local_frame(spark, rows, "i int, text string, z string").coalesce(1)
     parsed = utc_text(log4j.parse_records(df, log4j.KAFKA, F.col("z")).select("i", "ts")).orderBy("i").collect()
     assert [r.ts for r in parsed] == [want for _, _, want in EDGES]

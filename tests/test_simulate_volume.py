@@ -14,6 +14,7 @@ import pytest
 from fleethealth.cli import main as cli
 from fleethealth.fleet import mbeans
 from fleethealth.simulate import simulate
+from fleethealth.runtime.frames import local_frame
 
 START = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 HOUR = START + timedelta(hours=1)
@@ -196,7 +197,7 @@ def test_silver_counts_what_the_simulator_counts(spark, tmp_path):
     [((cluster, host, name), lines)] = scrapes(tmp_path).items()
     rows = [(cluster, host, "jmx", name, "-", i, START.replace(tzinfo=None), json.dumps(line))
             for i, line in enumerate(lines, 1)]
-    bronze = spark.createDataFrame(rows, "cluster string, host string, source string, file string, "
+    bronze = local_frame(spark, rows, "cluster string, host string, source string, file string, "
                                          "file_sha256 string, line_number int, hour timestamp, record string")
     samples, _ = jolokia.parse(bronze)
     got = Counter((r.mbean, r.attribute) for r in samples.select("mbean", "attribute").collect())
