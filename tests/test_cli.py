@@ -545,3 +545,18 @@ def test_report_without_a_window_and_nothing_processed_says_so(tmp_path, capsys)
     assert cli.main(["report", "--lakehouse", str(tmp_path / "lakehouse"), "--from", "2026-11-20T10:00Z"]) == 2
     assert capsys.readouterr().err == "fleethealth: give both --from and --to, or neither (the last 24 processed hours)\n"
     assert not (tmp_path / "o").exists()
+
+
+def test_a_run_of_one_window_starts_its_jvm_short_lived_as_the_dags_jobs(monkeypatch):
+    """`fleethealth run` of at most FLEETHEALTH_RUN_WINDOW_HOURS hours starts a JVM with the DAG jobs'
+    settings (spark_conf short_lived); a longer run, or a session already running in the process, does not."""
+    from datetime import datetime, timedelta, timezone
+
+    from pyspark import SparkContext
+
+    hours = [datetime(2026, 11, 20, tzinfo=timezone.utc) + timedelta(hours=n) for n in range(4)]
+    monkeypatch.setenv("FLEETHEALTH_RUN_WINDOW_HOURS", "3")
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
+    assert cli._one_window(hours[:3]) and not cli._one_window(hours)
+    monkeypatch.setattr(SparkContext, "_active_spark_context", object())
+    assert not cli._one_window(hours[:1])

@@ -75,7 +75,7 @@ class Settings(BaseSettings):
     lock_wait_s: Seconds = Field("600", description="seconds a run waits for an hour another run holds, then refuses")
     data_docs: Flag = Field("1", description="0: no GX Data Docs are written (validation still runs)")
     gx_pandas_max_rows: Count = Field("20000", description="a table of at most this many rows is validated on a pandas copy (GX's pandas engine: one Spark job instead of one or more per expectation, the same results); 0: every table on Spark")
-    run_window_hours: Hours = Field("24", description="`fleethealth run`: at most this many hours in one Spark plan")
+    run_window_hours: Hours = Field("24", description="`fleethealth run`: at most this many hours in one Spark plan; a run of no more hours starts its JVM as the DAG's jobs do (first JIT tier only)")
     run_window_mb: Megabytes = Field("256", description="`fleethealth run`: at most this many MB landed in one Spark plan")
     window_max_hours: Hours = Field("8760", description="`pull`, `run`, `backfill`, `simulate`, `report`: a window (--from, --to) holds at most this many hours")
     start_date: Instant = Field("2026-01-01T00:00:00+00:00", description="the hourly DAG's start date (ISO-8601)")
