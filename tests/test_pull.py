@@ -438,21 +438,25 @@ class _Hostile:
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 if kind_ in ("trickle", "slow"):   # a byte every 0.2 s (2 s): each read is quick, the whole is not
-                    for i in range(len(body)):
-                        self.wfile.write(body[i:i + 1])
-                        self.wfile.flush()
-                        time.sleep(0.2 if kind_ == "trickle" else 2)
+                    try:
+                        for i in range(len(body)):
+                            self.wfile.write(body[i:i + 1])
+                            self.wfile.flush()
+                            if closed.wait(0.2 if kind_ == "trickle" else 2):
+                                return
+                    except (BrokenPipeError, ConnectionResetError):
+                        return   # the client gave up, as it should: not an error printed into a later test
                 else:
                     self.wfile.write(body)
 
-        import time
-
+        closed = self.closed = threading.Event()
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server.daemon_threads = False   # server_close joins the handlers: none writes after its test
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/jolokia/"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self):
+        self.closed.set()
         self.server.shutdown()
         self.server.server_close()
 
