@@ -120,3 +120,14 @@ def test_every_sub_path_is_the_catalogs_with_one_hour_stamp(tmp_path):
         tmp_path / "landing" / "_state" / "c" / "k1.json", tmp_path / "_locks" / "gold.notifications.lock")
     assert (lh.data_docs, lh.report, lh.warehouse, lh.table("gold", "incidents")) == (
         tmp_path / "quality" / "data_docs", tmp_path / "report", tmp_path / "_warehouse", "s3a://b/t/gold/incidents")
+
+
+def test_a_clusters_executors_get_the_drivers_collector_and_a_short_applications_jit_tier():
+    """Executors on a cluster are JVMs of the application's lifetime: a DAG hour's (short_lived) stop
+    at the first JIT tier as its driver does; none gets the driver's class-sharing archive or log
+    configuration (paths of this machine); local executors are the driver's JVM (no setting)."""
+    master = "spark://127.0.0.1:7077"
+    short = spark_conf("/lake", short_lived=True, master=master)["spark.executor.extraJavaOptions"]
+    assert short == '"-XX:+UseParallelGC" "-XX:TieredStopAtLevel=1" "-XX:ReservedCodeCacheSize=256m"'
+    assert spark_conf("/lake", master=master)["spark.executor.extraJavaOptions"] == '"-XX:+UseParallelGC"'
+    assert "spark.executor.extraJavaOptions" not in spark_conf("/lake", short_lived=True, master="local[2]")

@@ -103,6 +103,11 @@ def spark_conf(warehouse: str | os.PathLike | None = None, *, tables: str = "", 
     }
     if short_lived:
         conf["spark.sql.codegen.wholeStage"] = "false"
+    if not is_local(master):
+        # a cluster's executors live as long as their application: they get the driver's collector and,
+        # for a short-lived one, its JIT tier (not its class sharing: their class path is the worker's)
+        conf["spark.executor.extraJavaOptions"] = java_options_string(
+            [o for o in java_options if o.startswith(("-XX:+UseParallelGC", "-XX:TieredStopAtLevel", "-XX:Reserved"))])
     if is_local(master):
         # Hadoop's local file system without its native library runs a chmod process for every file it
         # creates and a readlink for every commit's rename: ~600 an hour, 7 ms each (engine/ LocalFiles).
