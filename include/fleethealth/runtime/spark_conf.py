@@ -53,16 +53,15 @@ def spark_conf(warehouse: str | os.PathLike | None = None, *, tables: str = "", 
     `deployment`: with the deployment's own settings (deployment_conf); the DAG's file leaves them
     to the task (fleethealth.pipeline.operator), so that none is read when the DAG is parsed.
     """
-    java_options = [f"-Dlog4j.configurationFile=file:{config.PROJECT_ROOT / 'include' / 'fleethealth' / 'runtime' / 'log4j2.properties'}"]
     # a batch job wants throughput, not short pauses: G1's concurrent threads and write barriers
     # cost 5-10 % on 2 cores (the DAG's gold job of a tiny hour ~50 -> ~47 s; test_jobs 272 -> 263 s)
-    java_options.append("-XX:+UseParallelGC")
-    if class_sharing:
-        java_options += cds.java_options()
+    jvm = ["-XX:+UseParallelGC"]
     if short_lived:
         # C1 alone gets a 48 MB code cache: a gold job's plans fill it, and a full code cache kills
         # the JVM ("Out of space in CodeCache for adapters")
-        java_options += ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=256m"]
+        jvm += ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=256m"]
+    java_options = [f"-Dlog4j.configurationFile=file:{config.PROJECT_ROOT / 'include' / 'fleethealth' / 'runtime' / 'log4j2.properties'}",
+                    *jvm, *(cds.java_options() if class_sharing else [])]
     # the driver's JVM is started with them (the Delta extension, class-data sharing); local
     # executors share that JVM, a cluster's fetch spark.jars from the driver
     classpath = f"{config.jars_dir()}/*"
@@ -103,19 +102,17 @@ def spark_conf(warehouse: str | os.PathLike | None = None, *, tables: str = "", 
     }
     if short_lived:
         conf["spark.sql.codegen.wholeStage"] = "false"
-    if not is_local(master):
-        # a cluster's executors live as long as their application: they get the driver's collector and,
-        # for a short-lived one, its JIT tier (not its class sharing: their class path is the worker's)
-        conf["spark.executor.extraJavaOptions"] = java_options_string(
-            [o for o in java_options if o.startswith(("-XX:+UseParallelGC", "-XX:TieredStopAtLevel", "-XX:Reserved"))])
     if is_local(master):
         # Hadoop's local file system without its native library runs a chmod process for every file it
         # creates and a readlink for every commit's rename: ~600 an hour, 7 ms each (engine/ LocalFiles).
         # Local masters only: a cluster's executors load the engine jar after Hadoop's file systems
         conf["spark.hadoop.fs.file.impl"] = "io.fleethealth.engine.LocalFiles$FileSystem"
         conf["spark.hadoop.fs.AbstractFileSystem.file.impl"] = "io.fleethealth.engine.LocalFiles$Fs"
-    if not is_local(master):
+    else:
         conf["spark.jars"] = ",".join(str(j) for j in config.jar_files())
+        # a cluster's executors live as long as their application: they get the driver's collector and,
+        # for a short-lived one, its JIT tier (not its class sharing: their class path is the worker's)
+        conf["spark.executor.extraJavaOptions"] = java_options_string(jvm)
     if warehouse:
         conf["spark.sql.warehouse.dir"] = str(warehouse)
     return {**conf, **s3a_conf(tables, master), **(deployment_conf() if deployment else {})}
