@@ -182,10 +182,12 @@ def audits(spark, fleet, layer, frames) -> dict | None:
     return gold_job.audits(silver.hosts_frame(spark, load_inventory(fleet["inventory"])), frames)
 
 
-def assert_gate_fails(spark, fleet, layer, expectation, offending, hour=H10, frames=None, **corrupt):
-    """The gate of `layer` fails on the corrupted hour naming `expectation` and an `offending` row;
-    nothing is published; the rejected tables are staged; gold.quality_results records the failure.
-    (The published tables keep the clean hour, so each test brings its own corruption.)"""
+def assert_gate_fails(spark, fleet, layer, failing: dict, hour=H10, frames=None, **corrupt):
+    """The gate of `layer` fails on the corrupted hour with exactly the expectations of `failing`
+    ((table, expectation) -> a text of the offending row, named in the error and in that failure's
+    observed values); nothing is published; the rejected tables are staged; gold.quality_results
+    records exactly those failures. (The published tables keep the clean hour, so each test brings its
+    own corruptions; several in one gate: each table's expectations are checked on their own.)"""
     from fleethealth.quality.suites import QualityGateError
 
     lh = fleet["lakehouse"]
@@ -194,8 +196,11 @@ def assert_gate_fails(spark, fleet, layer, expectation, offending, hour=H10, fra
     with pytest.raises(QualityGateError) as err:
         gate.gate(spark, layer, hour, frames, Lakehouse.at(lh), audits(spark, fleet, layer, frames))
     text = str(err.value)
-    assert expectation in text and offending in text, text
-    assert [f.expectation for f in err.value.failures] == [expectation]
+    for (table, expectation), offending in failing.items():
+        assert table in text and expectation in text and offending in text, text
+    failures = err.value.failures
+    assert sorted((f.table, f.expectation) for f in failures) == sorted(failing), failures
+    assert all(failing[(f.table, f.expectation)] in f.observed for f in failures), failures
     # nothing published: every silver and gold table at the same Delta version
     assert published_versions(spark, lh) == before
     # the rejected hour is staged for inspection, row for row
@@ -203,78 +208,65 @@ def assert_gate_fails(spark, fleet, layer, expectation, offending, hour=H10, fra
         assert lake.read_staged(spark, name, hour, Lakehouse.at(lh)).count() == df.count(), name
     recorded = (lake.read(spark, "gold.quality_results", Lakehouse.at(lh), hour)
                 .where(f"NOT success AND critical AND `table` LIKE '{layer}.%'").collect())
-    assert [(r.expectation, offending in r.observed_value) for r in recorded] == [(expectation, True)]
+    assert sorted((r.table, r.expectation) for r in recorded) == sorted(failing)
+    assert all(failing[(r.table, r.expectation)] in r.observed_value for r in recorded), recorded
     return text
 
 
-def test_negative_size_fails_validate_silver(spark, fleet):
+def test_each_corrupted_silver_table_fails_its_expectation_and_nothing_is_published(spark, fleet):
+    """Four corruptions of one silver hour, one gate: a negative partition size, a null broker_id (e.g.
+    a host missing from the inventory join), a file of another hour (or a wrong time zone) landed in
+    this hour, and bronze rows lost on their way to silver (reconciled as the silver job does) - each
+    fails its own expectation, naming the offending row."""
     from pyspark.sql import functions as F
 
     def negative(df):
         return df.withColumn("size_bytes", F.when(F.col("partition") == 7, F.lit(-42)).otherwise(F.col("size_bytes")))
 
-    text = assert_gate_fails(spark, fleet, "silver",
-                             "expect_column_values_to_be_between(column=size_bytes, min_value=0)", "size_bytes=-42",
-                             **{"silver.partition_sizes": negative})
-    assert "silver.partition_sizes" in text and "partition=7" in text
+    def no_broker_and_lost_lines(df):
+        df = df.withColumn("broker_id", F.when(F.col("host") == "healthy-kafka-2", None).otherwise(F.col("broker_id")))
+        return df.where("NOT (host = 'pm3-dead-cleaner-kafka-2' AND line_number <= 5)")
 
-
-def test_null_broker_id_fails_validate_silver(spark, fleet):
-    from pyspark.sql import functions as F
-
-    def no_broker(df):   # e.g. a host missing from the inventory join
-        return df.withColumn("broker_id", F.when(F.col("host") == "healthy-kafka-2", None).otherwise(F.col("broker_id")))
-
-    assert_gate_fails(spark, fleet, "silver", "expect_column_values_to_not_be_null(column=broker_id)",
-                      "host='healthy-kafka-2'", **{"silver.kafka_events": no_broker})
-
-
-def test_timestamps_outside_the_hour_fail_validate_silver(spark, fleet):
-    from pyspark.sql import functions as F
-
-    def shifted(df):   # a file of another hour (or a wrong timezone) landed in this hour
+    def shifted(df):
         return df.withColumn("ts", F.when(F.col("host") == "healthy-zk-1", F.col("ts") + F.expr("INTERVAL 3 HOURS"))
                              .otherwise(F.col("ts")))
 
-    assert_gate_fails(spark, fleet, "silver",
-                      "expect_column_values_to_be_between(column=ts, min_value=$hour_start, max_value=$hour_end)",
-                      "2026-11-20 13:", **{"silver.zk_events": shifted})
-
-
-def test_bronze_rows_lost_fail_reconciliation_in_validate_silver(spark, fleet):
     lh = fleet["lakehouse"]
-    frames = layer_frames(spark, lh, "silver", H10, **{
-        "silver.kafka_events": lambda df: df.where("NOT (host = 'pm3-dead-cleaner-kafka-2' AND line_number <= 5)")})
+    frames = layer_frames(spark, lh, "silver", H10, **{"silver.partition_sizes": negative,
+                                                      "silver.kafka_events": no_broker_and_lost_lines,
+                                                      "silver.zk_events": shifted})
     records = lake.read(spark, "bronze.records", Lakehouse.at(lh), H10)   # reconciled as the silver job does
     frames["silver.reconciliation"] = materialize(
         silver_job.reconciliation(records, frames, silver_job.bronze_files(spark, H10, Lakehouse.at(lh))))
     lost = [r for r in frames["silver.reconciliation"].collect() if r.unaccounted]
     assert [(r.host, r.source) for r in lost] == [("pm3-dead-cleaner-kafka-2", "kafka")]
     assert lost[0].unaccounted >= 5
-    assert_gate_fails(spark, fleet, "silver",
-                      "expect_column_values_to_be_between(column=unaccounted, min_value=0, max_value=0)",
-                      "host='pm3-dead-cleaner-kafka-2', source='kafka'", frames=frames)
+    text = assert_gate_fails(spark, fleet, "silver", {
+        ("silver.partition_sizes", "expect_column_values_to_be_between(column=size_bytes, min_value=0)"):
+            "size_bytes=-42",
+        ("silver.kafka_events", "expect_column_values_to_not_be_null(column=broker_id)"): "host='healthy-kafka-2'",
+        ("silver.zk_events",
+         "expect_column_values_to_be_between(column=ts, min_value=$hour_start, max_value=$hour_end)"): "2026-11-20 13:",
+        ("silver.reconciliation",
+         "expect_column_values_to_be_between(column=unaccounted, min_value=0, max_value=0)"):
+            "host='pm3-dead-cleaner-kafka-2', source='kafka'"}, frames=frames)
+    assert "partition=7" in text
 
 
-def test_unknown_incident_kind_fails_validate_gold(spark, fleet):
+def test_an_unknown_incident_kind_and_an_unreported_missing_source_fail_validate_gold(spark, fleet):
+    """Every finding has a known kind, and every inventory host has rows or a data_missing incident: a
+    detector that forgets one fails (11:00 is the hour without healthy-kafka-3's JMX, see the fleet
+    fixture; broker 2's dead cleaner is found in it too)."""
     from pyspark.sql import functions as F
 
-    def on_fire(df):
-        return df.withColumn("kind", F.when(F.col("kind") == "log_cleaner_dead", "broker_on_fire")
-                             .otherwise(F.col("kind")))
+    def on_fire_and_forgotten(df):
+        return (df.where("kind <> 'data_missing'")
+                .withColumn("kind", F.when(F.col("kind") == "log_cleaner_dead", "broker_on_fire").otherwise(F.col("kind"))))
 
-    assert_gate_fails(spark, fleet, "gold", "expect_column_values_to_be_in_set(column=kind)", "broker_on_fire",
-                      **{"gold.incident_findings": on_fire})
-
-
-def test_unreported_missing_source_fails_completeness(spark, fleet):
-    """Every inventory host has rows or a data_missing incident: a detector that forgets one fails."""
-    def forgotten(df):
-        return df.where("kind <> 'data_missing'")
-
-    # 11:00 is the hour without healthy-kafka-3's JMX (see the fleet fixture)
-    assert_gate_fails(spark, fleet, "gold", "expect_column_values_to_be_null(column=unreported)",
-                      "healthy-kafka-3:jmx", hour=H11, **{"gold.incident_findings": forgotten})
+    assert_gate_fails(spark, fleet, "gold", {
+        ("gold.incident_findings", "expect_column_values_to_be_in_set(column=kind)"): "broker_on_fire",
+        (gold_job.COMPLETENESS, "expect_column_values_to_be_null(column=unreported)"): "healthy-kafka-3:jmx"},
+        hour=H11, **{"gold.incident_findings": on_fire_and_forgotten})
 
 
 def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet, capsys):
