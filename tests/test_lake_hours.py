@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from fleethealth.lake.hours import (file_span, hour_label, hours_between, in_hour, parse_hour, parse_instant,
-                                    processed_hour)
+                                    parse_window, processed_hour)
 
 UTC = timezone.utc
 H10 = datetime(2026, 11, 20, 10, tzinfo=UTC)
@@ -108,6 +108,36 @@ def test_processed_hour_logical_date_only():
 def test_processed_hour_nothing_raises():
     with pytest.raises(ValueError, match="no hour"):
         processed_hour(None, None, None, None)
+
+
+def test_processed_hour_is_never_after_the_current_hour():
+    """The hourly DAG's hour: the current, still-live one is allowed (a manual run, the e2e test's live
+    hour, a run whose logical date is an hour ahead); the next one is refused, whichever way it came."""
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    if datetime.now(UTC) - now > timedelta(minutes=59):
+        pytest.skip("too close to the hour's end to compare hours")
+    assert processed_hour(now.isoformat(), None, None, None) == now
+    assert processed_hour(None, None, None, now + timedelta(hours=1)) == now
+    refused = f"hour {now + timedelta(hours=1):%Y-%m-%dT%H:%MZ}: after the current hour {now:%Y-%m-%dT%H:%MZ}"
+    for args in [((now + timedelta(hours=1)).isoformat(), None, None, None),
+                 (None, now + timedelta(hours=1), now + timedelta(hours=2), None),
+                 (None, None, None, now + timedelta(hours=2))]:
+        with pytest.raises(ValueError) as err:
+            processed_hour(*args)
+        assert str(err.value) == refused
+
+
+def test_a_window_to_process_ends_with_the_current_hour_at_the_latest():
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    if datetime.now(UTC) - now > timedelta(minutes=59):
+        pytest.skip("too close to the hour's end to compare hours")
+    start, end, later = (f"{now + timedelta(hours=n):%Y-%m-%dT%H:%MZ}" for n in (-2, 1, 2))
+    assert parse_window(start, end, until_now=True)[-1] == now
+    with pytest.raises(ValueError) as err:
+        parse_window(start, later, until_now=True)
+    assert str(err.value) == (f"--from {start} --to {later}: the window ends after the current hour "
+                              f"{now:%Y-%m-%dT%H:%MZ}; --to is at most {end}")
+    assert len(parse_window(start, later)) == 4       # simulate's and report's windows: any hours
 
 
 # --- file_span / in_hour -----------------------------------------------------------------------

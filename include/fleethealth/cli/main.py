@@ -68,7 +68,7 @@ def cmd_pull(args) -> int:
 
     inventory = load_inventory(args.inventory)
     rc = 0
-    for hour in parse_window(args.start, args.end):
+    for hour in parse_window(args.start, args.end, until_now=True):
         try:
             landed = pull.pull_hour(inventory, hour, args.lakehouse)
         except pull.HostsFailed as exc:   # one line per failed host; the others landed
@@ -92,7 +92,7 @@ def cmd_run(args) -> int:
     Spark jobs, publishes nothing more (a layer being published is finished: runtime.interrupt),
     prints one line naming the hours not published and exits 130 or 143."""
     inventory = load_inventory(args.inventory)
-    hours = parse_window(args.start, args.end)
+    hours = parse_window(args.start, args.end, until_now=True)
     published: list = []
     try:
         with interrupt.signals_stop_the_run():
@@ -501,14 +501,16 @@ def _lakehouse(s) -> None:
                    help=f"the lakehouse folder (default ${config.ENV_LAKEHOUSE}), e.g. --lakehouse /data/lakehouse")
 
 
-def _window(s, required: bool = True) -> None:
-    """--from/--to: the window [--from, --to) of whole UTC hours, read by lake.hours.parse_window."""
+def _window(s, required: bool = True, until_now: bool = False) -> None:
+    """--from/--to: the window [--from, --to) of whole UTC hours, read by lake.hours.parse_window
+    (`until_now`: a window to pull or process, ending by the end of the current hour)."""
     unless = "" if required else "; without --from and --to: the last 24 processed hours"
+    latest = "; at the latest the end of the current hour (UTC)" if until_now else ""
     s.add_argument("--from", dest="start", required=required, metavar="HOUR",
                    help=f"the window's first hour, ISO-8601 UTC on the hour, e.g. --from 2026-11-20T10:00Z{unless}")
     s.add_argument("--to", dest="end", required=required, metavar="HOUR",
                    help="the hour the window ends before (exclusive), e.g. --to 2026-11-20T13:00Z: "
-                        "hours 10:00, 11:00 and 12:00")
+                        f"hours 10:00, 11:00 and 12:00{latest}")
 
 
 def _scenarios(value: str) -> str:
@@ -568,7 +570,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = _command(sub, "pull", "land the fleet's files of each hour of a window")
     _path(s, "--inventory", "the inventory YAML", "inventory.yaml")
-    _window(s)
+    _window(s, until_now=True)
     _lakehouse(s)
     s.set_defaults(func=cmd_pull)
 
@@ -576,7 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
                         ("backfill", "same as run: recompute a window, idempotently")):
         s = _command(sub, name, help_)
         _path(s, "--inventory", "the inventory YAML", "inventory.yaml")
-        _window(s)
+        _window(s, until_now=True)
         _lakehouse(s)
         _path(s, "--thresholds", "a YAML of threshold overrides (values only)", "thresholds.yaml")
         s.add_argument("--master", default=None, metavar="URL",

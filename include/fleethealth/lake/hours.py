@@ -35,10 +35,12 @@ def parse_hour(text: str) -> datetime:
     return value
 
 
-def parse_window(start: str, end: str, names: tuple[str, str] = ("--from", "--to")) -> list[datetime]:
+def parse_window(start: str, end: str, names: tuple[str, str] = ("--from", "--to"),
+                 until_now: bool = False) -> list[datetime]:
     """The whole UTC hours of [start, end): the one rule of every command that takes a window. Both
     ends are hours (HH:00, naive means UTC) from 1970 on, start is before end and at most
-    FLEETHEALTH_WINDOW_MAX_HOURS before it; else one ValueError line."""
+    FLEETHEALTH_WINDOW_MAX_HOURS before it, and, `until_now` (a window that is pulled or processed),
+    the window ends by the end of the current hour (not_after_now); else one ValueError line."""
     bounds = []
     for name, text in zip(names, (start, end)):
         value = parse_instant(text)
@@ -53,7 +55,29 @@ def parse_window(start: str, end: str, names: tuple[str, str] = ("--from", "--to
     if count > most:
         raise ValueError(f"{names[0]} {start} {names[1]} {end}: {count:,} hours; a window holds at most "
                          f"{most:,} (FLEETHEALTH_WINDOW_MAX_HOURS)")
+    if until_now:
+        not_after_now(bounds[1] - HOUR, f"{names[0]} {start} {names[1]} {end}", names[1])
     return hours_between(*bounds)
+
+
+def current_hour() -> datetime:
+    """The UTC hour that holds now."""
+    return floor_hour(datetime.now(UTC))
+
+
+def not_after_now(last: datetime, what: str, end_name: str | None = None) -> datetime:
+    """`last`, the last hour of a window (`end_name`: the option naming its end) or the one hour to
+    pull or process, unless it is after the current hour: then one ValueError line naming `what` and
+    the current hour. The current hour itself is allowed: the hourly DAG's runs and a live pull
+    (pull.host.LIVE_WINDOW) read it while it is still being written; a later hour has no data yet, and
+    would open `host_silent` for every host and become gold's last processed hour."""
+    now = current_hour()
+    if last > now:
+        if end_name:
+            raise ValueError(f"{what}: the window ends after the current hour {now:%Y-%m-%dT%H:%MZ}; "
+                             f"{end_name} is at most {now + HOUR:%Y-%m-%dT%H:%MZ}")
+        raise ValueError(f"{what}: after the current hour {now:%Y-%m-%dT%H:%MZ}")
+    return last
 
 
 def floor_hour(value: datetime) -> datetime:
@@ -83,17 +107,19 @@ def processed_hour(explicit: str | None, interval_start: datetime | None,
 
     An explicit `hour` param wins. A real data interval (CronDataIntervalTimetable) gives its start.
     Airflow 3 cron schedules and manual runs have zero-width intervals: then the hour before the
-    logical date (the last complete hour).
+    logical date (the last complete hour). An hour after the current one is refused (not_after_now).
     """
     if explicit:
-        return parse_hour(explicit)
-    if interval_start is not None and interval_end is not None and interval_end > interval_start:
-        return floor_hour(interval_start)
-    if logical_date is None and interval_end is not None:
-        logical_date = interval_end
-    if logical_date is None:
-        raise ValueError("no hour: give the `hour` param or a data interval")
-    return floor_hour(logical_date - HOUR)
+        hour = parse_hour(explicit)
+    elif interval_start is not None and interval_end is not None and interval_end > interval_start:
+        hour = floor_hour(interval_start)
+    else:
+        if logical_date is None and interval_end is not None:
+            logical_date = interval_end
+        if logical_date is None:
+            raise ValueError("no hour: give the `hour` param or a data interval")
+        hour = floor_hour(logical_date - HOUR)
+    return not_after_now(hour, f"hour {hour:%Y-%m-%dT%H:%MZ}")
 
 
 _ROLLED = re.compile(r"\.(\d{4})-(\d{2})-(\d{2})-(\d{2})(?:\.gz)?$")

@@ -7,16 +7,26 @@ import time
 
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse, LakehouseError
-from fleethealth.lake.hours import parse_hour
+from fleethealth.lake.hours import not_after_now, parse_hour, parse_window
 from fleethealth.runtime import config
+
+BACKFILL_MAX_HOURS = 168     # a backfill DAG run's window; its pull tasks get the hourly pull's deadline for each hour
 
 
 def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
-    p.add_argument("--hour", required=True, type=parse_hour, help="processed hour, ISO-8601 UTC")
+    p.add_argument("--hour", required=True, type=_hour, help="processed hour, ISO-8601 UTC, not after the current one")
     p.add_argument("--lakehouse", default=None, help="the lakehouse folder (default $FLEETHEALTH_LAKEHOUSE)")
     p.add_argument("--inventory", required=True, help="fleet inventory YAML")
     return p
+
+
+def _hour(text: str):
+    """--hour: a whole UTC hour, the current one at the latest (lake.hours.not_after_now)."""
+    try:
+        return not_after_now(parse_hour(text), f"--hour {text}")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def layers(text: str) -> list[str]:
@@ -47,6 +57,17 @@ def window_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--inventory", required=True, help="fleet inventory YAML")
     p.add_argument("--thresholds", default=None, help="threshold overrides YAML")
     return p
+
+
+def backfill_window(start: str, end: str, names: tuple[str, str] = ("--from", "--to")) -> list:
+    """The hours of a backfill DAG run's window [start, end): a window to process (lake.hours.parse_window,
+    until now) of at most BACKFILL_MAX_HOURS; else one ValueError line. The DAG's `window` task and
+    spark/backfill.py both check it."""
+    hours = parse_window(start, end, names, until_now=True)
+    if len(hours) > BACKFILL_MAX_HOURS:
+        raise ValueError(f"{names[0]} {start} {names[1]} {end}: {len(hours)} hours; a run backfills at most "
+                         f"{BACKFILL_MAX_HOURS} (trigger one run per week)")
+    return hours
 
 
 def run_hour(args: argparse.Namespace, lakehouse: Lakehouse, layers: list[str]) -> int:
