@@ -3,7 +3,8 @@
 
 A window of hours at once, after an incident or an outage of the pipeline: trigger it with the window,
 `airflow dags trigger fleet_health_backfill --conf '{"from": "2026-11-20T00:00Z", "to": "2026-11-21T00:00Z"}'`
-(whole UTC hours, `to` excluded, at most a week a run).
+(whole UTC hours, `to` excluded, at most a week a run, ending at the latest with the current hour).
+A window refused by the `window` task fails it and nothing after it runs.
 
 Pull each host's files of every hour of the window (one mapped task per host: an unreachable host
 fails alone, its hours are marked data_missing), then one Spark application for the whole window
@@ -23,17 +24,19 @@ from airflow.sdk import DAG, Asset, Param, task
 
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
+from fleethealth.pipeline.submit import BACKFILL_MAX_HOURS as MAX_HOURS
 from fleethealth.runtime import config
 from fleethealth.runtime.spark_conf import SecretsInFile, spark_conf
 
 CATALOG = Lakehouse.from_settings()
 LAKEHOUSE = str(CATALOG)
 INVENTORY = config.inventory_path()
-MAX_HOURS = 168     # a run's window; its pull tasks get the hourly pull's deadline for each hour
 PULL_RETRIES = config.pull_retries()
 PULL_RETRY_DELAY = timedelta(seconds=config.pull_retry_delay_s())
 NOTIFY_TIMEOUT = timedelta(seconds=config.notify_timeout_s() + 60)
 FROM, TO = "{{ params['from'] }}", "{{ params['to'] }}"
+# every task after `window`: once all upstream tasks are done, if at least one succeeded (`window` does)
+AFTER_WINDOW = "all_done_min_one_success"
 
 
 class SparkSubmit(SecretsInFile, SparkSubmitOperator):
@@ -60,13 +63,9 @@ with DAG(
 
     @task
     def window(params=None) -> list[str]:
-        from fleethealth.lake.hours import parse_window
+        from fleethealth.pipeline.submit import backfill_window
 
-        hours = parse_window(params["from"], params["to"], names=("from", "to"))
-        if len(hours) > MAX_HOURS:
-            raise ValueError(f"from {params['from']} to {params['to']}: {len(hours)} hours; a run backfills "
-                             f"at most {MAX_HOURS} (trigger one run per week)")
-        return [hour.isoformat() for hour in hours]
+        return [hour.isoformat() for hour in backfill_window(params["from"], params["to"], names=("from", "to"))]
 
     @task
     def list_hosts(params=None) -> list[str]:
@@ -100,8 +99,10 @@ with DAG(
 
     hours = window()
     pulled = pull.partial(hours=hours).expand(host=list_hosts())
-    # all_done: a host whose pull failed is marked data_missing by gold; spark/backfill.py checks the
-    # window again (a window the first task refused never reaches a session)
+    # AFTER_WINDOW, with `window` upstream of every later task: a host whose pull failed is marked
+    # data_missing by gold and the layers, notify and report run; a window that `window` refused (more
+    # than a week, or after the current hour) runs none of them. spark/backfill.py checks the window
+    # again (a window the first task refused never reaches a session)
     layers = SparkSubmit(
         task_id="bronze_silver_gold",
         application=str(config.spark_dir() / "backfill.py"),
@@ -110,11 +111,11 @@ with DAG(
         conf=spark_conf(CATALOG.warehouse, tables=CATALOG.tables, short_lived=True, deployment=False),
         application_args=["--from", FROM, "--to", TO, "--lakehouse", "{{ params.lakehouse }}",
                           "--inventory", "{{ params.inventory }}"],
-        trigger_rule="all_done",
+        trigger_rule=AFTER_WINDOW,
         outlets=[Asset(f"fleethealth.{q}") for q in lake.layer_tables("gold")],
     )
 
-    @task(execution_timeout=NOTIFY_TIMEOUT, trigger_rule="all_done")
+    @task(execution_timeout=NOTIFY_TIMEOUT, trigger_rule=AFTER_WINDOW)
     def notify(params=None) -> str:
         from fleethealth.fleet.inventory import load_inventory
         from fleethealth.notify import notify as send
@@ -124,7 +125,7 @@ with DAG(
         print(summary)
         return summary
 
-    @task(trigger_rule="all_done")
+    @task(trigger_rule=AFTER_WINDOW)
     def report(params=None) -> str:
         from fleethealth.lake.hours import parse_window
         from fleethealth.report import html
@@ -134,4 +135,6 @@ with DAG(
         print(f"HTML report: {index}")
         return str(index)
 
-    hours >> pulled >> layers >> [notify(), report()]
+    after = [notify(), report()]
+    hours >> pulled >> layers >> after
+    hours >> [layers, *after]

@@ -19,7 +19,8 @@ Alertmanager), at least once with an idempotency key, and
 `report` refreshes the offline HTML report of the last 24 hours, `<lakehouse>/report/index.html`.
 
 The processed hour is explicit: the data interval of `CronDataIntervalTimetable` (Airflow 3
-cron schedules have zero-width intervals), or the `hour` param (ISO-8601 UTC) for a manual run.
+cron schedules have zero-width intervals), or the `hour` param (ISO-8601 UTC) for a manual run; an
+hour after the current one fails `resolve_hour` (it has no data yet).
 Backfill a window with `airflow backfill create --dag-id fleet_health_hourly --from-date ...
 --to-date ...` (needs a scheduler) or `fleethealth run --from ... --to ...`.
 """
@@ -90,7 +91,7 @@ with DAG(
         return [h.host for h in load_inventory(params["inventory"]).hosts]
 
     # One task per host: an unreachable host fails alone and retries (30 s, 60 s, 120 s, ...) while
-    # the others land; bronze runs anyway (all_done) and gold marks the missing host-hour data_missing.
+    # the others land; bronze runs anyway and gold marks the missing host-hour data_missing.
     @task(retries=PULL_RETRIES, retry_delay=PULL_RETRY_DELAY, retry_exponential_backoff=True,
           execution_timeout=PULL_TIMEOUT,
           max_retry_delay=timedelta(minutes=10), map_index_template="{{ task.op_kwargs['host'] }}")
@@ -106,7 +107,8 @@ with DAG(
 
     hour = resolve_hour()
     pulled = pull.partial(hour=hour).expand(host=list_hosts())
-    # all_done: a host whose pull failed is marked data_missing by gold; the others go on
+    # a host whose pull failed is marked data_missing by gold, the others go on; an hour resolve_hour
+    # refused (after the current one) runs nothing after it
     layers = SparkSubmit(
         task_id=LAYERS_TASK,
         application=str(config.spark_dir() / "layers.py"),
@@ -115,7 +117,7 @@ with DAG(
         conf=spark_conf(CATALOG.warehouse, tables=CATALOG.tables, short_lived=True, deployment=False),
         application_args=["--hour", HOUR, "--lakehouse", "{{ params.lakehouse }}",
                           "--inventory", "{{ params.inventory }}"],
-        trigger_rule="all_done",
+        trigger_rule="all_done_min_one_success",
         outlets=[Asset(f"fleethealth.{q}") for q in lake.layer_tables("gold")],
     )
 
@@ -147,3 +149,4 @@ with DAG(
         return str(index)
 
     hour >> pulled >> layers >> [notify(), report(hour)]
+    hour >> layers
