@@ -95,7 +95,7 @@ class Settings(BaseSettings):
     catchup: Flag = Field("false", description="true: the hourly DAG runs the hours since its start date")
     pull_retries: Retries = Field("3", description="the DAG's tries of a host's pull after the first")
     pull_retry_delay_s: Seconds = Field("30", description="the DAG's first delay between pull tries (exponential back-off)")
-    pull_timeout_s: Timeout = Field("900", description="a host's pull (a try of the DAG's task, `pull`, `run`) stops after this many seconds")
+    pull_timeout_s: Timeout = Field("900", description="a host's pull (a try of the DAG's task, `pull`, `run`) stops after this many seconds, a file's read included (the file is rejected, those read before land)")
     notify_max_age_hours: Hours = Field("6", description="notifications.max_age: a transition is sent only while it is news: its incident open in an hour at most this old, or the transition that recent (older ones are recorded `skipped`)")
     notify_send_timeout_s: Timeout = Field("20", description="one delivery to a receiver (connect, send, answer) fails after this many seconds in all")
     notify_timeout_s: Timeout = Field("300", description="one notify run sends for at most this long (the rest waits for the next run); the DAG's notify task is stopped a minute after it")
