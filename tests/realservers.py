@@ -162,8 +162,11 @@ class SlowProxy:
 
     def stop(self) -> None:
         self.closed.set()
-        self.listener.close()
-        for s in self.sockets:
+        for s in (self.listener, *self.sockets):
+            try:        # wakes a thread blocked on it (close alone would not, nor tell the other end)
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             s.close()
 
 
@@ -309,11 +312,13 @@ class S3Proxy:
 
 
 class Receiver:
-    """An HTTP server recording the JSON bodies POSTed to it; `status` is what it answers."""
+    """An HTTP server recording the JSON bodies POSTed to it; `status` and `answer` (the body) are what it
+    answers (a Jolokia agent answering `[]`, too)."""
 
     def __init__(self):
         self.bodies: list = []
         self.status = 200
+        self.answer = b"ok"
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -322,9 +327,9 @@ class Receiver:
                 if receiver.status == 200:
                     receiver.bodies.append(json.loads(body))
                 self.send_response(receiver.status)
-                self.send_header("Content-Length", "2")
+                self.send_header("Content-Length", str(len(receiver.answer)))
                 self.end_headers()
-                self.wfile.write(b"ok")
+                self.wfile.write(receiver.answer)
 
             def log_message(self, *args):
                 pass
