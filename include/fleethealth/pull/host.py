@@ -323,7 +323,11 @@ class HostPull:
                     shutil.copy2(host_dir / "jmx" / Path(old.file).name, jmx / Path(old.file).name)
                     self.add("jmx", jmx / Path(old.file).name, "", old.mtime, 0)
         if self.hour <= now < self.hour + HOUR + LIVE_WINDOW:
-            target = jolokia.land(host.jolokia_url, host.processes, jmx, now)
+            left = self.deadline - time.monotonic()       # the read gets what is left of the host's time
+            if left <= 0:
+                raise TransportError(f"not read: the host's {self.timeout_s:.0f} s (FLEETHEALTH_PULL_TIMEOUT_S) "
+                                     "were spent on its files")
+            target = jolokia.land(host.jolokia_url, host.processes, jmx, now, deadline=min(jolokia.DEADLINE_S, left))
             self.add("jmx", target, "", now.timestamp(), 0)
 
     def run(self) -> list[Landed]:
