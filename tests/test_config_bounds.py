@@ -167,3 +167,11 @@ def test_a_malformed_jolokia_url_never_echoes_its_password(tmp_path, url, line):
     got = refusal(path)
     assert got == f"{path}: clusters[c1].hosts[k2].jolokia_url: {line}"
     assert "s3cr3tpw" not in got
+
+
+def test_a_tables_uri_with_a_password_is_refused_without_it(monkeypatch):
+    monkeypatch.setenv("FLEETHEALTH_TABLES", "hdfs://fleet:s3cr3tpw@namenode:8020/fleet/tables")
+    with pytest.raises(config.SettingError) as err:
+        config.settings()
+    assert str(err.value) == ("FLEETHEALTH_TABLES: expected a folder, or an s3a:// or file:/ URI (what Spark and "
+                              "delta-rs both read), got 'hdfs://…@namenode:8020/fleet/tables'")

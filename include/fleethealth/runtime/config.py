@@ -61,7 +61,9 @@ def _spark_conf_file(value: str) -> str:
 
 def _tables_root(value: str) -> str:
     if is_uri(value) and not value.startswith(("s3a://", "file:/")):
-        raise fail("expected a folder, or an s3a:// or file:/ URI (what Spark and delta-rs both read), got {got}", value)
+        # a URI's user:password@ is not repeated
+        shown = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@", r"\1…@", value)
+        raise fail("expected a folder, or an s3a:// or file:/ URI (what Spark and delta-rs both read), got {got}", shown)
     return value
 
 
