@@ -37,7 +37,11 @@ def configuration() -> str:
 Every `FLEETHEALTH_*` environment variable fleethealth reads. Each is checked when a command, a
 spark-submit entry point or the DAG starts: a wrong value is one line naming the variable and what it
 accepts, exit code 2, before any host is pulled or a JVM starts. `. scripts/env.sh` sets the embedded
-defaults; an empty variable is the default. `<checkout>` is this repository's folder.
+defaults; an empty variable is the default. `<checkout>` is this repository's folder. Every number
+has an upper bound, so no setting can overflow a DAG's timedelta or a plan: seconds at most 86,400
+(a day), hours at most 87,660 (ten years), `FLEETHEALTH_PULL_RETRIES` at most 100,
+`FLEETHEALTH_RUN_WINDOW_MB` at most 1,048,576, `FLEETHEALTH_GX_PANDAS_MAX_ROWS` at most 100,000,000
+(`FLEETHEALTH_PULL_TIMEOUT_S=inf` → `expected at most 86,400 seconds (a day), got inf`).
 
 | variable | default | what it is |
 |---|---|---|

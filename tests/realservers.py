@@ -9,6 +9,9 @@
   127.0.0.1 port, gossip off, routing every alert to a receiver that notifies nobody.
 - `S3Proxy`: S3Proxy (./jars-agents/s3proxy.jar, from Maven Central via scripts/setup.sh), an S3 server
   storing its buckets in a folder, on a free 127.0.0.1 port, with its own access key.
+- `SlowProxy`: a TCP proxy on a free 127.0.0.1 port in front of another server (the sshd) that passes
+  the server's bytes at a fixed rate: a real slow SFTP server to the client. With `drop`, it accepts
+  connections and answers nothing (a host whose packets are dropped once connected).
 - `Receiver`: an HTTP server recording the JSON bodies POSTed to it (a webhook, a Slack incoming
   webhook); `Smtpd`: aiosmtpd recording each message.
 scripts/setup.sh installs them (openssh-server, the agent, S3Proxy, prometheus-alertmanager), so these tests never skip.
@@ -114,6 +117,57 @@ class Sshd:
 
     def stop(self) -> None:
         stop(self.proc)
+
+
+class SlowProxy:
+    def __init__(self, port: int, bytes_per_s: int = 50_000, drop: bool = False):
+        self.target, self.rate, self.drop = port, bytes_per_s, drop
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.closed = threading.Event()
+        self.sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.closed.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            self.sockets.append(client)
+            if self.drop:
+                continue                      # connected, then silence
+            server = socket.create_connection(("127.0.0.1", self.target))
+            self.sockets.append(server)
+            threading.Thread(target=self._pipe, args=(client, server, 0), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(server, client, self.rate), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket, rate: int) -> None:
+        chunk = max(1, rate // 20) if rate else 65536
+        try:
+            while not self.closed.is_set():
+                data = src.recv(chunk)
+                if not data:
+                    break
+                dst.sendall(data)
+                if rate:
+                    time.sleep(len(data) / rate)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def stop(self) -> None:
+        self.closed.set()
+        for s in (self.listener, *self.sockets):
+            try:        # wakes a thread blocked on it (close alone would not, nor tell the other end)
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
 
 
 class ZooKeeper:
@@ -258,11 +312,13 @@ class S3Proxy:
 
 
 class Receiver:
-    """An HTTP server recording the JSON bodies POSTed to it; `status` is what it answers."""
+    """An HTTP server recording the JSON bodies POSTed to it; `status` and `answer` (the body) are what it
+    answers (a Jolokia agent answering `[]`, too)."""
 
     def __init__(self):
         self.bodies: list = []
         self.status = 200
+        self.answer = b"ok"
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -271,9 +327,9 @@ class Receiver:
                 if receiver.status == 200:
                     receiver.bodies.append(json.loads(body))
                 self.send_response(receiver.status)
-                self.send_header("Content-Length", "2")
+                self.send_header("Content-Length", str(len(receiver.answer)))
                 self.end_headers()
-                self.wfile.write(b"ok")
+                self.wfile.write(receiver.answer)
 
             def log_message(self, *args):
                 pass

@@ -5,16 +5,20 @@ Each problem kind prints its one line and exits 2; a healthy set-up exits 0 with
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
+import threading
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 import yaml
-from realservers import Alertmanager, Receiver, Smtpd, Sshd, ZooKeeper, free_port
+from realservers import Alertmanager, Receiver, SlowProxy, Smtpd, Sshd, ZooKeeper, free_port
 
+from fleethealth.cli import check as check_command
 from fleethealth.cli import main as cli
 
 HEALTHY = "check: 1 cluster(s), 2 host(s), 1 of 1 channel(s) took a test message: an hour would run"
@@ -256,6 +260,79 @@ def test_a_jolokia_url_that_does_not_answer_with_the_beans(fleet, capsys, kind):
         "another JVM": f"kafka-1: Jolokia at {zk.jolokia_url} has no MBean of a kafka host (kafka.log:name=Size,"
                        "topic=__consumer_offsets,type=Log,* and 7 more not found; is jolokia_url the agent of this "
                        "host's kafka JVM?)"}[kind]
+
+
+@pytest.mark.parametrize("answer", ["[]", "java.lang", "unasked"])
+def test_a_jolokia_that_answers_none_of_the_hosts_beans_fails(fleet, capsys, answer):
+    """Issue 59: a Jolokia answering `[]` passed. So would one answering only java.lang, or beans it was
+    not asked for: none of the MBeans a ZooKeeper host needs is there."""
+    agent = Receiver()
+    agent.answer = json.dumps({
+        "[]": [],
+        "java.lang": [{"request": {"mbean": "java.lang:type=OperatingSystem", "type": "read"}, "status": 200,
+                       "value": {"OpenFileDescriptorCount": 10}}],
+        "unasked": [{"request": {"mbean": "com.example:type=Other", "type": "read"}, "status": 200, "value": 1}],
+    }[answer]).encode()
+    try:
+        url = f"{agent.url}/jolokia/"
+        line = problem(capsys, fleet["write"](zk_1={"jolokia_url": url}))
+    finally:
+        agent.stop()
+    n = 0 if answer == "[]" else 1
+    assert line == (f"zk-1: Jolokia at {url} answered none of the 1 MBean(s) of a zookeeper host it was asked for "
+                    f"({n} response(s)); is jolokia_url the agent of this host's zookeeper JVM?")
+
+
+def test_check_has_a_deadline_per_host_and_in_all_and_checks_hosts_at_once(fleet, capsys, monkeypatch):
+    """Issue 59: 21 s per host that drops packets and 122 s for one slow SFTP host, one after another.
+    Three hosts whose server accepts and then says nothing and one whose SFTP passes 100 bytes a
+    second (its SSH handshake alone takes half a minute) are checked at once beside a healthy one: each
+    is a line after its 2 s, the whole check ends then. With one host at a time and 3 s in all, the
+    third host is not checked, and the check ends at 3 s."""
+    import airflow.providers.ssh.hooks.ssh  # noqa: F401  (its first import, seconds, is no host's)
+
+    # the hosts left behind end when their proxy closes: paramiko's threads say so to no one
+    monkeypatch.setattr(logging.getLogger("paramiko"), "filters", [lambda record: False])
+    monkeypatch.setattr(logging.getLogger("paramiko.transport"), "filters", [lambda record: False])
+    drop, slow = SlowProxy(fleet["sshd"].port, drop=True), SlowProxy(fleet["sshd"].port, bytes_per_s=100)
+    monkeypatch.setenv("AIRFLOW_CONN_FLEET_DROP", fleet["sshd"].connection(port=drop.port))
+    monkeypatch.setenv("AIRFLOW_CONN_FLEET_SLOW", fleet["sshd"].connection(port=slow.port))
+    monkeypatch.setattr(check_command, "HOST_TIMEOUT_S", 2)
+    kafka = {"kafka": str(fleet["kafka"]), "jmx": str(fleet["kafka"].parent / "jmx")}
+
+    def inventory(*names: str) -> str:
+        hosts = [{"host": name, "role": "kafka", "broker_id": i, "kafka_version": "3.9.1", "paths": kafka,
+                  "ssh_conn_id": {"drop": "fleet_drop", "slow": "fleet_slow", "kafka": "kafka1_ssh"}[name[:-2]]}
+                 for i, name in enumerate(names, 1)]
+        path = fleet["tmp"] / "deadlines.yaml"
+        path.write_text(yaml.safe_dump({"clusters": [{"name": "loop", "transport": "sftp", "hosts": hosts}]}))
+        return str(path)
+
+    late = "no answer within 2 s (is the host reachable, and its sshd and Jolokia agent answering?)"
+    try:
+        t0 = time.monotonic()
+        rc, lines = check(capsys, "--inventory", inventory("kafka-1", "drop-1", "drop-2", "drop-3", "slow-1"))
+        seconds = time.monotonic() - t0
+        assert (rc, lines) == (2, [f"drop-1: {late}", f"drop-2: {late}", f"drop-3: {late}", f"slow-1: {late}",
+                                   "check: 1 cluster(s), 5 host(s), 0 channel(s) not tested (--notify sends each a "
+                                   "test message): 4 problem(s): an hour would not run as set up"])
+        assert seconds < 2 + 1.5, seconds
+
+        monkeypatch.setattr(check_command, "PARALLEL", 1)
+        monkeypatch.setattr(check_command, "TOTAL_TIMEOUT_S", 3)
+        t0 = time.monotonic()
+        rc, lines = check(capsys, "--inventory", inventory("drop-1", "slow-1", "kafka-1"))
+        seconds = time.monotonic() - t0
+        assert (rc, lines[:3]) == (2, [f"drop-1: {late}", f"slow-1: {late}",
+                                       "kafka-1: not checked: check's 3 s for all hosts ran out (many hosts past "
+                                       "their deadline?)"])
+        assert seconds < 3 + 1.5, seconds
+    finally:
+        drop.stop()
+        slow.stop()
+        for thread in threading.enumerate():
+            if thread.name.startswith("check "):
+                thread.join(15)
 
 
 def test_a_channel_that_refuses_the_test_message(fleet, capsys):

@@ -390,7 +390,7 @@ def test_a_3x_broker_may_run_on_zookeeper(tmp_path, version):
 
 @pytest.mark.parametrize("version", ["4.0.0", "4.1", "4.1.0-rc2", "10.0.0"])
 def test_a_4x_broker_cannot_run_on_zookeeper(tmp_path, version):
-    path = write(tmp_path, one_host_inventory(f"{{host: k2, role: kafka, broker_id: 2, kafka_version: {version}}}"))
+    path = write(tmp_path, one_host_inventory(f"{{host: k2, role: kafka, broker_id: 2, kafka_version: '{version}'}}"))
     assert problems_of(path) == [
         f"{path}: clusters[c1].hosts[k2].kafka_version: Kafka {version} has no ZooKeeper mode: list the cluster's "
         "KRaft controllers (role: controller, or controller: true on a combined broker)"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from realservers import Sshd, ZooKeeper, free_port
+from realservers import SlowProxy, Sshd, ZooKeeper, free_port
 
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.bronze import tables as bronze
@@ -154,6 +154,45 @@ def test_unreachable_host_fails_alone_with_a_clear_message(fleet):
     assert time.monotonic() - t0 < 5                                   # one attempt; Airflow retries with back-off
     assert not (Lakehouse.at(lake).landing(PAST) / "loop" / "kafka-9").exists()
     assert [r.host for r in pull_host(inv.host("kafka-1"), "UTC", PAST, Lakehouse.at(lake))] == ["kafka-1"]
+
+
+def test_a_slow_sftp_server_is_cut_off_mid_file_at_the_deadline_and_the_next_host_lands(fleet, tmp_path,
+                                                                                        monkeypatch):
+    """Issue 59: FLEETHEALTH_PULL_TIMEOUT_S=20 did not stop a 302 s read of one file (the deadline was
+    checked between files). A server passing 50 kB/s and a 5 MB file of random text (over 50 s to read): the host's pull
+    ends at its 5 s, the file is rejected with the reason, the next host lands."""
+    import airflow.providers.ssh.hooks.ssh  # noqa: F401  (its first import, seconds, is not the host's)
+
+    proxy = SlowProxy(fleet["sshd"].port, bytes_per_s=50_000)
+    monkeypatch.setenv("AIRFLOW_CONN_FLEET_SLOW", fleet["sshd"].connection(port=proxy.port))
+    monkeypatch.setenv("FLEETHEALTH_PULL_TIMEOUT_S", "5")
+    slow = tmp_path / "remote" / "kafka-2" / "kafka"
+    noise = b"".join(f"[{PAST:%Y-%m-%d %H}:{i % 60:02d}:01,000] INFO {os.urandom(64).hex()} (kafka.Kafka)\n".encode()
+                     for i in range(30_000))           # 5 MB that SSH's compression cannot shrink below 2.5 MB
+    put(slow / "server.log.2026-11-20-10", noise, at(PAST, 61))
+    put(fleet["kafka"] / "server.log.2026-11-20-10", kafka_lines(PAST, 3), at(PAST, 61))
+    doc = {"clusters": [{"name": "loop", "transport": "sftp", "hosts": [
+        {"host": "kafka-2", "role": "kafka", "broker_id": 2, "kafka_version": "3.9.1", "ssh_conn_id": "fleet_slow",
+         "paths": {"kafka": str(slow)}},
+        {"host": "kafka-1", "role": "kafka", "broker_id": 1, "kafka_version": "3.9.1", "ssh_conn_id": "fleet_ssh",
+         "paths": {"kafka": str(fleet["kafka"])}}]}]}
+    (tmp_path / "slow.yaml").write_text(yaml.safe_dump(doc))
+    lake = Lakehouse.at(fleet["lake"])
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(pull.HostsFailed) as failed:
+            pull.pull_hour(load_inventory(tmp_path / "slow.yaml"), PAST, lake)
+        seconds = time.monotonic() - t0
+    finally:
+        proxy.stop()
+    remote = slow / "server.log.2026-11-20-10"
+    assert failed.value.errors == [f"kafka-2: pull stopped after 5 s (FLEETHEALTH_PULL_TIMEOUT_S) while reading "
+                                   f"{remote} (rejected); 0 file(s) landed, the later ones not read"]
+    assert seconds < 5 + 2, seconds                              # the host's 5 s, then the next host's pull
+    rows = {(r.host, r.status, r.reason) for r in read_manifests(PAST, lake)}
+    assert rows == {("kafka-2", "rejected", "read stopped after 5 s, the host's deadline (FLEETHEALTH_PULL_TIMEOUT_S)"),
+                    ("kafka-1", "read", "")}
+    assert landed_names(fleet["lake"], PAST, "kafka-2") == ["_manifest.json"]       # nothing of the cut file
 
 
 def test_host_key_mismatch_is_refused(fleet, monkeypatch):

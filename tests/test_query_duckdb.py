@@ -413,6 +413,43 @@ def test_out_never_writes_into_the_tables_nor_through_a_link_to_nothing(tmp_path
     assert table.version() == 0 and table.to_pyarrow_table().column("kind").to_pylist() == ["broker_deadlock"]
 
 
+def test_out_never_writes_into_a_delta_table_of_any_lakehouse(lake, tmp_path, capsys):
+    """--out in a Delta table of another lakehouse than the one queried (named directly or through a
+    link), or a folder above one, is one line before anything is created, as is `report --out` there:
+    that table gets no commit and keeps its rows (issue 59: such a commit emptied its gold.incidents)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    other = tmp_path / "other"
+    incidents = other / "gold" / "incidents"
+    write_deltalake(str(incidents), pa.table({"cluster": ["c9"], "kind": ["broker_deadlock"]}))
+    write_deltalake(str(tmp_path / "shelf.json" / "gold" / "incidents"), pa.table({"cluster": ["c9"]}))
+    [part] = [p.name for p in incidents.glob("*.parquet")]
+    remove = f"SELECT {{'path': '{part}', 'deletionTimestamp': 1764547200000, 'dataChange': true}} AS remove"
+    commit = incidents / "_delta_log" / "00000000000000000001.json"
+    (tmp_path / "link").symlink_to(incidents)
+    cases = [
+        ([str(commit)], f"{commit}: inside a Delta table ({incidents})"),
+        ([str(incidents / part), "--overwrite"], f"{incidents / part}: inside a Delta table ({incidents})"),
+        ([str(tmp_path / "link" / "x.parquet")], f"{tmp_path / 'link' / 'x.parquet'}: inside a Delta table ({incidents})"),
+        ([str(tmp_path / "shelf.json"), "--overwrite"],
+         f"{tmp_path / 'shelf.json'}: above a Delta table ({tmp_path / 'shelf.json' / 'gold' / 'incidents'})"),
+    ]
+    before = _listing(tmp_path)
+    for out, message in cases:
+        assert query(lake, "--out", *out, "--format", "json", remove) == 2, out
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == ("", f"fleethealth: --out {message}; `query` never writes there\n"), out
+    for out, where in ((other, "above"), (incidents / "_delta_log", "inside")):
+        assert cli.main(["report", "--lakehouse", str(lake), "--from", "2026-11-20T10:00Z", "--to", "2026-11-20T12:00Z",
+                         "--out", str(out)]) == 2
+        assert capsys.readouterr().err == (f"fleethealth: --out {out}: {where} a Delta table ({incidents}); give a "
+                                           "folder of its own\n")
+    assert _listing(tmp_path) == before                     # no commit, no file created anywhere
+    table = DeltaTable(str(incidents))
+    assert table.version() == 0 and table.to_pyarrow_table().column("kind").to_pylist() == ["broker_deadlock"]
+
+
 def test_a_query_gets_a_bounded_share_of_the_host(lake, monkeypatch, capsys):
     """DuckDB's own defaults are 80 % of the memory, every core and 90 % of the disk: a query gets
     $FLEETHEALTH_QUERY_MEMORY (0.25) of the memory, as much again spilled to its own temporary folder,

@@ -295,7 +295,7 @@ def test_usage_errors_are_one_line(lakehouse, tmp_path, capsys):
                                        f"{lh.HEALTHY}, {lh.DEAD})\n")
     assert cli.main(["report", "--lakehouse", str(lakehouse), *WINDOW,
                      "--out", str(lakehouse / "gold" / "incidents" / "x")]) == 2
-    assert "inside a Delta table" in capsys.readouterr().err
+    assert "inside the lakehouse's tables" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 

@@ -6,19 +6,28 @@ each source the host's role sends (`expect:`) has a folder with files in it, the
 readable, and a host's `jolokia_url` answers the bulk read of its role's MBeans. With `--notify`
 each channel gets one real message marked TEST (fleethealth.notify.run.send_test). One line per
 problem with what to do, then a summary; exit 0 only when there is none, else 2 (as a bad setting
-or a usage error). Nothing is pulled or written.
+or a usage error). Nothing is pulled or written. Hosts are checked PARALLEL at a time, each within
+HOST_TIMEOUT_S and all within TOTAL_TIMEOUT_S: a host that drops packets or answers slowly is a line
+of its own, after its deadline, not a wait for the others.
 """
 from __future__ import annotations
 
 import logging
 import posixpath
+import threading
+import time
 from collections.abc import Callable, Iterator
 
+from fleethealth.fleet import mbeans
 from fleethealth.fleet.inventory import Host, InventoryError, load_inventory
 from fleethealth.pull.transports import jolokia, open_transport
 from fleethealth.pull.transports.base import TransportError
 from fleethealth.runtime import config
 from fleethealth.runtime.text import printable
+
+HOST_TIMEOUT_S = 60       # a host's SSH connect, listings and Jolokia read (sftp: 10 s timeouts, Jolokia 30 s)
+TOTAL_TIMEOUT_S = 300     # every host
+PARALLEL = 8              # hosts checked at a time
 
 
 def settings_problems() -> list[str]:
@@ -53,36 +62,104 @@ def source_problems(host: Host, transport) -> Iterator[str]:
                    "real folder)")
 
 
-def jolokia_problems(host: Host) -> Iterator[str]:
+def _canonical(mbean: str) -> str:
+    """An ObjectName (pattern) with its keys in order: an agent echoes a request's name its own way."""
+    domain, _, keys = mbean.partition(":")
+    return f"{domain}:{','.join(sorted(keys.split(',')))}"
+
+
+def jolokia_problems(host: Host, deadline: float = jolokia.DEADLINE_S) -> Iterator[str]:
     """The host's Jolokia agent answers the bulk read of its role's MBeans with some of them: one
     MBean missing is no problem (a broker without __consumer_offsets partitions has no Size of them;
-    the pull lands what there is), none of the role's own (beyond any JVM's java.lang) is the wrong agent."""
+    the pull lands what there is); none of the role's own that it was asked for (beyond any JVM's
+    java.lang) is the wrong agent, and so is an answer of no response at all (`[]`)."""
     try:
-        responses = jolokia.read(host.jolokia_url, host.processes)
+        responses = jolokia.read(host.jolokia_url, host.processes, deadline=deadline)
     except TransportError as exc:
         yield (f"{host.host}: {exc} (jolokia_url must be the agent's URL, e.g. http://{host.host}:8778/jolokia/, "
                "and the agent running in the host's JVM)")
         return
-    mbeans = [(str(r.get("request", {}).get("mbean", "?")), r.get("status")) for r in responses]
-    own = [(mbean, status) for mbean, status in mbeans if not mbean.startswith("java.lang:")] or mbeans
-    if own and all(status != 200 for _, status in own):
+    asked = [r["mbean"] for r in mbeans.jolokia_requests(host.processes)]
+    wanted = {_canonical(m) for m in asked if not m.startswith("java.lang:")} or {_canonical(m) for m in asked}
+    answers = [(r.get("request"), r.get("status")) for r in responses]
+    own = [(str(req["mbean"]), status) for req, status in answers
+           if isinstance(req, dict) and isinstance(req.get("mbean"), str) and _canonical(req["mbean"]) in wanted]
+    if not own:
+        yield (f"{host.host}: Jolokia at {host.jolokia_url} answered none of the {len(wanted)} MBean(s) of a "
+               f"{host.role} host it was asked for ({len(responses)} response(s)); is jolokia_url the agent of this "
+               f"host's {host.role} JVM?")
+    elif all(status != 200 for _, status in own):
         yield (f"{host.host}: Jolokia at {host.jolokia_url} has no MBean of a {host.role} host ({printable(own[0][0])}"
                + (f" and {len(own) - 1} more" if len(own) > 1 else "") + " not found; is jolokia_url the agent of "
                f"this host's {host.role} JVM?)")
 
 
-def host_problems(host: Host) -> list[str]:
+def host_problems(host: Host, deadline: float) -> list[str]:
+    """What keeps `host` from being pulled, found before `deadline` (time.monotonic()): a watchdog
+    drops its SFTP connection then, and its Jolokia read gets what is left."""
     problems = []
     if host.transport != "http":       # an http host has no files: its live read is all it sends
         try:
             with open_transport(host) as transport:
-                problems += source_problems(host, transport)
+                watchdog = threading.Timer(max(0.0, deadline - time.monotonic()),
+                                           getattr(transport, "abort", lambda: None))
+                watchdog.daemon = True
+                watchdog.start()
+                try:
+                    problems += source_problems(host, transport)
+                finally:
+                    watchdog.cancel()
         except TransportError as exc:
             message = str(exc)
             problems.append(message if message.startswith(f"{host.host}:") else f"{host.host}: {message}")
-    if host.jolokia_url:
-        problems += jolokia_problems(host)
+    left = deadline - time.monotonic()
+    if host.jolokia_url and left > 0:
+        problems += jolokia_problems(host, min(jolokia.DEADLINE_S, left))
     return problems
+
+
+def _checked(host: Host, deadline: float, out: dict[str, list[str]]) -> None:
+    try:
+        found = host_problems(host, deadline)
+    except Exception as exc:  # noqa: BLE001 - one host's surprise must not hide the others
+        found = [f"{host.host}: check failed: {type(exc).__name__}: {exc}"]
+    out[host.host] = found
+
+
+def hosts_problems(hosts: list[Host], host_timeout: float | None = None,
+                   total_timeout: float | None = None) -> list[list[str]]:
+    """Each host's problems, in the order of `hosts`, the hosts checked PARALLEL at a time: each gets
+    `host_timeout` (HOST_TIMEOUT_S) from its start, all of them `total_timeout` (TOTAL_TIMEOUT_S).
+    A host past its deadline is a problem line and left behind (a daemon thread: a connect that hangs
+    does not keep the command alive)."""
+    host_timeout = HOST_TIMEOUT_S if host_timeout is None else host_timeout
+    total_timeout = TOTAL_TIMEOUT_S if total_timeout is None else total_timeout
+    end = time.monotonic() + total_timeout
+    out: dict[str, list[str]] = {}
+    waiting, running = list(hosts), {}           # host name -> (thread, its deadline)
+    while (waiting or running) and time.monotonic() < end:
+        while waiting and len(running) < PARALLEL:
+            host = waiting.pop(0)
+            deadline = min(time.monotonic() + host_timeout, end)
+            thread = threading.Thread(target=_checked, args=(host, deadline, out), daemon=True,
+                                      name=f"check {host.host}")
+            thread.start()
+            running[host.host] = (thread, deadline)
+        time.sleep(0.02)
+        for name, (thread, deadline) in list(running.items()):
+            if not thread.is_alive() or time.monotonic() >= deadline:
+                del running[name]
+    results = []
+    for host in hosts:
+        if host.host in out:
+            results.append(out[host.host])
+        elif any(h is host for h in waiting):
+            results.append([f"{host.host}: not checked: check's {total_timeout:g} s for all hosts ran out "
+                            "(many hosts past their deadline?)"])
+        else:
+            results.append([f"{host.host}: no answer within {host_timeout:g} s (is the host reachable, and its "
+                            "sshd and Jolokia agent answering?)"])
+    return results
 
 
 def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None] = print) -> int:
@@ -101,11 +178,7 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
         echo(f"check: {len(problems)} problem(s) in the settings or the inventory {inventory_path}; "
              "no host reached until they are fixed")
         return 2
-    for host in inventory.hosts:
-        try:
-            found = host_problems(host)
-        except Exception as exc:  # noqa: BLE001 - one host's surprise must not hide the others
-            found = [f"{host.host}: check failed: {type(exc).__name__}: {exc}"]
+    for found in hosts_problems(list(inventory.hosts)):
         for line in found:
             echo(printable(line))
         problems += found

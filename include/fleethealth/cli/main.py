@@ -292,6 +292,8 @@ def _query_out(given: str, root: Lakehouse, overwrite: bool) -> Path:
         raise UsageError(f"--out {given}: inside the lakehouse; `query` never writes there")
     if lake_tables.holds_tables(root, out):
         raise UsageError(f"--out {given}: inside the lakehouse's tables; `query` never writes there")
+    if near := lake_tables.delta_table_near(out):
+        raise UsageError(f"--out {given}: {near[0]} a Delta table ({near[1]}); `query` never writes there")
     if not out.parent.is_dir():
         raise UsageError(f"--out {given}: no folder {out.parent}; `query` creates none")
     if out.is_dir():
@@ -427,10 +429,10 @@ def cmd_report(args) -> int:
     out = Path(args.out).resolve() if args.out else root.report
     if out.is_file():
         raise UsageError(f"--out {args.out}: a file; give a folder")
-    if (out / "_delta_log").exists() or any((p / "_delta_log").is_dir() for p in out.parents):
-        raise UsageError(f"--out {args.out}: inside a Delta table; give a folder of its own")
     if lake_tables.holds_tables(root, out):
         raise UsageError(f"--out {args.out}: inside the lakehouse's tables; give a folder of its own")
+    if near := lake_tables.delta_table_near(out):
+        raise UsageError(f"--out {args.out}: {near[0]} a Delta table ({near[1]}); give a folder of its own")
     t0 = time.monotonic()
     try:
         index = html.write_report(root, start, end, out, cluster=args.cluster)

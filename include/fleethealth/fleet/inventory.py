@@ -13,20 +13,19 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import yaml
-from pydantic import BeforeValidator, Field, Strict, StringConstraints, ValidationInfo, field_validator
+from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints, ValidationInfo, field_validator
 
 from fleethealth.fleet.channels import MAX_NAME, Channel, is_name, name_of, parse_channels
 from fleethealth.fleet.kafka import OFFSETS_TOPIC_PARTITIONS
 from fleethealth.fleet.sources import EXPECTED
 from fleethealth.fleet.sources import NAMES as SOURCES
+from fleethealth.runtime import yamlfile
 from fleethealth.runtime.validation import Int, Schema, check, fail, holds, required, says
 
 ROLES = ("kafka", "zookeeper", "controller")   # controller: a dedicated KRaft controller (process.roles=controller)
 TRANSPORTS = ("local", "sftp", "http")
 VERSION = r"^\d+\.\d+(\.\d+)?([.-][\w.-]+)?$"
 MAX_ID = 2**31 - 1        # broker ids and myids are Java ints
-MAX_VALUES = 100_000      # values of an inventory once its YAML aliases are expanded
 
 
 class InventoryError(ValueError):
@@ -109,26 +108,23 @@ class Inventory:
         raise KeyError(name)
 
 
-def _expanded_size(doc: Any) -> int:
-    """How many values `doc` holds with every alias expanded, counting up to MAX_VALUES + 1: a few
-    hundred bytes of aliases nested in aliases stand for gigabytes (PyYAML shares them, but every
-    walk over the inventory and every message quoting a part of it would expand them)."""
-    count, stack = 0, [doc]
-    while stack and count <= MAX_VALUES:
-        value = stack.pop()
-        count += 1
-        if isinstance(value, dict):
-            stack.extend(value.keys())
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return count
-
-
-def _credentials(url: str) -> bool:
-    """Whether a URL carries a user, password or query string (where tokens go)."""
-    parts = urllib.parse.urlsplit(url)
-    return bool(parts.username or parts.password or parts.query or parts.fragment)
+def _jolokia_url(url: Any) -> Any:
+    """An http(s) URL without credentials (a user:password@, a query or fragment: where tokens go).
+    A mistake never quotes it: a URL that is wrong may still hold a secret."""
+    if not url:
+        return url
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port                      # noqa: B018  (a port that is no number raises here)
+    except (ValueError, TypeError):
+        raise fail("expected an http(s) URL such as http://host:8778/jolokia (not shown: it may hold a "
+                   "secret)") from None
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise fail("must not carry credentials (user:password@, a query or fragment): keep secrets in "
+                   "Airflow connections")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise fail("expected an http(s) URL such as http://host:8778/jolokia (not shown: it may hold a secret)")
+    return url
 
 
 def _is_zone(name: str) -> bool:
@@ -185,9 +181,8 @@ class HostSpec(Schema):
     # these three are validated when absent too: what the transport needs
     root: Text = Field(None, validate_default=True)
     ssh_conn_id: Text = Field(None, validate_default=True)
-    jolokia_url: Annotated[Text, holds(lambda url: not url or not _credentials(url),   # not repeated: it holds a secret
-                                       "must not carry credentials (user:password@, a query or fragment): "
-                                       "keep secrets in Airflow connections")] = Field(None, validate_default=True)
+    jolokia_url: Annotated[Text, says("expected an http(s) URL such as http://host:8778/jolokia"),
+                           AfterValidator(_jolokia_url)] = Field(None, validate_default=True)
     expect: Sources | None = None
     max_file_bytes: Size | None = None
 
@@ -206,8 +201,23 @@ def _id(what: str) -> Any:
     return Annotated[Int, Field(ge=0, le=MAX_ID), says(f"expected an integer {what} 0..{MAX_ID}, got {{got}}")]
 
 
-KafkaVersion = Annotated[str, BeforeValidator(str), StringConstraints(pattern=VERSION),
-                         says("expected a Kafka version such as 2.8.1, got {got}")]
+def _version_text(value: Any) -> Any:
+    # YAML reads an unquoted 0.10 as the number 0.1 and 3.10 as 3.1: a number is never a version
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise fail("expected a Kafka version in quotes, e.g. \"0.10\" (YAML reads an unquoted 0.10 as the "
+                   "number 0.1), got {got}", value)
+    return value
+
+
+KafkaVersion = Annotated[str, Strict(), StringConstraints(pattern=VERSION),
+                         says("expected a Kafka version such as 2.8.1, got {got}"), BeforeValidator(_version_text)]
+KRAFT_SINCE = (3, 3)      # the first Kafka whose KRaft mode is production-ready (KIP-833)
+
+
+def version_tuple(version: str) -> tuple[int, int]:
+    """(major, minor) of a version VERSION accepts."""
+    major, minor = version.split(".")[:2]
+    return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
 
 
 class KafkaHost(HostSpec):
@@ -237,29 +247,23 @@ def _mode_problems(hosts: list[tuple[str, Host]]) -> tuple[str, list[str]]:
     contradict it: a ZooKeeper server in a KRaft cluster, a Kafka 4+ broker in a ZooKeeper-mode one."""
     controllers = [h.host for _, h in hosts if h.controller]
     if controllers:
+        since = ".".join(map(str, KRAFT_SINCE))
         return "kraft", [f"{key}.role: a ZooKeeper server in a KRaft cluster (controllers: {', '.join(controllers)})"
-                         for key, h in hosts if h.role == "zookeeper"]
+                         for key, h in hosts if h.role == "zookeeper"] + [
+                        f"{key}.kafka_version: a KRaft controller of Kafka {h.kafka_version}; KRaft needs Kafka "
+                        f"{since} or later" for key, h in hosts
+                        if h.controller and h.kafka_version and version_tuple(h.kafka_version) < KRAFT_SINCE]
     return "zookeeper", [f"{key}.kafka_version: Kafka {h.kafka_version} has no ZooKeeper mode: list the cluster's "
                          "KRaft controllers (role: controller, or controller: true on a combined broker)"
-                         for key, h in hosts if h.kafka_version and int(h.kafka_version.split(".")[0]) >= 4]
+                         for key, h in hosts if h.kafka_version and version_tuple(h.kafka_version)[0] >= 4]
 
 
 def load_inventory(path: str | Path) -> Inventory:
-    path = Path(path)
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InventoryError([f"{path}: cannot read inventory: {exc.strerror or exc}"]) from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise InventoryError([f"{path}:{where} not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
-    if _expanded_size(doc) > MAX_VALUES:
-        raise InventoryError([f"{path}: its YAML expands to more than {MAX_VALUES} values (aliases nested in "
-                              "aliases); an inventory needs far fewer"])
-    return parse_inventory(doc, str(path), base_dir=path.parent)
+        doc = yamlfile.load(path, "inventory")
+    except yamlfile.YamlFileError as exc:
+        raise InventoryError([str(exc)]) from None
+    return parse_inventory(doc, str(path), base_dir=Path(path).parent)
 
 
 def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None = None) -> Inventory:

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, Field, Strict, create_model
 
-from fleethealth.runtime import config
+from fleethealth.runtime import config, yamlfile
 from fleethealth.runtime.validation import Schema, check, holds, says
 
 
@@ -62,9 +62,9 @@ def load(override: str | Path | None = None) -> dict[str, Any]:
     path = override or config.thresholds_path()
     if path:
         try:
-            doc = yaml.safe_load(Path(path).read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ThresholdError(f"{path}: cannot read thresholds: {exc}") from None
+            doc = yamlfile.load(path, "thresholds") or {}
+        except yamlfile.YamlFileError as exc:
+            raise ThresholdError(str(exc)) from None
         if not isinstance(doc, dict):
             raise ThresholdError(f"{path}: expected a mapping of threshold names to values")
         values = _validate(doc, str(path))

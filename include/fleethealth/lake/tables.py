@@ -13,6 +13,7 @@ rejected hour is written to a staging Delta table <tables root>/_staging/<hour>/
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -101,6 +102,42 @@ def holds_tables(lakehouse: Lakehouse, path: Path) -> bool:
     if tables != lakehouse.root:
         return path.is_relative_to(tables)
     return any(path.is_relative_to(tables / folder) for folder in (*LAYERS, STAGING))
+
+
+# How deep below a folder a Delta table is looked for: a lakehouse's tables are <root>/<layer>/<table>
+# (a tables root's too), so a folder up to two levels above a lakehouse's root is seen as one; at most
+# TABLE_SEARCH_FOLDERS folders are listed, so `--out ~` costs a bounded walk, not the home's tree.
+TABLE_SEARCH_DEPTH = 5
+TABLE_SEARCH_FOLDERS = 10_000
+
+
+def delta_table_near(path: Path) -> tuple[str, Path] | None:
+    """("inside", table) if `path` (absolute, links resolved) is in a Delta table of any lakehouse, a
+    folder holding a `_delta_log` (it or a parent); ("above", table) if it is a folder with one below
+    it (TABLE_SEARCH_DEPTH levels, links not followed); else None. What a command writes never goes
+    there (`query --out`, `report --out`), whichever lakehouse the table belongs to."""
+    for folder in (path, *path.parents):
+        if (folder / "_delta_log").is_dir():
+            return "inside", folder
+    if not path.is_dir() or path.is_symlink():
+        return None
+    level, listed = [path], 0
+    for _ in range(TABLE_SEARCH_DEPTH):
+        below = []
+        for folder in level:
+            listed += 1
+            if listed > TABLE_SEARCH_FOLDERS:
+                return None
+            try:
+                entries = sorted((e for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name == "_delta_log":
+                    return "above", Path(folder)
+                below.append(Path(entry.path))
+        level = below
+    return None
 
 
 def present(qualified: str, lakehouse: Lakehouse) -> bool:

@@ -23,18 +23,23 @@ from pydantic import Field
 
 from fleethealth.fleet.channels import DEFAULT_ENDS_AFTER_S, Channel, Url
 from fleethealth.notify.messages import TEST
-from fleethealth.runtime.validation import Int, Schema, required, says
+from fleethealth.runtime.validation import Int, Schema, holds, required, says
 from fleethealth.runtime.vocabulary import SEVERITY_RANK
 
 TYPE = "alertmanager"
+MAX_ENDS_AFTER_S = 7 * 86_400
 KEY = "alertmanager"
 REFRESH = True
 
 
 class Settings(Schema):
     alertmanager: Url = required()
+    # at most a week: an alert of a fleethealth that stopped sending ends within it (and endsAt stays a date)
     ends_after_seconds: Annotated[Int, Field(ge=3600),
-                                  says("expected an integer >= 3600 (one hourly run), got {got}")] = DEFAULT_ENDS_AFTER_S
+                                  says("expected an integer >= 3600 (one hourly run), got {got}"),
+                                  holds(lambda v: v <= MAX_ENDS_AFTER_S,
+                                        f"expected at most {MAX_ENDS_AFTER_S} (a week), got {{got}}")
+                                  ] = DEFAULT_ENDS_AFTER_S
 
 
 API = "api/v2/alerts"

@@ -8,6 +8,7 @@ import logging
 import posixpath
 import re
 import shutil
+import threading
 import time
 from dataclasses import asdict
 from datetime import datetime, timedelta, timezone
@@ -31,6 +32,10 @@ from fleethealth.runtime.text import printable
 log = logging.getLogger(__name__)
 MAX_FILE_BYTES = 2 * 1024**3          # the default of an inventory's max_file_bytes
 LIVE_WINDOW = timedelta(hours=1)      # live Jolokia reads are taken for an hour until this after its end
+
+
+class PullDeadline(TransportError):
+    """The host's FLEETHEALTH_PULL_TIMEOUT_S passed: its pull ends where it is."""
 
 
 def placed_by_lines(source: str, name: str) -> str:
@@ -87,6 +92,7 @@ class HostPull:
         self.landed: list[Landed] = []
         self.timeout_s = config.pull_timeout_s()
         self.deadline = time.monotonic() + self.timeout_s
+        self.expired = threading.Event()
 
     def add(self, source: str, target: Path, remote: str, mtime: float, offset: int, name: str | None = None,
             read: Path | None = None, reason: str = "") -> None:
@@ -238,9 +244,27 @@ class HostPull:
         self.add(source, target, remote, rf.mtime, start, rf.name, reason=reason)
 
     def place(self, transport, seen_index: SeenIndex, source: str, folder: str, rf, repull: bool) -> None:
-        """Land what `rf` holds of the hour. Whatever goes wrong with this one file (a name that holds
-        no valid time, one too long to store, a read that fails) rejects this file only: the host's
-        other files still land. A lost connection (TransportError) is the host's."""
+        """Land what `rf` holds of the hour, unless the host's deadline passes while it is read (the
+        watchdog of `run` cut the connection): then the file is rejected with that reason, what of it
+        was written is removed, and the host's pull ends (PullDeadline)."""
+        rows = len(self.landed)
+        try:
+            self._place(transport, seen_index, source, folder, rf, repull)
+        except Exception:
+            if not self.expired.is_set():
+                raise
+        if self.expired.is_set():
+            del self.landed[rows:]
+            self.discard(source, rf)
+            remote = posixpath.join(folder, rf.name)
+            self.reject(source, rf, remote, f"read stopped after {self.timeout_s:.0f} s, the host's deadline "
+                                            "(FLEETHEALTH_PULL_TIMEOUT_S)")
+            raise PullDeadline(remote)
+
+    def _place(self, transport, seen_index: SeenIndex, source: str, folder: str, rf, repull: bool) -> None:
+        """Whatever goes wrong with this one file (a name that holds no valid time, one too long to
+        store, a read that fails) rejects this file only: the host's other files still land. A lost
+        connection (TransportError) is the host's."""
         try:
             placed = placed_by_lines(source, rf.name)
             if placed:
@@ -259,21 +283,32 @@ class HostPull:
         except (OSError, ValueError) as exc:
             self.unplaceable(source, folder, rf, exc)
 
+    def discard(self, source: str, rf) -> None:
+        """Remove whatever of `rf` was written into the host's folder."""
+        for partial in (self.tmp / source).glob(f"{landed_name(rf.name)}*") if (self.tmp / source).is_dir() else ():
+            partial.unlink(missing_ok=True)
+
     def unplaceable(self, source: str, folder: str, rf, exc: Exception) -> None:
         """A file that cannot be placed is reported in the hour its mtime says (each hour would be
         too many), and whatever of it was written into the host's folder is removed."""
-        for partial in (self.tmp / source).glob(f"{landed_name(rf.name)}*") if (self.tmp / source).is_dir() else ():
-            partial.unlink(missing_ok=True)
+        self.discard(source, rf)
         if self.hour <= datetime.fromtimestamp(rf.mtime, timezone.utc) < self.hour + HOUR:
             what = "the time in its name is not a valid time" if isinstance(exc, ValueError) else "cannot be pulled"
             self.reject(source, rf, posixpath.join(folder, rf.name), f"{what}: {exc}")
 
     def check_deadline(self) -> None:
-        """A host gets FLEETHEALTH_PULL_TIMEOUT_S in all (the DAG's pull task stops at the same time):
-        one that stalls on every request is cut off, its files not landed, the next host pulled."""
-        if time.monotonic() > self.deadline:
-            raise TransportError(f"{self.host.host}: pull stopped after {self.timeout_s:.0f} s "
-                                 "(FLEETHEALTH_PULL_TIMEOUT_S); nothing of this host landed for the hour")
+        """A host gets FLEETHEALTH_PULL_TIMEOUT_S in all (the DAG's pull task stops at the same time),
+        checked between files here and during a file's read by the watchdog of `run`."""
+        if self.expired.is_set() or time.monotonic() > self.deadline:
+            raise PullDeadline("")
+
+    def expire(self, transport) -> None:
+        """The watchdog: the deadline passed while a request was under way; a transport that can
+        (sftp) drops its connection, so a read that trickles in stops now, not when the file ends."""
+        self.expired.set()
+        abort = getattr(transport, "abort", None)
+        if abort is not None:
+            abort()
 
     def live_jmx(self) -> None:
         """Keep the live reads landed before for this host-hour; add one now if the hour is recent."""
@@ -288,7 +323,11 @@ class HostPull:
                     shutil.copy2(host_dir / "jmx" / Path(old.file).name, jmx / Path(old.file).name)
                     self.add("jmx", jmx / Path(old.file).name, "", old.mtime, 0)
         if self.hour <= now < self.hour + HOUR + LIVE_WINDOW:
-            target = jolokia.land(host.jolokia_url, host.processes, jmx, now)
+            left = self.deadline - time.monotonic()       # the read gets what is left of the host's time
+            if left <= 0:
+                raise TransportError(f"not read: the host's {self.timeout_s:.0f} s (FLEETHEALTH_PULL_TIMEOUT_S) "
+                                     "were spent on its files")
+            target = jolokia.land(host.jolokia_url, host.processes, jmx, now, deadline=min(jolokia.DEADLINE_S, left))
             self.add("jmx", target, "", now.timestamp(), 0)
 
     def run(self) -> list[Landed]:
@@ -296,24 +335,21 @@ class HostPull:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         seen = load_state(self.state_file)
-        repull = any(r["hour"] == self.label for s in seen for r in s.ranges)
         self.pulled_at = time.time()
+        stopped = None
         try:
             with open_transport(host) as transport:
-                seen_index = SeenIndex(seen, transport)
-                for source in SOURCES:
-                    folder = host.source_dir(source)
-                    try:
-                        listed = seen_index.list_files(folder)
-                    except FileError as exc:        # a symlinked source folder: reported, never followed
-                        self.reject(source, RemoteFile("", 0, 0.0), folder, str(exc))
-                        continue
-                    for rf in listed:
-                        self.check_deadline()
-                        if safe_name(rf.name):
-                            self.place(transport, seen_index, source, folder, rf, repull)
+                watchdog = threading.Timer(max(0.0, self.deadline - time.monotonic()), self.expire, (transport,))
+                watchdog.daemon = True
+                watchdog.start()
+                try:
+                    self.files(transport, seen)
+                except PullDeadline as exc:     # what landed before stays, the task fails and retries
+                    stopped = exc
+                finally:
+                    watchdog.cancel()
             live_error = None
-            if host.jolokia_url:
+            if host.jolokia_url and stopped is None:
                 try:
                     self.live_jmx()
                 except TransportError as exc:       # land the files anyway; the task fails and retries
@@ -333,7 +369,34 @@ class HostPull:
         shutil.rmtree(host_dir, ignore_errors=True)
         host_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp.rename(host_dir)
+        if stopped is not None:
+            read = sum(x.status == "read" for x in self.landed)
+            where = f" while reading {printable(str(stopped))} (rejected)" if str(stopped) else ""
+            raise PullError(f"{host.host}: pull stopped after {self.timeout_s:.0f} s (FLEETHEALTH_PULL_TIMEOUT_S)"
+                            f"{where}; {read} file(s) landed, the later ones not read")
         if live_error is not None:
             raise PullError(f"{host.host}: live Jolokia read failed ({live_error}); "
                             f"its {len(self.landed)} files landed")
         return self.landed
+
+    def files(self, transport, seen) -> None:
+        """Every source folder's files, until the deadline."""
+        host = self.host
+        repull = any(r["hour"] == self.label for s in seen for r in s.ranges)
+        seen_index = SeenIndex(seen, transport)
+        for source in SOURCES:
+            self.check_deadline()
+            folder = host.source_dir(source)
+            try:
+                listed = seen_index.list_files(folder)
+            except FileError as exc:        # a symlinked source folder: reported, never followed
+                self.reject(source, RemoteFile("", 0, 0.0), folder, str(exc))
+                continue
+            except TransportError:
+                if self.expired.is_set():
+                    raise PullDeadline("") from None
+                raise
+            for rf in listed:
+                self.check_deadline()
+                if safe_name(rf.name):
+                    self.place(transport, seen_index, source, folder, rf, repull)

@@ -19,7 +19,9 @@ Which files and bytes (`fleethealth.pull.host.placed_by_lines`):
 Each file listed for the hour is in the manifest, read or rejected (vanished, swapped for a symlink,
 unreadable, over the host's size cap `max_file_bytes`) with the reason, as is a source folder that
 is a symlink (never followed) or a live Jolokia read that failed; a damaged .gz lands with the complete lines that
-decompressed (`gzip_damage`): one file never fails a host. Landed names are plain (`landed_name`);
+decompressed (`gzip_damage`): one file never fails a host, but for its time: a host's pull has
+FLEETHEALTH_PULL_TIMEOUT_S in all, a file's read included (a file still being read then is rejected
+with that reason, the files read before land, the host fails). Landed names are plain (`landed_name`);
 the manifest keeps each file's real name. Transports: `local`, `sftp` (`fleethealth.pull.transports`);
 hosts with a `jolokia_url` (and `http` hosts) also get a live Jolokia read of their MBeans while the
 hour is recent (<= LIVE_WINDOW after its end; a backfill keeps the reads landed before).

@@ -15,7 +15,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from fleethealth.runtime.validation import fail, says
+from fleethealth.runtime.validation import fail, holds, says
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
@@ -26,12 +26,25 @@ BACKFILL_DAG_ID = "fleet_health_backfill"
 
 
 PREFIX = "FLEETHEALTH_"
-# what a setting accepts (its value as written: a string)
-Seconds = Annotated[float, Field(ge=0), says("expected a number of seconds >= 0, got {got}")]
-Timeout = Annotated[float, Field(gt=0), says("expected a number of seconds > 0, got {got}")]
+# what a setting accepts (its value as written: a string), up to a bound that keeps every use of it
+# (a timedelta of the DAGs, a sleep, a plan's size) finite: a mistake is one line, not a DAG import error
+DAY_S = 86_400
+TEN_YEARS_H = 87_660
+
+
+def _at_most(high: float, unit: str = "") -> AfterValidator:
+    return holds(lambda v: v <= high, f"expected at most {high:,}{unit}, got {{got}}")
+
+
+Seconds = Annotated[float, Field(ge=0), says("expected a number of seconds >= 0, got {got}"), _at_most(DAY_S, " seconds (a day)")]
+Timeout = Annotated[float, Field(gt=0), says("expected a number of seconds > 0, got {got}"), _at_most(DAY_S, " seconds (a day)")]
 Count = Annotated[int, Field(ge=0), says("expected a whole number >= 0, got {got}")]
-Hours = Annotated[int, Field(ge=1), says("expected a whole number of hours >= 1, got {got}")]
-Megabytes = Annotated[float, Field(gt=0), says("expected a number of MB > 0, got {got}")]
+Retries = Annotated[Count, _at_most(100)]
+Rows = Annotated[Count, _at_most(100_000_000)]
+Hours = Annotated[int, Field(ge=1), says("expected a whole number of hours >= 1, got {got}"),
+                  _at_most(TEN_YEARS_H, " hours (ten years)")]
+Megabytes = Annotated[float, Field(gt=0), says("expected a number of MB > 0, got {got}"),
+                      _at_most(1_048_576, " MB (a TB)")]
 Fraction = Annotated[float, Field(gt=0, le=0.9), says("expected a fraction > 0 and <= 0.9, got {got}")]
 Flag = Annotated[bool, says("expected true or false (1 or 0), got {got}")]
 Instant = Annotated[datetime, BeforeValidator(lambda v: datetime.fromisoformat(v) if isinstance(v, str) else v),
@@ -48,7 +61,9 @@ def _spark_conf_file(value: str) -> str:
 
 def _tables_root(value: str) -> str:
     if is_uri(value) and not value.startswith(("s3a://", "file:/")):
-        raise fail("expected a folder, or an s3a:// or file:/ URI (what Spark and delta-rs both read), got {got}", value)
+        # a URI's user:password@ is not repeated
+        shown = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@", r"\1…@", value)
+        raise fail("expected a folder, or an s3a:// or file:/ URI (what Spark and delta-rs both read), got {got}", shown)
     return value
 
 
@@ -74,15 +89,15 @@ class Settings(BaseSettings):
     spark_conf: SparkConfFile = Field("", description="a file of Spark settings for this deployment (spark-defaults.conf format: `key value` lines); they add to and override fleethealth's own (runtime/spark_conf.py)")
     lock_wait_s: Seconds = Field("600", description="seconds a run waits for an hour another run holds, then refuses")
     data_docs: Flag = Field("1", description="0: no GX Data Docs are written (validation still runs)")
-    gx_pandas_max_rows: Count = Field("20000", description="a table of at most this many rows is validated on a pandas copy (GX's pandas engine: one Spark job instead of one or more per expectation, the same results); 0: every table on Spark")
+    gx_pandas_max_rows: Rows = Field("20000", description="a table of at most this many rows is validated on a pandas copy (GX's pandas engine: one Spark job instead of one or more per expectation, the same results); 0: every table on Spark")
     run_window_hours: Hours = Field("24", description="`fleethealth run`: at most this many hours in one Spark plan; a run of no more hours starts its JVM as the DAG's jobs do (first JIT tier only)")
     run_window_mb: Megabytes = Field("256", description="`fleethealth run`: at most this many MB landed in one Spark plan")
     window_max_hours: Hours = Field("8760", description="`pull`, `run`, `backfill`, `simulate`, `report`: a window (--from, --to) holds at most this many hours")
     start_date: Instant = Field("2026-01-01T00:00:00+00:00", description="the hourly DAG's start date (ISO-8601)")
     catchup: Flag = Field("false", description="true: the hourly DAG runs the hours since its start date")
-    pull_retries: Count = Field("3", description="the DAG's tries of a host's pull after the first")
+    pull_retries: Retries = Field("3", description="the DAG's tries of a host's pull after the first")
     pull_retry_delay_s: Seconds = Field("30", description="the DAG's first delay between pull tries (exponential back-off)")
-    pull_timeout_s: Timeout = Field("900", description="a host's pull (a try of the DAG's task, `pull`, `run`) stops after this many seconds")
+    pull_timeout_s: Timeout = Field("900", description="a host's pull (a try of the DAG's task, `pull`, `run`) stops after this many seconds, a file's read included (the file is rejected, those read before land)")
     notify_max_age_hours: Hours = Field("6", description="notifications.max_age: a transition is sent only while it is news: its incident open in an hour at most this old, or the transition that recent (older ones are recorded `skipped`)")
     notify_send_timeout_s: Timeout = Field("20", description="one delivery to a receiver (connect, send, answer) fails after this many seconds in all")
     notify_timeout_s: Timeout = Field("300", description="one notify run sends for at most this long (the rest waits for the next run); the DAG's notify task is stopped a minute after it")

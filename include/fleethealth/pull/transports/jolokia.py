@@ -105,9 +105,10 @@ def _post(parts: urllib.parse.SplitResult, body: bytes, timeout: float, deadline
         conn.close()
 
 
-def land(url: str, processes: tuple[str, ...], folder: Path, at: datetime) -> Path:
-    """Read now and write the responses as one JSON line into `folder`; returns the file."""
-    responses = read(url, processes)
+def land(url: str, processes: tuple[str, ...], folder: Path, at: datetime, deadline: float | None = None) -> Path:
+    """Read now (within `deadline` seconds, default DEADLINE_S) and write the responses as one JSON line
+    into `folder`; returns the file."""
+    responses = read(url, processes, deadline=deadline)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / file_name(at)
     target.write_text(json.dumps(responses, separators=(",", ":")) + "\n")

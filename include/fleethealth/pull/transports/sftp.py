@@ -113,6 +113,13 @@ class SftpTransport:
         finally:
             client.close()
 
+    def abort(self) -> None:
+        """Drop the connection (from another thread: the pull's deadline passed); a request under way
+        fails at once instead of trickling on."""
+        transport = self.sftp.get_channel().get_transport()
+        if transport is not None:
+            transport.close()
+
     def list_files(self, folder: str) -> list[RemoteFile]:
         try:
             # listdir_attr would follow a symlinked folder on the server: each folder below the
