@@ -258,22 +258,34 @@ class S3Proxy:
 
 
 class Receiver:
-    """An HTTP server recording the JSON bodies POSTed to it; `status` is what it answers."""
+    """An HTTP server recording the JSON bodies POSTed to it; `status` is what it answers, after
+    `delay` seconds (a slow but working receiver); `requests` counts every POST, whatever its answer,
+    `answered` the monotonic time each 2xx answer was given."""
 
-    def __init__(self):
+    def __init__(self, delay: float = 0.0):
         self.bodies: list = []
+        self.answered: list[float] = []
+        self.requests = 0
         self.status = 200
+        self.delay = delay
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                receiver.requests += 1
+                if receiver.delay:
+                    time.sleep(receiver.delay)
                 if receiver.status == 200:
                     receiver.bodies.append(json.loads(body))
-                self.send_response(receiver.status)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
+                    receiver.answered.append(time.monotonic())
+                try:
+                    self.send_response(receiver.status)
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"ok")
+                except OSError:             # the client gave up waiting (a slow receiver's deadline)
+                    pass
 
             def log_message(self, *args):
                 pass
