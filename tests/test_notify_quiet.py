@@ -241,3 +241,26 @@ def test_the_wait_for_another_runs_notify_is_inside_the_budget_and_the_dags_task
     for dag_id in ("fleet_health_hourly", "fleet_health_backfill"):
         timeout = dags[dag_id].get_task("notify").execution_timeout
         assert timeout.total_seconds() >= config.notify_timeout_s() + 60, (dag_id, timeout)
+
+
+def test_an_alert_held_under_a_suppressed_row_is_ended_when_its_incident_resolves(tmp_path, am):
+    """Before issue 59 a quiet run recorded Alertmanager's rows suppressed while later runs still
+    refreshed the open incident: such an alert is ended when its incident resolves (or goes)."""
+    lh, p = Lakehouse.at(tmp_path / "lakehouse"), f"l{uuid.uuid4().hex[:6]}-"
+    last = last_complete_hour()
+    inc, gone = incident(p + "i", last, last), incident(p + "gone", last, last, entity="broker-2")
+    write_gold(lh, [inc, gone], [history(inc, "opened", last), history(gone, "opened", last)], [last])
+    chans = [Channel("am", "alertmanager", am.url)]
+    assert notify(lh, chans).channels["am"].sent == 2 and active_ids(am, p) == [p + "gone", p + "i"]
+    box = outbox.read(lh)
+    for row in box.values():
+        row.update(status="suppressed", reason="--no-notify: the run's own hour")
+    outbox.write(box, lh)
+
+    resolved = {**inc, "status": "resolved", "resolved_at": last + timedelta(minutes=50)}
+    write_gold(lh, [resolved], [history(inc, "opened", last), history(inc, "resolved", last)])
+    result = notify(lh, chans)
+    assert result.errors == [], result.summary()
+    assert active_ids(am, p) == [] == open_ids(lh, p)
+    assert status_of(lh)[(p + "i", "resolved", "major", "am")] == "sent"
+    assert status_of(lh)[(p + "gone", "retracted", "major", "am")] == "sent"

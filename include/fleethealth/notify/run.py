@@ -238,10 +238,16 @@ def _due(channel: Channel, history: list[dict], box: dict, incidents: dict, news
     return due
 
 
-def _announced(box: dict, channel: str, incident_id: str) -> list[dict]:
-    """The rows of `incident_id`'s opening and escalations sent to `channel`, oldest first."""
+# a state channel may hold an incident whose announcing row is not 'sent': posted by a run whose
+# answer was lost (failed, pending), or refreshed by a run before issue 59 that recorded it suppressed
+MAY_HOLD = ("sent", "suppressed", "failed", "pending")
+
+
+def _announced(box: dict, channel: str, incident_id: str, statuses: tuple = ("sent",)) -> list[dict]:
+    """The rows of `incident_id`'s opening and escalations sent to `channel` (or in `statuses`),
+    oldest first."""
     return sorted((r for r in box.values() if r["channel"] == channel and r["incident_id"] == incident_id
-                   and r["transition"] in ANNOUNCING and r["status"] == "sent"),
+                   and r["transition"] in ANNOUNCING and r["status"] in statuses),
                   key=lambda r: (r["hour"], r["sent_at"] or r["hour"]))
 
 
@@ -253,13 +259,14 @@ def _retractions(channel: Channel, box: dict, incidents: dict, news: News, now: 
 
     To people it follows the news rule (_retraction_news), and a quiet run records a new one
     suppressed and sends none; to a state channel (`state`: Alertmanager) it is always due."""
+    held = MAY_HOLD if state else ("sent",)
     mine = [r for r in box.values() if r["channel"] == channel.name]
     closed = {r["incident_id"] for r in mine if r["transition"] == "resolved" and r["status"] == "sent"}
-    gone = sorted({r["incident_id"] for r in mine if r["transition"] in ANNOUNCING and r["status"] == "sent"
+    gone = sorted({r["incident_id"] for r in mine if r["transition"] in ANNOUNCING and r["status"] in held
                    and r["incident_id"] not in incidents and r["incident_id"] not in closed})
     due = []
     for incident_id in gone:
-        announced = _announced(box, channel.name, incident_id)
+        announced = _announced(box, channel.name, incident_id, held)
         last = announced[-1]
         k = outbox.key({**last, "transition": messages.RETRACTED})
         row = box.get(k)
@@ -318,9 +325,10 @@ def _state(channel: Channel, history: list[dict], box: dict, incidents: dict, ne
     (message, outbox row) pairs of every transition of an incident it wants that is open, or that it
     was told is open and no longer is (resolved: ended at its resolved_at; gone: retracted, ended now);
     and the current state of every other open incident it wants (`refresh`, outcomes not kept). A
-    transition of an incident never active there that is not open is recorded skipped: nothing to end."""
+    transition of an incident never posted there that is not open is recorded skipped: nothing to end
+    (an end posted for an alert Alertmanager never had would be harmless, and is not needed)."""
     told = {r["incident_id"] for r in box.values() if r["channel"] == channel.name
-            and r["transition"] in ANNOUNCING and r["status"] == "sent"}
+            and r["transition"] in ANNOUNCING and r["status"] in MAY_HOLD}
     told -= {r["incident_id"] for r in box.values() if r["channel"] == channel.name
              and r["transition"] in ("resolved", messages.RETRACTED) and r["status"] == "sent"}
     due = _retractions(channel, box, incidents, news, now, counts, state=True)
