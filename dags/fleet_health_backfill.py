@@ -11,8 +11,9 @@ fails alone, its hours are marked data_missing), then one Spark application for 
 (`spark/backfill.py`, as `fleethealth backfill` runs it: windows of consecutive hours, each hour's
 bronze, silver and gold validated by its gate and published, the same tables as the hourly DAG's).
 A failed hour fails the task and names the hour; the others are published. Then `notify`, with the
-hourly DAG's rule: the window's old hours are not news (recorded skipped), an incident still open
-now pages; and `report` writes the window's HTML report. The hourly DAG's own backfill
+hourly DAG's rule: the window's old hours are not news to people (recorded skipped, retractions
+included), an incident still open now pages, and Alertmanager is kept equal to the open incidents;
+and `report` writes the window's HTML report. The hourly DAG's own backfill
 (`airflow backfill create`) works too, one Spark application per hour: several times slower.
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ LAKEHOUSE = str(CATALOG)
 INVENTORY = config.inventory_path()
 PULL_RETRIES = config.pull_retries()
 PULL_RETRY_DELAY = timedelta(seconds=config.pull_retry_delay_s())
-NOTIFY_TIMEOUT = timedelta(seconds=config.notify_timeout_s() + 60)
+NOTIFY_TIMEOUT = timedelta(seconds=config.notify_timeout_s() + 60)   # notify returns within the former
 FROM, TO = "{{ params['from'] }}", "{{ params['to'] }}"
 # every task after `window`: once all upstream tasks are done, if at least one succeeded (`window` does)
 AFTER_WINDOW = "all_done_min_one_success"

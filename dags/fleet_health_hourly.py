@@ -46,7 +46,8 @@ PULL_RETRIES = config.pull_retries()
 PULL_RETRY_DELAY = timedelta(seconds=config.pull_retry_delay_s())
 # a host that accepts the connection and then stalls must not hold its slot (and the hour) for ever
 PULL_TIMEOUT = timedelta(seconds=config.pull_timeout_s())
-# notify sends for at most FLEETHEALTH_NOTIFY_TIMEOUT_S; the task is stopped a minute after that
+# notify returns within FLEETHEALTH_NOTIFY_TIMEOUT_S (the lock's wait and every channel, sent concurrently,
+# inside it); the task would be stopped a minute after that
 NOTIFY_TIMEOUT = timedelta(seconds=config.notify_timeout_s() + 60)
 
 HOUR = "{{ ti.xcom_pull(task_ids='resolve_hour') }}"
@@ -124,8 +125,11 @@ with DAG(
     # after the gold gate: each state change of an incident (opened, escalated, resolved, retracted)
     # that is news to the inventory's notifications: channels, at least once with a key; whatever the
     # run type (a backfill's old hours are not news: recorded skipped). A failed delivery is retried
-    # by the next run and never fails the hour; every send has a deadline and the task a timeout,
-    # so a slow receiver never holds the next hour (max_active_runs=1): 3 tries take at most 18 min.
+    # by the next run and never fails the hour; channels are sent concurrently, every send has a
+    # deadline and each channel the run's budget (FLEETHEALTH_NOTIFY_TIMEOUT_S, the wait for another
+    # run's notify included), and the task a timeout a minute longer, which it never reaches: a slow
+    # receiver delays only its own channel and never holds the next hour (max_active_runs=1).
+    # Alertmanager is kept equal to the open incidents at every run (state, not news).
     @task(execution_timeout=NOTIFY_TIMEOUT)
     def notify(params=None) -> str:
         from fleethealth.fleet.inventory import load_inventory

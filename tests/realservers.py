@@ -313,23 +313,34 @@ class S3Proxy:
 
 class Receiver:
     """An HTTP server recording the JSON bodies POSTed to it; `status` and `answer` (the body) are what it
-    answers (a Jolokia agent answering `[]`, too)."""
+    answers (a Jolokia agent answering `[]`, too), after `delay` seconds (a slow but working receiver);
+    `requests` counts every POST, whatever its answer, `answered` the monotonic time each 2xx answer was given."""
 
-    def __init__(self):
+    def __init__(self, delay: float = 0.0):
         self.bodies: list = []
+        self.answered: list[float] = []
+        self.requests = 0
         self.status = 200
         self.answer = b"ok"
+        self.delay = delay
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                receiver.requests += 1
+                if receiver.delay:
+                    time.sleep(receiver.delay)
                 if receiver.status == 200:
                     receiver.bodies.append(json.loads(body))
-                self.send_response(receiver.status)
-                self.send_header("Content-Length", str(len(receiver.answer)))
-                self.end_headers()
-                self.wfile.write(receiver.answer)
+                    receiver.answered.append(time.monotonic())
+                try:
+                    self.send_response(receiver.status)
+                    self.send_header("Content-Length", str(len(receiver.answer)))
+                    self.end_headers()
+                    self.wfile.write(receiver.answer)
+                except OSError:             # the client gave up waiting (a slow receiver's deadline)
+                    pass
 
             def log_message(self, *args):
                 pass

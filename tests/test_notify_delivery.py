@@ -120,8 +120,9 @@ def counts(servers) -> tuple[int, int, int]:
 
 # ------------------------------------------------------------------------------------------ news
 def test_a_backfill_of_last_week_pages_no_one_then_the_last_hour_pages_once(tmp_path, servers):
-    """Acceptance: a backfill of hours 8 days old sends 0 messages and leaves 0 active alerts; a run
-    of the last complete hour then pages for what is open in it, once. A re-run that removes an
+    """Acceptance: a backfill of hours 8 days old sends 0 messages to people, and Alertmanager holds
+    the one incident still open (state, not news: issue 59); a run of the last complete hour then
+    pages for what is open in it, once. A re-run that removes an
     announced incident sends one `retracted` per channel and ends its alert; an escalation leaves
     exactly one active alert, with the new severity."""
     lh, chans, p = Lakehouse.at(tmp_path / "lakehouse"), all_channels(servers), f"n{uuid.uuid4().hex[:6]}-"
@@ -133,8 +134,11 @@ def test_a_backfill_of_last_week_pages_no_one_then_the_last_hour_pages_once(tmp_
     write_gold(lh, [still, over], past, old)
 
     backfill = notify(lh, chans)
-    assert counts(servers) == (0, 0, 0) and active(servers["am"], p) == []
-    assert set(status_of(lh).values()) == {"skipped"} and len(status_of(lh)) == 4 * 3
+    assert counts(servers) == (0, 0, 0) and [a["labels"]["incident_id"] for a in active(servers["am"], p)] == [p + "still"]
+    assert {k: s for k, s in status_of(lh).items() if k[3] == "am"} == {
+        (p + "still", "opened", "major", "am"): "sent", (p + "over", "opened", "critical", "am"): "skipped",
+        (p + "over", "resolved", "critical", "am"): "skipped"}        # never active there: nothing to end
+    assert {s for k, s in status_of(lh).items() if k[3] != "am"} == {"skipped"} and len(status_of(lh)) == 4 * 3
     row = rows(lh)[(p + "still", "opened", "major", "hook")]
     assert row["reason"].startswith("not news: open last in ") and "more than 6 h ago" in row["reason"]
     assert "3 skipped (not news" in backfill.summary() and backfill.errors == []
@@ -185,9 +189,10 @@ def test_a_backfill_of_last_week_pages_no_one_then_the_last_hour_pages_once(tmp_
     assert active(servers["am"], p) == []
 
 
-def test_no_notify_suppresses_only_the_runs_own_hours(tmp_path, servers):
+def test_no_notify_suppresses_the_runs_own_hours_and_sends_nothing(tmp_path, servers):
     """A quiet backfill leaves a live incident of the current hour to be sent; --no-notify of a
-    recent hour records that hour's transitions suppressed and still sends the others that are news."""
+    recent hour records that hour's transitions suppressed and sends nothing (issue 59): the others
+    that are news wait for the next run that notifies."""
     lh, hook, p = Lakehouse.at(tmp_path / "lakehouse"), [Channel("hook", "webhook", servers["hook"].url)], "q-"
     last = last_complete_hour()
     old = last - timedelta(days=3)
@@ -202,9 +207,12 @@ def test_no_notify_suppresses_only_the_runs_own_hours(tmp_path, servers):
                [history(week, "opened", old), history(week, "resolved", old + timedelta(hours=1)),
                 history(earlier, "opened", last - timedelta(hours=2)), history(cleaner, "opened", last)], [last])
     result = notify(lh, hook, quiet_hours=[last])                                # run --no-notify of the last hour
-    assert [b["incident_id"] for b in servers["hook"].bodies] == [p + "earlier"]
+    assert servers["hook"].bodies == []                                          # quiet: nothing at all
     assert status_of(lh)[(p + "cleaner", "opened", "critical", "hook")] == "suppressed"
-    assert result.channels["hook"].suppressed == 1
+    assert status_of(lh)[(p + "earlier", "opened", "major", "hook")] == "pending"
+    assert (result.channels["hook"].suppressed, result.channels["hook"].pending) == (1, 1)
+    notify(lh, hook)                                                             # the next run: the news
+    assert [b["incident_id"] for b in servers["hook"].bodies] == [p + "earlier"]
     write_gold(lh, [week, cleaner, earlier], [history(cleaner, "opened", last)], [last])
     notify(lh, hook)                                                             # suppressed: never sent
     assert [b["incident_id"] for b in servers["hook"].bodies] == [p + "earlier"]

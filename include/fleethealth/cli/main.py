@@ -170,7 +170,8 @@ def _run(args, inventory, hours: list, published: list) -> int:
     if inventory.notifications and len(failed) < len(hours):
         from fleethealth.notify import notify
 
-        # --no-notify: the window's own hours are recorded suppressed; the rest follows the news rule
+        # --no-notify: nothing to people (the window's own hours and the retractions it finds recorded
+        # suppressed, the rest left to the next run); Alertmanager kept equal to the open incidents
         print(notify(args.lakehouse, inventory.notifications, quiet_hours=() if args.notify else hours).summary())
     docs = gate.data_docs_dir(args.lakehouse)
     if docs:
@@ -586,9 +587,10 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--master", default=None, metavar="URL",
                        help="Spark master URL, e.g. spark://HOST:7077 (default $FLEETHEALTH_SPARK_MASTER or local[*])")
         s.add_argument("--no-notify", dest="notify", action="store_false",
-                       help="record the state changes of the window's own hours as not to be sent (suppressed) "
-                            "instead of sending them; older ones are never sent anyway (not news: "
-                            "FLEETHEALTH_NOTIFY_MAX_AGE_HOURS)")
+                       help="send nothing to people (webhook, e-mail, Slack): the state changes of the window's "
+                            "own hours and the retractions the run finds are recorded as never to be sent "
+                            "(suppressed), the rest waits for the next run that notifies; Alertmanager is still "
+                            "kept equal to the open incidents (state, not a message)")
         s.set_defaults(func=cmd_run)
 
     s = _command(sub, "parse", "the silver records of one raw file as JSON lines (quarantine and a summary on "

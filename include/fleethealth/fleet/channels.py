@@ -92,9 +92,12 @@ class ChannelType(Protocol):
       and yield one outcome per message, in order, as each is known: None (the receiver took it)
       or the exception saying why not. The caller records each outcome before it asks for the next
       one and may stop asking (a deadline): nothing may be sent ahead of its outcome being asked for.
-    - REFRESH (optional, default False): the receiver forgets what it is not told again (Alertmanager);
-      each run then also gives it, after the transitions, the current state of every open incident it
-      wants that is news (their outcomes are not recorded).
+    - REFRESH (optional, default False): the receiver holds state, not messages, and forgets what it
+      is not told again (Alertmanager): each run, quiet or not and whatever the hours' age, gives it
+      the current state of every open incident it wants and ends each it was told is open and no
+      longer is (resolved or retracted); no news rule, no --no-notify (notify.run._state).
+    - prepare() (optional): called once in the main thread before the run's channels deliver, each
+      in its own thread (imports that must not run in two threads at once, such as Airflow's).
     """
     TYPE: ClassVar[str]
     KEY: ClassVar[str]

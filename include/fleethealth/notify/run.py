@@ -7,20 +7,31 @@ cannot come from the run itself; the outbox remembers per channel what was sent.
 least once, with a key to de-duplicate: each outcome is committed before the next delivery starts,
 so a crash re-sends at most the message in flight, with the same idempotency key.
 
-News: a transition is due while its incident is open in an hour within max_age of the wall clock
-(FLEETHEALTH_NOTIFY_MAX_AGE_HOURS), or the transition itself is that recent; a resolve is always sent
-where the opening was. What is not news is recorded 'skipped' with the reason, and becomes due if
-its incident is seen open in a recent hour later. So a backfill of last week pages no one, and a
-late run still pages for what is open now. A --no-notify run's own hours are 'suppressed'.
+News (the channels to people: webhook, e-mail, Slack): a transition is due while its incident is
+open in an hour within max_age of the wall clock (FLEETHEALTH_NOTIFY_MAX_AGE_HOURS), or the
+transition itself is that recent; a resolve is always sent where the opening was; a retraction is
+due while the withdrawn incident, as the channel was told of it, was open in such an hour (or the
+incident replacing it is). What is not news is recorded 'skipped' with the reason, and becomes due
+if its incident is seen open in a recent hour later. So a backfill of last week pages no one, and a
+late run still pages for what is open now. A --no-notify run (`quiet_hours`) sends nothing to
+people: its own hours' transitions and the retractions it causes are recorded 'suppressed', the
+rest waits for the next run that notifies.
+
+State (a channel type with REFRESH: Alertmanager): not messages but the current state, kept equal to
+gold.incidents at every run, quiet or not, whatever the hours' age: every open incident it wants is
+active, and every incident it was told is open and no longer is, is ended (resolved or retracted).
 
 Nothing here raises for a receiver's failure: the data run must not fail because a mail server is
-down. Every send has a deadline and the run a budget: a slow receiver never holds the next hour.
+down. Channels are sent concurrently, one thread each: every send has a deadline, each channel the
+run's budget of its own (FLEETHEALTH_NOTIFY_TIMEOUT_S, the wait for the outbox's lock included), so a
+slow receiver delays only itself and never the next hour.
 """
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -84,8 +95,11 @@ def notify(lakehouse: Lakehouse, channels: Sequence[Channel], quiet_hours: Itera
            now: datetime | None = None, max_age: timedelta | None = None, send_timeout_s: float | None = None,
            budget_s: float | None = None) -> NotifyResult:
     """Record and deliver every transition each channel wants, has not had, and is news (see the
-    module); transitions of `quiet_hours` (a --no-notify run's own hours) are recorded 'suppressed'.
-    `max_age`, `send_timeout_s` and `budget_s` default to the settings (FLEETHEALTH_NOTIFY_MAX_AGE_HOURS, _SEND_TIMEOUT_S, _TIMEOUT_S)."""
+    module). `quiet_hours` (a --no-notify run's own hours) make a quiet run: nothing is sent to
+    people; those hours' transitions and the retractions found are recorded 'suppressed';
+    Alertmanager is still kept equal to the open incidents. `max_age`, `send_timeout_s` and
+    `budget_s` default to the settings (FLEETHEALTH_NOTIFY_MAX_AGE_HOURS, _SEND_TIMEOUT_S, _TIMEOUT_S);
+    the call returns within `budget_s` (plus the last outcome's commit)."""
     started = time.monotonic()
     now = messages.utc(now) or datetime.now(timezone.utc)
     max_age = max_age or timedelta(hours=config.notify_max_age_hours())
@@ -100,27 +114,45 @@ def notify(lakehouse: Lakehouse, channels: Sequence[Channel], quiet_hours: Itera
     history.sort(key=lambda h: (h["hour"], h["at"] or h["hour"], messages.TRANSITIONS.index(h["transition"])))
     incidents = {i["incident_id"]: i for i in _rows(lake.table("gold.incidents").path(lakehouse)) or []}
     news = News(incidents, history, lake.latest_hours(lakehouse, now - max_age), now - max_age, max_age)
-    with locks.table_lock(outbox.TABLE, lakehouse, "notify"):
+    deadline = started + budget_s
+    with ExitStack() as held:
+        try:    # the wait for another run's notify is inside the budget (the DAG task's timeout is a minute more)
+            held.enter_context(locks.table_lock(outbox.TABLE, lakehouse, "notify", wait_s=max(
+                0.0, min(locks.wait_seconds(), deadline - time.monotonic()))))
+        except locks.HourBusy as exc:
+            for counts in result.channels.values():
+                counts.errors.append(f"{exc} (sent next run)")
+            return result
         box = outbox.read(lakehouse)
         before = {k: dict(r) for k, r in box.items()}
         plans = []
         for channel in channels:
             counts = result.channels[channel.name]
-            due = _retractions(channel, box, incidents, news, now, counts)
-            due += _due(channel, history, box, incidents, news, quiet, now, counts)
-            refresh = []
             if getattr(kinds[channel.type], "REFRESH", False):
-                told = {m["incident_id"] for m, _ in due}
-                refresh = [messages.incident_message(inc, news.latest_transition(i))
-                           for i, inc in incidents.items()
-                           if i not in told and inc["status"] == "open" and news.open_recently(i)
-                           and channel.wants(inc["cluster"], inc["kind"], inc["severity"])]
+                due, refresh = _state(channel, history, box, incidents, news, now, counts)
+            else:
+                due = _retractions(channel, box, incidents, news, now, counts, quiet=bool(quiet))
+                due += _due(channel, history, box, incidents, news, quiet, now, counts)
+                refresh = []
             plans.append((channel, due, refresh))
         if box != before:                     # what is due, skipped or suppressed, before any send
             outbox.write(box, lakehouse)
-        for channel, due, refresh in plans:
-            _deliver(kinds[channel.type], channel, due, refresh, box, lakehouse, now,
-                     send_timeout_s, started + budget_s, result.channels[channel.name])
+        for kind in {channel.type: kinds[channel.type] for channel, due, refresh in plans if due or refresh}.values():
+            prepare = getattr(kind, "prepare", None)
+            if prepare is not None:
+                try:
+                    prepare()
+                except Exception:  # noqa: BLE001 - its deliveries fail with the reason
+                    pass
+        commit = threading.Lock()             # one outcome committed at a time, whichever channel's
+        workers = [threading.Thread(target=_deliver, name=f"fleethealth-notify-{channel.name}", daemon=True,
+                                    args=(kinds[channel.type], channel, due, refresh, box, lakehouse, now,
+                                          send_timeout_s, deadline, result.channels[channel.name], commit))
+                   for channel, due, refresh in plans]
+        for worker in workers:                # concurrently: a slow receiver delays only its own channel
+            worker.start()
+        for worker in workers:
+            worker.join()                     # each returns by the deadline: every send is bounded (_next)
     return result
 
 
@@ -155,7 +187,12 @@ class News:
         """None when the transition `h` is news, else why not."""
         if self.open_recently(h["incident_id"]) or h["hour"] >= self.cutoff:
             return None
-        last = self.last_open_hour(h["incident_id"])
+        return self.stale(self.last_open_hour(h["incident_id"]))
+
+    def stale(self, last: datetime | None) -> str | None:
+        """None when an incident open last in hour `last` is news, else why not."""
+        if last is not None and last >= self.cutoff:
+            return None
         hours = self.max_age.total_seconds() / 3600
         return (f"not news: open last in {messages.iso(last) if last else 'no hour'}, more than "
                 f"{hours:g} h ago (FLEETHEALTH_NOTIFY_MAX_AGE_HOURS)")
@@ -163,8 +200,9 @@ class News:
 
 def _due(channel: Channel, history: list[dict], box: dict, incidents: dict, news: News, quiet: set,
          now: datetime, counts: ChannelResult) -> list[tuple[dict, dict]]:
-    """The (message, outbox row) pairs of transitions to deliver to `channel` now, in history order;
-    new rows are added to `box`, those not due recorded suppressed or skipped."""
+    """The (message, outbox row) pairs of transitions to deliver to `channel` (a channel to people)
+    now, in history order; new rows are added to `box`, those not due recorded suppressed or skipped.
+    In a quiet run (`quiet`: its hours) nothing is due: the rest is left pending."""
     due = []
     for h in history:
         if not channel.wants(h["cluster"], h["kind"], h["severity"]):
@@ -193,29 +231,43 @@ def _due(channel: Channel, history: list[dict], box: dict, incidents: dict, news
             continue
         if row["status"] == "skipped":
             row.update(status="pending", reason=None, updated_at=now)
+        if quiet:                             # a quiet run sends nothing: due at the next run that notifies
+            counts.pending += 1
+            continue
         due.append((messages.message(h, incidents.get(h["incident_id"])), row))
     return due
 
 
-def _announced(box: dict, channel: str, incident_id: str) -> list[dict]:
-    """The rows of `incident_id`'s opening and escalations sent to `channel`, oldest first."""
+# a state channel may hold an incident whose announcing row is not 'sent': posted by a run whose
+# answer was lost (failed, pending), or refreshed by a run before issue 59 that recorded it suppressed
+MAY_HOLD = ("sent", "suppressed", "failed", "pending")
+
+
+def _announced(box: dict, channel: str, incident_id: str, statuses: tuple = ("sent",)) -> list[dict]:
+    """The rows of `incident_id`'s opening and escalations sent to `channel` (or in `statuses`),
+    oldest first."""
     return sorted((r for r in box.values() if r["channel"] == channel and r["incident_id"] == incident_id
-                   and r["transition"] in ANNOUNCING and r["status"] == "sent"),
+                   and r["transition"] in ANNOUNCING and r["status"] in statuses),
                   key=lambda r: (r["hour"], r["sent_at"] or r["hour"]))
 
 
-def _retractions(channel: Channel, box: dict, incidents: dict, news: News, now: datetime,
-                 counts: ChannelResult) -> list[tuple[dict, dict]]:
+def _retractions(channel: Channel, box: dict, incidents: dict, news: News, now: datetime, counts: ChannelResult,
+                 quiet: bool = False, state: bool = False) -> list[tuple[dict, dict]]:
     """A `retracted` message for each incident announced to `channel` (opened or escalated, sent) and
     not resolved there, that gold.incidents no longer has: a re-run or late data removed it or gave
-    it another id. Sent once (its own outbox row), naming the incident that replaces it, if any."""
+    it another id. Sent once (its own outbox row), naming the incident that replaces it, if any.
+
+    To people it follows the news rule (_retraction_news), and a quiet run records a new one
+    suppressed and sends none; to a state channel (`state`: Alertmanager) it is always due."""
+    held = MAY_HOLD if state else ("sent",)
     mine = [r for r in box.values() if r["channel"] == channel.name]
     closed = {r["incident_id"] for r in mine if r["transition"] == "resolved" and r["status"] == "sent"}
-    gone = sorted({r["incident_id"] for r in mine if r["transition"] in ANNOUNCING and r["status"] == "sent"
+    gone = sorted({r["incident_id"] for r in mine if r["transition"] in ANNOUNCING and r["status"] in held
                    and r["incident_id"] not in incidents and r["incident_id"] not in closed})
     due = []
     for incident_id in gone:
-        last = _announced(box, channel.name, incident_id)[-1]
+        announced = _announced(box, channel.name, incident_id, held)
+        last = announced[-1]
         k = outbox.key({**last, "transition": messages.RETRACTED})
         row = box.get(k)
         if row is not None and row["status"] in outbox.DONE:
@@ -224,11 +276,89 @@ def _retractions(channel: Channel, box: dict, incidents: dict, news: News, now: 
         replaced_by = _replacement(last, incidents, news)
         reason = ("re-identified by a re-run or late data" if replaced_by else
                   "no longer an incident after a re-run or late data")
+        text = reason + (f" (replaced by {replaced_by})" if replaced_by else "")
         if row is None:
             row = box[k] = {**outbox.new_row({**last, "transition": messages.RETRACTED}, channel.name, now),
-                            "reason": reason + (f" (replaced by {replaced_by})" if replaced_by else "")}
+                            "reason": text}
+            if quiet and not state:
+                row.update(status="suppressed", reason=f"--no-notify: the run's retraction: {text}")
+                counts.suppressed += 1
+                continue
+        why = None if state else _retraction_news(box, channel.name, last, announced, replaced_by, news)
+        if why:
+            if row["status"] != "skipped":
+                counts.skipped += 1
+                counts.reasons.append(why)
+            else:
+                counts.already += 1
+            row.update(status="skipped", reason=why)
+            continue
+        if row["status"] == "skipped":
+            row.update(status="pending", reason=text, updated_at=now)
+        if quiet and not state:               # found by an earlier run: due at the next run that notifies
+            counts.pending += 1
+            continue
         due.append((messages.retraction(last, reason, replaced_by, now), row))
     return due
+
+
+def _retraction_news(box: dict, channel: str, last: dict, announced: list[dict], replaced_by: str | None,
+                     news: News) -> str | None:
+    """None when withdrawing the gone incident of `last` (its latest announcement to `channel`) is
+    news, else why not: the news rule of every transition, for an incident gold no longer has. It
+    was open, as the channel was told, through the hour of its `resolved` row there (a resolve not
+    yet delivered), else through its cluster's latest gold hour (no end was told); or the incident
+    replacing it is open recently."""
+    if replaced_by and news.open_recently(replaced_by):
+        return None
+    ended = [r["hour"] for r in box.values() if r["channel"] == channel and r["incident_id"] == last["incident_id"]
+             and r["transition"] == "resolved"]
+    if ended:
+        return news.stale(max(ended))
+    hours = [r["hour"] for r in announced] + [h for h in (news.latest.get(last["cluster"]),) if h]
+    return news.stale(max(hours))
+
+
+def _state(channel: Channel, history: list[dict], box: dict, incidents: dict, news: News, now: datetime,
+           counts: ChannelResult) -> tuple[list[tuple[dict, dict]], list[dict]]:
+    """What a state channel (REFRESH: Alertmanager) is told this run, quiet or not, news or not: the
+    (message, outbox row) pairs of every transition of an incident it wants that is open, or that it
+    was told is open and no longer is (resolved: ended at its resolved_at; gone: retracted, ended now);
+    and the current state of every other open incident it wants (`refresh`, outcomes not kept). A
+    transition of an incident never posted there that is not open is recorded skipped: nothing to end
+    (an end posted for an alert Alertmanager never had would be harmless, and is not needed)."""
+    told = {r["incident_id"] for r in box.values() if r["channel"] == channel.name
+            and r["transition"] in ANNOUNCING and r["status"] in MAY_HOLD}
+    told -= {r["incident_id"] for r in box.values() if r["channel"] == channel.name
+             and r["transition"] in ("resolved", messages.RETRACTED) and r["status"] == "sent"}
+    due = _retractions(channel, box, incidents, news, now, counts, state=True)
+    for h in history:
+        if not channel.wants(h["cluster"], h["kind"], h["severity"]):
+            continue
+        k = outbox.key({**h, "channel": channel.name})
+        row = box.get(k)
+        if row is not None and row["status"] in outbox.DONE:
+            counts.already += 1
+            continue
+        if row is None:
+            row = box[k] = outbox.new_row(h, channel.name, now)
+        inc = incidents.get(h["incident_id"])
+        if (inc is not None and inc["status"] == "open") or h["incident_id"] in told:
+            if row["status"] == "skipped":
+                row.update(status="pending", reason=None, updated_at=now)
+            due.append((messages.message(h, inc), row))
+            continue
+        if row["status"] != "skipped":
+            counts.skipped += 1
+            counts.reasons.append("never active there: nothing to end")
+            row.update(status="skipped", reason="not open, and never active there: nothing to end")
+        else:
+            counts.already += 1
+    posted = {m["incident_id"] for m, _ in due}
+    refresh = [messages.incident_message(inc, news.latest_transition(i)) for i, inc in incidents.items()
+               if i not in posted and channel.wants(inc["cluster"], inc["kind"], inc["severity"])
+               and (inc["status"] == "open" or i in told)]
+    return due, refresh
 
 
 def _replacement(row: dict, incidents: dict, news: News) -> str | None:
@@ -245,10 +375,21 @@ def _replacement(row: dict, incidents: dict, news: News) -> str | None:
 
 def _deliver(kind, channel: Channel, due: list[tuple[dict, dict]], refresh: list[dict], box: dict,
              lakehouse: Lakehouse, now: datetime, send_timeout_s: float, deadline: float,
-             counts: ChannelResult) -> None:
+             counts: ChannelResult, commit: threading.Lock | None = None) -> None:
     """Deliver in order, committing each outcome to the outbox before the next send; the first
     failure stops the channel for this run (what follows stays pending, so a receiver never gets
-    'resolved' before the 'escalated' it missed). `refresh`: the REFRESH states, outcomes not kept."""
+    'resolved' before the 'escalated' it missed). `refresh`: the REFRESH states, outcomes not kept.
+    Runs in a channel's own thread: `commit` serialises the outbox's commits; nothing raises."""
+    commit = commit or threading.Lock()
+    try:
+        _send(kind, channel, due, refresh, box, lakehouse, now, send_timeout_s, deadline, counts, commit)
+    except Exception as exc:  # noqa: BLE001 - e.g. the outbox's commit: reported, never the run's failure
+        counts.errors.append(redact(outbox.describe(exc), channel.urls()))
+
+
+def _send(kind, channel: Channel, due: list[tuple[dict, dict]], refresh: list[dict], box: dict,
+          lakehouse: Lakehouse, now: datetime, send_timeout_s: float, deadline: float,
+          counts: ChannelResult, commit: threading.Lock) -> None:
     if not due and not refresh:
         return
     if time.monotonic() >= deadline:
@@ -258,10 +399,14 @@ def _deliver(kind, channel: Channel, due: list[tuple[dict, dict]], refresh: list
     for n, (msg, row) in enumerate([*due, *((m, None) for m in refresh)]):
         wait = min(send_timeout_s, deadline - time.monotonic())
         outcome = _next(outcomes, max(wait, 0.0)) if wait > 0 else DeadlineExceeded("no time left")
+        if isinstance(outcome, DeadlineExceeded) and wait < send_timeout_s:
+            outcome = DeadlineExceeded(f"the run's budget ran out after {wait:.3g} s of this send "
+                                       "(FLEETHEALTH_NOTIFY_TIMEOUT_S)")
         error = None if outcome is None else redact(outbox.describe(outcome), channel.urls())
         if row is not None:
-            outbox.mark(row, now, error)
-            outbox.write(box, lakehouse)        # committed before the next delivery starts
+            with commit:
+                outbox.mark(row, now, error)
+                outbox.write(box, lakehouse)    # committed before the next delivery starts
             if error is None:
                 counts.sent += 1
                 counts.retracted += msg["transition"] == messages.RETRACTED

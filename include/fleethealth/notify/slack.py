@@ -21,8 +21,15 @@ class Settings(Schema):
     slack_conn_id: ConnId = required()
 
 
-def deliver(channel: Channel, messages: Sequence[dict], now: datetime) -> Iterable[BaseException | None]:
+def prepare() -> None:
+    """Import the provider once, before channels deliver in threads (see smtp.prepare)."""
     os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+    from airflow.providers.slack.hooks.slack_webhook import SlackWebhookHook  # noqa: F401
+    from airflow.sdk.bases.hook import BaseHook  # noqa: F401
+
+
+def deliver(channel: Channel, messages: Sequence[dict], now: datetime) -> Iterable[BaseException | None]:
+    prepare()
     from airflow.providers.slack.hooks.slack_webhook import SlackWebhookHook
 
     secrets = connection_secrets(channel.target)

@@ -49,8 +49,16 @@ def failed(exc: BaseException, secrets: list[str]) -> Failed:
     return Failed(redact(f"{type(exc).__name__}: {exc}", secrets))
 
 
-def deliver(channel: Channel, messages: Sequence[dict], now: datetime) -> Iterable[BaseException | None]:
+def prepare() -> None:
+    """Import the provider once, before channels deliver in threads (Airflow's first import
+    configures its logging: two threads at once deadlock on the import or fail its configuration)."""
     os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+    from airflow.providers.smtp.hooks.smtp import SmtpHook  # noqa: F401
+    from airflow.sdk.bases.hook import BaseHook  # noqa: F401
+
+
+def deliver(channel: Channel, messages: Sequence[dict], now: datetime) -> Iterable[BaseException | None]:
+    prepare()
     from airflow.providers.smtp.hooks.smtp import SmtpHook
 
     secrets = connection_secrets(channel.target)

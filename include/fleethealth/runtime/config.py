@@ -100,7 +100,7 @@ class Settings(BaseSettings):
     pull_timeout_s: Timeout = Field("900", description="a host's pull (a try of the DAG's task, `pull`, `run`) stops after this many seconds, a file's read included (the file is rejected, those read before land)")
     notify_max_age_hours: Hours = Field("6", description="notifications.max_age: a transition is sent only while it is news: its incident open in an hour at most this old, or the transition that recent (older ones are recorded `skipped`)")
     notify_send_timeout_s: Timeout = Field("20", description="one delivery to a receiver (connect, send, answer) fails after this many seconds in all")
-    notify_timeout_s: Timeout = Field("300", description="one notify run sends for at most this long (the rest waits for the next run); the DAG's notify task is stopped a minute after it")
+    notify_timeout_s: Timeout = Field("300", description="one notify run returns within this long: each channel, sent concurrently with the others, sends for at most this long, the wait for another run's notify included (the rest waits for the next run); the DAG's notify task is stopped a minute after it")
     query_memory: Fraction = Field("0.25", description="`fleethealth query` (DuckDB): the share of the machine's memory a query may use, and may spill as much again to its own temporary folder")
     notify_channel_modules: str = Field("", description="more notification channel types: Python modules (comma-separated, importable) each defining one (fleethealth.fleet.channels.ChannelType)")
 
