@@ -2,6 +2,7 @@
 its rows as JSON-safe values for the charts and the pages; the worst open incident of each cluster hour."""
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,6 +20,8 @@ HOURLY = ("incident_findings", "consumer_offsets_partitions", "log_cleaner_statu
           "metadata_divergence", "deadlocks")
 WHOLE = ("incidents", "incident_history")
 FD_TABLE = "silver.jmx_samples"
+# the longest slug of a cluster name in its page's file name (page_name): well inside a file name's 255 bytes
+PAGE_SLUG_MAX = 100
 
 
 @dataclass
@@ -250,8 +253,15 @@ def _history_by_id(history: pd.DataFrame | None) -> dict[str, list]:
 
 
 def page_name(cluster: str) -> str:
-    """The file of a cluster's page (index.html and the fleet heatmap link to it)."""
-    return "cluster-" + re.sub(r"[^A-Za-z0-9._-]", "_", cluster) + ".html"
+    """The file of a cluster's page, the one name every link to it is built from (index.html's lists,
+    the fleet heatmap): `cluster-<name>.html` when the name is all ASCII letters, digits, `.`, `_`, `-`
+    (and not too long for a file name); otherwise its readable ASCII slug, `~` and a hash of the exact
+    name, so two names differing in one non-ASCII letter or symbol ("köln", "kóln") get two pages (an
+    unchanged name has no `~`, so it never meets a hashed one)."""
+    slug = re.sub(r"[^A-Za-z0-9._-]", "_", cluster)
+    if slug != cluster or len(slug) > PAGE_SLUG_MAX:
+        slug = f"{slug[:PAGE_SLUG_MAX]}~{hashlib.sha256(cluster.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+    return f"cluster-{slug}.html"
 
 
 def clusters_of(gold: Gold) -> list[str]:
