@@ -568,3 +568,42 @@ def test_two_clusters_differing_in_a_non_ascii_letter_get_a_page_each(tmp_path):
     assert set(re.findall(r'class="card" href="([^"#]+)#', index)) == {dead}
     assert {f"{dead}#incidents", f"{healthy}#incidents"} <= set(re.findall(r'"page":"([^"]+)"', index))
 
+
+def test_bidi_and_control_characters_of_a_log_line_are_shown_escaped_on_every_page(tmp_path):
+    """A U+202E (right-to-left override) in a log line reorders what follows it on the page ("…gnp.exe"
+    shows as "exe.png…"): in an incident's evidence (its card, the overview's list), in a fact table's
+    text (its cell, the chart's data) and in a list of names from the logs (a consumer group, in the rows
+    every page is built from: read.shown), it is shown as `\\u202e`, as are an ESC and a C1 control; a
+    tab stays. No page holds the raw characters."""
+    import pyarrow as pa
+
+    from fleethealth.report.html.read import page_name, shown as shown_rows
+
+    hostile = "cleaner 'Error due to' \u202egnp.exe\x1b[31m\x85 at\t10:20"
+
+    def planted(table: pa.Table) -> pa.Table:
+        names = table.column_names
+        if "incident_id" in names and "evidence" in names and "first_evidence" in names:   # gold.incidents
+            for column in ("evidence", "first_evidence"):
+                values = [hostile if kind == "log_cleaner_dead" else e
+                          for kind, e in zip(table.column("kind").to_pylist(), table.column(column).to_pylist())]
+                table = table.set_column(names.index(column), column, pa.array(values, pa.string()))
+        if "status" in names and "dead_since" in names:                                   # gold.log_cleaner_status
+            values = [hostile if e else e for e in table.column("evidence").to_pylist()]
+            table = table.set_column(names.index("evidence"), "evidence", pa.array(values, pa.string()))
+        return table
+
+    root, out = lh.build(tmp_path / "lakehouse"), tmp_path / "out"
+    _rewritten(root, planted)
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--out", str(out)]) == 0
+    shown = "cleaner 'Error due to' \\u202egnp.exe\\x1b[31m\\x85 at\t10:20"
+    pages = {p.name: p.read_text(encoding="utf-8") for p in out.glob("*.html")}
+    for name, text in pages.items():
+        assert not set(text) & {"\u202e", "\x1b", "\x85"}, name
+    dead, index = pages[page_name(lh.DEAD)], pages["index.html"]
+    assert f"<br>evidence: {html.escape(shown)}" in dead                                   # the card
+    assert f'<div class="what">{html.escape(shown)}' in index                              # the overview's list
+    assert json.dumps(shown)[1:-1] in dead                                                  # a chart's data (tooltip)
+    assert f"<td>{html.escape(shown)}</td>" in dead                                         # the fact table
+    assert shown_rows(pa.table({"groups": [["g-\u202e1", None], None], "n": [1, 2]})).to_pylist() == [
+        {"groups": ["g-\\u202e1", None], "n": 1}, {"groups": None, "n": 2}]              # a list's names
