@@ -111,17 +111,30 @@ def present(qualified: str, lakehouse: Lakehouse) -> bool:
     return DeltaTable.is_deltatable(table(qualified).path(lakehouse))
 
 
-def arrow_rows(table, columns: list[str] | None = None, filter=None):
-    """A Delta table's rows (`table`: a path, or delta-rs's DeltaTable) as an Arrow table, read without
-    Spark, the one way fleethealth reads with delta-rs. The scan runs on the calling thread
-    (use_threads=False): a threaded scan (DeltaTable.to_pyarrow_table(), to_pandas(), a dataset's
-    to_table()) leaves Arrow's read-ahead threads behind, and a process that exits right after one
-    aborted in its teardown ("terminate called without an active exception", exit 134: 11 of 20 runs of
-    one gold table here; apache/arrow#39862, delta-io/delta-rs#2184). Tiny tables: no speed lost."""
+def arrow_dataset(table):
+    """A Delta table (`table`: a path, or delta-rs's DeltaTable) as an Arrow dataset, the one way
+    fleethealth reads with delta-rs (arrow_rows, `query`'s DuckDB views). delta-rs's own reads
+    (to_pyarrow_table(), to_pandas(), to_pyarrow_dataset()) give Arrow a file system written in Python,
+    which Arrow's I/O threads (read-ahead, pre-buffering) may still be calling when the interpreter
+    ends: a thread taking the GIL then is ended by pthread_exit, through C++ frames that may not unwind,
+    and the process aborted ("terminate called without an active exception", exit 134: 11 of 20 runs
+    reading one gold table here; delta-io/delta-rs#2184, apache/arrow#39862). A local table's files
+    are read by Arrow's own local file system (an object store's keep delta-rs's)."""
+    import pyarrow.fs as pa_fs
     from deltalake import DeltaTable
 
     table = table if isinstance(table, DeltaTable) else DeltaTable(str(table))
-    return table.to_pyarrow_dataset().to_table(columns=columns, filter=filter, use_threads=False)
+    files = None
+    if table.table_uri.startswith("file:"):
+        local, path = pa_fs.FileSystem.from_uri(table.table_uri)
+        files = pa_fs.SubTreeFileSystem(path, local)
+    return table.to_pyarrow_dataset(filesystem=files)
+
+
+def arrow_rows(table, columns: list[str] | None = None, filter=None):
+    """A Delta table's rows (arrow_dataset) as an Arrow table, scanned on the calling thread: no
+    Arrow thread is left reading when the process ends."""
+    return arrow_dataset(table).to_table(columns=columns, filter=filter, use_threads=False)
 
 
 def read(spark, qualified: str, lakehouse: Lakehouse, hour: datetime | Sequence[datetime] | None = None):
