@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from fleethealth.runtime.spark_conf import spark_conf
+from fleethealth.runtime.spark_conf import process_umask, spark_conf
 
 pytestmark = pytest.mark.spark
 
@@ -39,10 +39,10 @@ def test_permissions_and_link_status_as_hadoop_gives_them(spark, tmp_path):
     out = fs.create(path, True)
     out.write(bytearray(b"12345"))
     out.close()
-    # created with the default permission less the umask, its checksum beside it, folders made on the way
-    assert stat.S_IMODE(os.stat(tmp_path / "a/b/data.bin").st_mode) == 0o644
+    # created with the default permission less the process's umask, its checksum beside it, folders made on the way
+    assert stat.S_IMODE(os.stat(tmp_path / "a/b/data.bin").st_mode) == 0o666 & ~process_umask()
     assert (tmp_path / "a/b/.data.bin.crc").is_file()
-    assert stat.S_IMODE(os.stat(tmp_path / "a/b").st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(tmp_path / "a/b").st_mode) == 0o777 & ~process_umask()
 
     fs.setPermission(path, perm(jvm.java.lang.Short.parseShort("640", 8)))
     assert stat.S_IMODE(os.stat(tmp_path / "a/b/data.bin").st_mode) == 0o640
@@ -86,4 +86,52 @@ def test_a_delta_table_through_it(spark, tmp_path):
     assert spark.read.format("delta").load(path).count() == 15
     log = sorted(p.name for p in (tmp_path / "t/_delta_log").iterdir() if p.name.endswith(".json"))
     assert log == ["00000000000000000000.json", "00000000000000000001.json"]
-    assert stat.S_IMODE(os.stat(tmp_path / "t/_delta_log/00000000000000000001.json").st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(tmp_path / "t/_delta_log/00000000000000000001.json").st_mode) == 0o666 & ~process_umask()
+
+
+# a session started under `umask 077` writes a Delta table with Spark (partitioned, two commits), one with
+# delta-rs, and the HTML report of a small lakehouse; prints every path under the folder and its mode
+UMASK_077 = """
+import os, stat, sys
+from pathlib import Path
+import report_lakehouse as lh
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.report.html import write_report
+from fleethealth.runtime.session import build_session
+
+root = Path(sys.argv[1])
+spark = build_session("umask", root / "_warehouse", master="local[1]")
+table = str(root / "spark" / "t")
+spark.range(10).selectExpr("id", "id % 2 AS p").write.format("delta").partitionBy("p").save(table)
+spark.range(10, 12).selectExpr("id", "id % 2 AS p").write.format("delta").mode("append").save(table)
+spark.stop()
+lh.build(root / "lakehouse")
+write_report(Lakehouse.at(root / "lakehouse"), lh.START, lh.END)
+for path in sorted(root.rglob("*")):
+    print(oct(stat.S_IMODE(path.lstat().st_mode)), path.relative_to(root))
+"""
+
+
+def test_under_umask_077_no_file_or_folder_the_engine_writes_is_wider(tmp_path):
+    """Hadoop's file systems applied their own umask (022): a Delta table Spark wrote under `umask 077`
+    was 0644 files in 0755 folders. spark_conf gives them the process's: a session started under
+    `umask 077` writes a partitioned table in two commits (Parquet, checksums, the log), delta-rs a
+    lakehouse and the report its pages: no file or folder has a group or other bit."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    project = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(project / "include"), str(project / "tests"),
+                                                                    os.environ.get("PYTHONPATH")])))
+    root = tmp_path / "umask"
+    root.mkdir(mode=0o700)
+    proc = subprocess.run([sys.executable, "-c", UMASK_077, str(root)], capture_output=True, text=True, env=env,
+                          timeout=300, preexec_fn=lambda: os.umask(0o077))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    modes = [line.split(" ", 1) for line in proc.stdout.splitlines()]
+    names = {name for _, name in modes}
+    assert {"spark/t/_delta_log/00000000000000000001.json", "spark/t/p=0", "lakehouse/gold/incidents/_delta_log",
+            "lakehouse/report/index.html"} <= names, sorted(names)
+    assert any(name.startswith("spark/t/p=1/part-") and name.endswith(".parquet") for name in names)
+    assert [(mode, name) for mode, name in modes if int(mode, 8) & 0o077] == []

@@ -4,6 +4,8 @@ Chromium (Debian's /usr/bin/chromium driven by playwright) with every network re
 time zone (the report's times must stay UTC)."""
 from __future__ import annotations
 
+import html
+import json
 import os
 import shutil
 import subprocess
@@ -516,3 +518,92 @@ def test_repeated_known_bug_exposure_lines_are_one_item_naming_each_broker(tmp_p
     assert [a.rsplit("/", 1)[1] for a in page.evaluate(
         "() => Array.from(document.querySelectorAll('ul.open li:last-child a.card')).map(a => a.href)")] == [
         f"cluster-healthy.html#incident-kb00000000000{b}" for b in (1, 2, 3)]
+
+
+# -- issue 59: small ones ---------------------------------------------------------------------------------------------
+
+def _rewritten(root: Path, change) -> None:
+    """Every table of the lakehouse rewritten with `change(arrow table)`."""
+    from deltalake import DeltaTable, write_deltalake
+
+    from fleethealth.lake import tables as lake
+
+    for path in sorted(p.parent for p in root.glob("*/*/_delta_log")):
+        table = DeltaTable(str(path))
+        write_deltalake(str(path), change(lake.arrow_rows(table)), mode="overwrite",
+                        partition_by=table.metadata().partition_columns or None)
+
+
+def test_two_clusters_differing_in_a_non_ascii_letter_get_a_page_each(tmp_path):
+    """"köln" and "kóln" shared one page (cluster-k_ln.html: the second overwrote the first): each gets its
+    own (page_name: the ASCII slug, `~` and a hash of the exact name), and every link goes to its own."""
+    import re
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from fleethealth.report.html.read import page_name
+
+    names = {lh.DEAD: "köln", lh.HEALTHY: "kóln"}
+
+    def renamed(table: pa.Table) -> pa.Table:
+        if "cluster" not in table.column_names:
+            return table
+        i = table.schema.get_field_index("cluster")
+        column = pc.replace_substring_regex(table.column(i), f"^{lh.DEAD}$", names[lh.DEAD])
+        return table.set_column(i, "cluster", pc.replace_substring_regex(column, f"^{lh.HEALTHY}$", names[lh.HEALTHY]))
+
+    root, out = lh.build(tmp_path / "lakehouse"), tmp_path / "out"
+    _rewritten(root, renamed)
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--out", str(out)]) == 0
+    dead, healthy = page_name("köln"), page_name("kóln")
+    assert dead != healthy and dead.startswith("cluster-k_ln~") and page_name(lh.DEAD) == f"cluster-{lh.DEAD}.html"
+    assert sorted(p.name for p in out.glob("*.html")) == sorted([dead, healthy, "index.html"])
+    assert "<title>fleethealth: köln</title>" in (out / dead).read_text()
+    assert "<title>fleethealth: kóln</title>" in (out / healthy).read_text()
+    assert "log_cleaner_dead</b> broker-2 — open" in (out / dead).read_text()
+    assert "No incident in this window." in (out / healthy).read_text()
+    index = (out / "index.html").read_text()
+    assert f'<a href="{dead}">köln</a>' in index and f'<a href="{healthy}">kóln</a>' in index
+    assert set(re.findall(r'class="card" href="([^"#]+)#', index)) == {dead}
+    assert {f"{dead}#incidents", f"{healthy}#incidents"} <= set(re.findall(r'"page":"([^"]+)"', index))
+
+
+def test_bidi_and_control_characters_of_a_log_line_are_shown_escaped_on_every_page(tmp_path):
+    """A U+202E (right-to-left override) in a log line reorders what follows it on the page ("…gnp.exe"
+    shows as "exe.png…"): in an incident's evidence (its card, the overview's list), in a fact table's
+    text (its cell, the chart's data) and in a list of names from the logs (a consumer group, in the rows
+    every page is built from: read.shown), it is shown as `\\u202e`, as are an ESC and a C1 control; a
+    tab stays. No page holds the raw characters."""
+    import pyarrow as pa
+
+    from fleethealth.report.html.read import page_name, shown as shown_rows
+
+    hostile = "cleaner 'Error due to' \u202egnp.exe\x1b[31m\x85 at\t10:20"
+
+    def planted(table: pa.Table) -> pa.Table:
+        names = table.column_names
+        if "incident_id" in names and "evidence" in names and "first_evidence" in names:   # gold.incidents
+            for column in ("evidence", "first_evidence"):
+                values = [hostile if kind == "log_cleaner_dead" else e
+                          for kind, e in zip(table.column("kind").to_pylist(), table.column(column).to_pylist())]
+                table = table.set_column(names.index(column), column, pa.array(values, pa.string()))
+        if "status" in names and "dead_since" in names:                                   # gold.log_cleaner_status
+            values = [hostile if e else e for e in table.column("evidence").to_pylist()]
+            table = table.set_column(names.index("evidence"), "evidence", pa.array(values, pa.string()))
+        return table
+
+    root, out = lh.build(tmp_path / "lakehouse"), tmp_path / "out"
+    _rewritten(root, planted)
+    assert cli.main(["report", "--lakehouse", str(root), *WINDOW, "--out", str(out)]) == 0
+    shown = "cleaner 'Error due to' \\u202egnp.exe\\x1b[31m\\x85 at\t10:20"
+    pages = {p.name: p.read_text(encoding="utf-8") for p in out.glob("*.html")}
+    for name, text in pages.items():
+        assert not set(text) & {"\u202e", "\x1b", "\x85"}, name
+    dead, index = pages[page_name(lh.DEAD)], pages["index.html"]
+    assert f"<br>evidence: {html.escape(shown)}" in dead                                   # the card
+    assert f'<div class="what">{html.escape(shown)}' in index                              # the overview's list
+    assert json.dumps(shown)[1:-1] in dead                                                  # a chart's data (tooltip)
+    assert f"<td>{html.escape(shown)}</td>" in dead                                         # the fact table
+    assert shown_rows(pa.table({"groups": [["g-\u202e1", None], None], "n": [1, 2]})).to_pylist() == [
+        {"groups": ["g-\\u202e1", None], "n": 1}, {"groups": None, "n": 2}]              # a list's names

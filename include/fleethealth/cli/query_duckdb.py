@@ -1,7 +1,7 @@
 """`fleethealth query` on DuckDB, the default engine: an answer in well under a second, no JVM.
 
 DuckDB (in memory, nothing persisted) reads the lakehouse's Delta tables through delta-rs
-(`deltalake.DeltaTable(path).to_pyarrow_dataset()`: no DuckDB extension, so nothing is downloaded
+(`lake.tables.arrow_dataset`: no DuckDB extension, so nothing is downloaded
 on an air-gapped host). Each table of the catalog (fleethealth.lake.tables) found in the lakehouse
 is the view `<layer>.<table>` (schemas bronze, silver, gold). Only the tables the statement names
 are opened (their Delta logs read); a statement that names none (SHOW ALL TABLES, a query of
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from fleethealth.cli.query import OUT_FORMATS, Refused, _emitter, did_you_mean
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth.lake.tables import LAYERS, TABLES, present
+from fleethealth.lake.tables import LAYERS, TABLES, arrow_dataset, present
 
 READS = "SELECT/WITH/VALUES/FROM, SHOW, DESCRIBE, SUMMARIZE, EXPLAIN"
 BATCH = 1000               # rows fetched at a time
@@ -301,15 +301,13 @@ def _prepare(con, root: Lakehouse, sql: str):
 
 
 def _register(con, tables: dict[str, str]) -> None:
-    from deltalake import DeltaTable
-
     for layer in sorted({q.split(".")[0] for q in tables}):
         con.execute(f"CREATE SCHEMA {layer}")                      # names of the catalog: no quoting needed
     for qualified, path in tables.items():
         layer, name = qualified.split(".")
         hidden = f"_delta_{layer}_{name}"
         # the path goes to delta-rs as an argument, never into SQL text
-        con.register(hidden, DeltaTable(path).to_pyarrow_dataset())
+        con.register(hidden, arrow_dataset(path))
         con.execute(f"CREATE VIEW {layer}.{name} AS SELECT * FROM {hidden}")
 
 

@@ -148,6 +148,32 @@ def present(qualified: str, lakehouse: Lakehouse) -> bool:
     return DeltaTable.is_deltatable(table(qualified).path(lakehouse))
 
 
+def arrow_dataset(table):
+    """A Delta table (`table`: a path, or delta-rs's DeltaTable) as an Arrow dataset, the one way
+    fleethealth reads with delta-rs (arrow_rows, `query`'s DuckDB views). delta-rs's own reads
+    (to_pyarrow_table(), to_pandas(), to_pyarrow_dataset()) give Arrow a file system written in Python,
+    which Arrow's I/O threads (read-ahead, pre-buffering) may still be calling when the interpreter
+    ends: a thread taking the GIL then is ended by pthread_exit, through C++ frames that may not unwind,
+    and the process aborted ("terminate called without an active exception", exit 134: 11 of 20 runs
+    reading one gold table here; delta-io/delta-rs#2184, apache/arrow#39862). A local table's files
+    are read by Arrow's own local file system (an object store's keep delta-rs's)."""
+    import pyarrow.fs as pa_fs
+    from deltalake import DeltaTable
+
+    table = table if isinstance(table, DeltaTable) else DeltaTable(str(table))
+    files = None
+    if table.table_uri.startswith("file:"):
+        local, path = pa_fs.FileSystem.from_uri(table.table_uri)
+        files = pa_fs.SubTreeFileSystem(path, local)
+    return table.to_pyarrow_dataset(filesystem=files)
+
+
+def arrow_rows(table, columns: list[str] | None = None, filter=None):
+    """A Delta table's rows (arrow_dataset) as an Arrow table, scanned on the calling thread: no
+    Arrow thread is left reading when the process ends."""
+    return arrow_dataset(table).to_table(columns=columns, filter=filter, use_threads=False)
+
+
 def read(spark, qualified: str, lakehouse: Lakehouse, hour: datetime | Sequence[datetime] | None = None):
     """The table's rows (of one hour, or of several, if given)."""
     from pyspark.sql import functions as F
@@ -334,8 +360,8 @@ def latest_hours(lakehouse: Lakehouse, since: datetime) -> dict[str, datetime]:
         else:
             mixed.add(hour)
     if mixed:
-        rows = health.to_pyarrow_dataset().to_table(
-            columns=["cluster", "hour"], filter=ds.field("hour").isin(pa.array(sorted(mixed), pa.timestamp("us", tz="UTC"))))
+        rows = arrow_rows(health, columns=["cluster", "hour"],
+                          filter=ds.field("hour").isin(pa.array(sorted(mixed), pa.timestamp("us", tz="UTC"))))
         for r in rows.to_pylist():
             hour = _utc_hour(r["hour"])
             out[r["cluster"]] = max(out.get(r["cluster"], hour), hour)

@@ -39,7 +39,7 @@ def read_rows(path: str) -> list[dict] | None:
 
     if not DeltaTable.is_deltatable(path):
         return None
-    return DeltaTable(path).to_pyarrow_table().to_pylist()
+    return lake.arrow_rows(path).to_pylist()
 
 
 def read(lakehouse: Lakehouse) -> dict[tuple, dict]:

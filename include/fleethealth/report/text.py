@@ -18,8 +18,6 @@ def table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple
 def incident_rows(lakehouse: Lakehouse) -> list[dict]:
     """gold.incidents as the on-call engineer reads them: the most severe first, then by first seen.
     Read with delta-rs, not Spark (a fraction of a second, not a JVM); [] before the first gold hour."""
-    from deltalake import DeltaTable
-
     from fleethealth.runtime.vocabulary import SEVERITY_RANK
     from fleethealth.lake import tables as lake
 
@@ -31,7 +29,7 @@ def incident_rows(lakehouse: Lakehouse) -> list[dict]:
         return (-SEVERITY_RANK.get(r.get("severity"), 0), seen is not None, seen.timestamp() if seen else 0,
                 r.get("cluster") or "", r.get("kind") or "", r.get("entity") or "")
 
-    return sorted(DeltaTable(lake.table("gold.incidents").path(lakehouse)).to_pyarrow_table().to_pylist(), key=order)
+    return sorted(lake.arrow_rows(lake.table("gold.incidents").path(lakehouse)).to_pylist(), key=order)
 
 
 def incidents_report(rows: list[dict], failed: str = "") -> str:

@@ -2,6 +2,7 @@
 its rows as JSON-safe values for the charts and the pages; the worst open incident of each cluster hour."""
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,6 +20,8 @@ HOURLY = ("incident_findings", "consumer_offsets_partitions", "log_cleaner_statu
           "metadata_divergence", "deadlocks")
 WHOLE = ("incidents", "incident_history")
 FD_TABLE = "silver.jmx_samples"
+# the longest slug of a cluster name in its page's file name (page_name): well inside a file name's 255 bytes
+PAGE_SLUG_MAX = 100
 
 
 @dataclass
@@ -61,7 +64,32 @@ class Gold:
 def _dataset(path: str):
     from deltalake import DeltaTable
 
-    return DeltaTable(path).to_pyarrow_dataset() if DeltaTable.is_deltatable(path) else None
+    return DeltaTable(path) if DeltaTable.is_deltatable(path) else None
+
+
+def shown(rows):
+    """`rows` (Arrow) as the pages may show them: in every text column (and list of texts) a control or
+    bidirectional character a log line brought (a U+202E reordering what follows it, an ESC) escaped,
+    visible as `\\u202e` (runtime.text.printable, as the terminal and the notifications show it).
+    Every page, chart and table is built from these rows. Arrow finds the few values that need it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from fleethealth.runtime.text import CONTROL_RE2, printable
+
+    for i, column in enumerate(rows.columns):
+        typ = column.type
+        nested = pa.types.is_list(typ) or pa.types.is_large_list(typ)
+        text = typ.value_type if nested else typ
+        if not (pa.types.is_string(text) or pa.types.is_large_string(text)):
+            continue
+        values = pc.list_flatten(column) if nested else column
+        if not len(values) or not pc.any(pc.match_substring_regex(values, CONTROL_RE2)).as_py():
+            continue
+        cleaned = [None if v is None else [printable(x) for x in v] if nested else printable(v)
+                   for v in column.to_pylist()]
+        rows = rows.set_column(i, rows.field(i), pa.array(cleaned, typ))
+    return rows
 
 
 def _window_filter(start: datetime, end: datetime, cluster: str | None):
@@ -82,11 +110,9 @@ def read_gold(lakehouse: Lakehouse, start: datetime, end: datetime, cluster: str
         if data is None:
             gold.missing.append(f"gold.{name}")
             continue
-        if name in HOURLY:
-            rows = data.to_table(filter=_window_filter(start, end, cluster))
-        else:
-            rows = data.to_table(filter=(ds.field("cluster") == cluster) if cluster else None)
-        gold.frames[name] = rows.to_pandas()
+        rows = lake.arrow_rows(data, filter=_window_filter(start, end, cluster) if name in HOURLY
+                               else (ds.field("cluster") == cluster) if cluster else None)
+        gold.frames[name] = shown(rows).to_pandas()
     known_end = end
     if "broker_health_hourly" in gold.frames:
         gold.last_processed, gold.inventory = _last_processed(lakehouse, cluster)
@@ -152,7 +178,7 @@ def _fd_samples(lakehouse: Lakehouse, start, end, cluster, gold: Gold) -> pd.Dat
     wanted = {mbeans.OPEN_FDS.attribute: "open_fds", mbeans.MAX_FDS.attribute: "max_fds"}
     cond = (_window_filter(start, end, cluster) & (ds.field("domain") == mbeans.OPEN_FDS.domain)
             & ds.field("attribute").isin(list(wanted)) & ds.field("broker_id").is_valid())
-    df = data.to_table(columns=["cluster", "broker_id", "ts", "props", "attribute", "value"], filter=cond).to_pandas()
+    df = lake.arrow_rows(data, columns=["cluster", "broker_id", "ts", "props", "attribute", "value"], filter=cond).to_pandas()
     if df.empty:
         return pd.DataFrame(columns=["cluster", "broker_id", "minute", "open_fds", "max_fds"])
     keys = dict(mbeans.OPEN_FDS.keys)
@@ -250,8 +276,15 @@ def _history_by_id(history: pd.DataFrame | None) -> dict[str, list]:
 
 
 def page_name(cluster: str) -> str:
-    """The file of a cluster's page (index.html and the fleet heatmap link to it)."""
-    return "cluster-" + re.sub(r"[^A-Za-z0-9._-]", "_", cluster) + ".html"
+    """The file of a cluster's page, the one name every link to it is built from (index.html's lists,
+    the fleet heatmap): `cluster-<name>.html` when the name is all ASCII letters, digits, `.`, `_`, `-`
+    (and not too long for a file name); otherwise its readable ASCII slug, `~` and a hash of the exact
+    name, so two names differing in one non-ASCII letter or symbol ("köln", "kóln") get two pages (an
+    unchanged name has no `~`, so it never meets a hashed one)."""
+    slug = re.sub(r"[^A-Za-z0-9._-]", "_", cluster)
+    if slug != cluster or len(slug) > PAGE_SLUG_MAX:
+        slug = f"{slug[:PAGE_SLUG_MAX]}~{hashlib.sha256(cluster.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+    return f"cluster-{slug}.html"
 
 
 def clusters_of(gold: Gold) -> list[str]:
