@@ -222,12 +222,7 @@ def _due(channel: Channel, history: list[dict], box: dict, incidents: dict, news
         if not (h["transition"] == "resolved" and _announced(box, channel.name, h["incident_id"])):
             why = news.why_not(h)
         if why:
-            if row["status"] != "skipped":
-                counts.skipped += 1
-                counts.reasons.append(why)
-            else:
-                counts.already += 1
-            row.update(status="skipped", reason=why)
+            _skip(row, why, counts)
             continue
         if row["status"] == "skipped":
             row.update(status="pending", reason=None, updated_at=now)
@@ -249,6 +244,16 @@ def _announced(box: dict, channel: str, incident_id: str, statuses: tuple = ("se
     return sorted((r for r in box.values() if r["channel"] == channel and r["incident_id"] == incident_id
                    and r["transition"] in ANNOUNCING and r["status"] in statuses),
                   key=lambda r: (r["hour"], r["sent_at"] or r["hour"]))
+
+
+def _skip(row: dict, why: str, counts) -> None:
+    """Records that `row` is not news (`why`), counted once however many runs find it so."""
+    if row["status"] != "skipped":
+        counts.skipped += 1
+        counts.reasons.append(why)
+    else:
+        counts.already += 1
+    row.update(status="skipped", reason=why)
 
 
 def _retractions(channel: Channel, box: dict, incidents: dict, news: News, now: datetime, counts: ChannelResult,
@@ -286,12 +291,7 @@ def _retractions(channel: Channel, box: dict, incidents: dict, news: News, now: 
                 continue
         why = None if state else _retraction_news(box, channel.name, last, announced, replaced_by, news)
         if why:
-            if row["status"] != "skipped":
-                counts.skipped += 1
-                counts.reasons.append(why)
-            else:
-                counts.already += 1
-            row.update(status="skipped", reason=why)
+            _skip(row, why, counts)
             continue
         if row["status"] == "skipped":
             row.update(status="pending", reason=text, updated_at=now)
