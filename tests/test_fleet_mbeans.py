@@ -299,7 +299,7 @@ def test_the_live_jolokia_read_of_a_combined_node_parses_into_exactly_the_catalo
     beans = mbeans.for_processes(processes)
     value = {b.id: "leader" if b.unit == mbeans.TEXT else float(i) for i, b in enumerate(beans)}
     instance = {b.id: b.object_name + (",partition=7" if b is mbeans.OFFSETS_LOG_SIZE else "") for b in beans}
-    responses = [{"request": r, "value": {instance[b.id]: {b.attribute: value[b.id]}}, "timestamp": 1795168800,
+    responses = [{"request": r, "value": {instance[b.id]: {b.attribute: value[b.id]}}, "timestamp": 1795172400,
                   "status": 200} for r, b in zip(mbeans.jolokia_requests(processes), beans, strict=True)]
     bronze = local_frame(spark, 
         [("c", "h", "jmx", "jolokia-live.2026-11-20T11-00-00Z.jsonl", "sha", 1, json.dumps(responses), HOUR)],
@@ -338,7 +338,7 @@ DROP = object()
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"unit": "furlongs"}, "unit must be one of bytes, count, ms, ratio, offset, id, text, got 'furlongs'"),
+    ({"unit": "furlongs"}, "unit must be one of bytes, count, ms, ratio, offset, id, epoch, text, got 'furlongs'"),
     ({"since": 2.4}, 'since must be a quoted Kafka version like "2.4.0", got 2.4'),
     ({"keys": {"name": "Size", "type": "Log"}}, "keys must be a map of key property -> value starting with type"),
     ({"read_by": []}, "read_by is empty"),

@@ -244,10 +244,15 @@ def cmd_parse(args) -> int:
         # the plans (mostly waiting on the JVM's analyser, single-threaded)
         threading.Thread(target=lambda: spark.range(1).collect(), daemon=True).start()
         with parsed_file(spark, raw, args.source, args.timezone, scratch=tmp) as (rows, quarantine, extras):
-            parsed = 0
+            parsed, set_aside = 0, 0
             for r in utc_text(rows).toLocalIterator():
-                print(json.dumps(r.asDict(recursive=True), default=str, sort_keys=True))
+                row = r.asDict(recursive=True)
+                print(json.dumps(row, default=str, sort_keys=True))
                 parsed += 1
+                if row.get("field_errors"):     # a value its type cannot hold: NULL, its text here
+                    print(json.dumps({"field_errors": row["field_errors"], "line_number": row.get("line_number")},
+                                     sort_keys=True), file=sys.stderr)
+                    set_aside += 1
             for name, more in extras.items():
                 for r in utc_text(more).toLocalIterator():
                     print(json.dumps({"table": name, **r.asDict(recursive=True)}, default=str, sort_keys=True))
@@ -257,7 +262,9 @@ def cmd_parse(args) -> int:
                       file=sys.stderr)
                 reasons[r.reason] = reasons.get(r.reason, 0) + 1
     quarantined = sum(reasons.values())
-    print(f"fleethealth: {raw}: {parsed} parsed, {quarantined} quarantined"
+    print(f"fleethealth: {raw}: {parsed} parsed"
+          + (f" ({set_aside} with a value set aside in field_errors)" if set_aside else "")
+          + f", {quarantined} quarantined"
           + (": " + "; ".join(f"{reason} ({n})" for reason, n in sorted(reasons.items(), key=lambda x: -x[1]))
              if reasons else ""), file=sys.stderr)
     return 0 if parsed else 1

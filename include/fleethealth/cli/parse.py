@@ -8,14 +8,13 @@ import re
 import shutil
 import tempfile
 from contextlib import contextmanager
-from datetime import datetime
-from datetime import timezone as dt_timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from fleethealth.fleet.inventory import parse_inventory
 from fleethealth.fleet.sources import FORMATS
 from fleethealth.fleet.sources import SOURCES as FLEET_SOURCES
+from fleethealth.lake.hours import NO_HOUR
 
 if TYPE_CHECKING:   # the CLI reads SOURCES for its --help: no Spark on import
     from pyspark.sql import DataFrame, SparkSession
@@ -58,7 +57,7 @@ def parsed_file(spark: SparkSession, raw: Path, source: str, timezone: str = "UT
             else {"host": "file", "role": role, "zk_myid": 0})
     inventory = parse_inventory({"clusters": [{"name": "parse", "timezone": timezone, "root": "/",
                                                "hosts": [host]}]}, "--timezone")
-    hour = datetime(1970, 1, 1, tzinfo=dt_timezone.utc)
+    hour = NO_HOUR
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
         landing = Path(tmp) / "landing"
         rel = f"parse/file/{folder}/{landed_name(raw, source)}"

@@ -17,8 +17,13 @@ if TYPE_CHECKING:
 
 CATALOGUE_FILE = "mbeans.yaml"
 FIELDS = ("domain", "keys", "attribute", "unit", "since", "processes", "read_by", "jmx_exporter")
-UNITS = ("bytes", "count", "ms", "ratio", "offset", "id", "text")
+UNITS = ("bytes", "count", "ms", "ratio", "offset", "id", "epoch", "text")
 TEXT = "text"   # a string attribute: no jmx_exporter series
+# the numbers a unit allows: Kafka's node ids and epochs are Java ints; counts, sizes, offsets and
+# times Java longs; a ratio any number (Kafka's idle averages may pass 1). Silver sets aside a sample
+# beyond its bean's range, and any sample beyond a long or infinite (fleethealth.silver.parsers.jmx_values)
+JAVA_INT, JAVA_LONG = (-2**31, 2**31 - 1), (-2**63, 2**63 - 1)
+UNIT_RANGE = {"id": JAVA_INT, "epoch": JAVA_INT}
 # the processes a bean is registered by (fleethealth.fleet.inventory.Host.processes)
 PROCESSES = ("zookeeper", "zk_broker", "kraft_broker", "controller")
 # detector kinds not built yet that read_by may name for the beans collected for them; once one is

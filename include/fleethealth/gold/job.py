@@ -46,8 +46,8 @@ def window(spark: SparkSession, hours: list[datetime], inventory_path: str, lake
     landed = [x for hour in hours for x in landing.read_manifests(hour, lakehouse)]
     with locks.hours_lock(hours, lakehouse, "gold job"), small_input(spark, sum(x.size for x in landed)):
         try:
-            inputs = {name: lake.read(spark, f"silver.{name}", lakehouse, hours) for name in INPUTS}
-            inputs["kafka_events"] = gold_facts.kafka_events_read(inputs["kafka_events"])
+            inputs = {name: gold_facts.silver_read(name, lake.read(spark, f"silver.{name}", lakehouse, hours))
+                      for name in INPUTS}
             inputs = materialize_all(inputs)
             minutes = limits["incidents.lookback_minutes"]
             earlier = materialize_all(read_lookback(spark, min(hours), minutes, lakehouse)) if minutes else {}
@@ -99,7 +99,7 @@ def read_lookback(spark: SparkSession, first: datetime, minutes: int, lakehouse:
     for name in LOOKBACK_INPUTS.values():
         if lake.exists(spark, f"silver.{name}", lakehouse):
             df = lake.read(spark, f"silver.{name}", lakehouse, before).where(F.col("ts") >= since)
-            out[name] = gold_facts.kafka_events_read(df) if name == "kafka_events" else df
+            out[name] = gold_facts.silver_read(name, df)
     return out
 
 

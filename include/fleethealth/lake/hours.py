@@ -9,6 +9,22 @@ from fleethealth.runtime import config
 
 HOUR = timedelta(hours=1)
 UTC = timezone.utc
+# live Jolokia reads are taken for an hour until this after its end (the pull)
+LIVE_WINDOW = timedelta(hours=1)
+# the times a JMX sample of an hour may carry: from a little before it (a clock a few minutes ahead;
+# the silver gate's hour_tolerance_minutes) to the end of its live window. Silver sets aside a sample
+# outside it, and stamps one taken after the hour's end at the hour's end (the hour it serves): an
+# honest late read never fails the hour
+READ_EARLY = timedelta(minutes=10)
+
+
+# the hour of a file parsed outside any hour (`fleethealth parse`): no read window applies to it
+NO_HOUR = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def read_window(hour: datetime) -> tuple[datetime, datetime]:
+    """(first, last) time a JMX sample of `hour` may carry."""
+    return hour - READ_EARLY, hour + HOUR + LIVE_WINDOW
 
 
 def parse_instant(text: str) -> datetime:

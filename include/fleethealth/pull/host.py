@@ -17,7 +17,7 @@ from pathlib import Path
 from fleethealth.fleet.inventory import Host
 from fleethealth.fleet.sources import NAMES as SOURCES
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth.lake.hours import HOUR, file_span, hour_label, in_hour, time_in_name
+from fleethealth.lake.hours import HOUR, LIVE_WINDOW, file_span, hour_label, in_hour, time_in_name
 from fleethealth.pull import linecut
 from fleethealth.pull.identity import Seen, SeenIndex, load_state, save_state
 from fleethealth.pull.inflate import cut_after_last_newline, ends_with_newline, gunzip, gzip_damage
@@ -31,7 +31,6 @@ from fleethealth.runtime.text import printable
 
 log = logging.getLogger(__name__)
 MAX_FILE_BYTES = 2 * 1024**3          # the default of an inventory's max_file_bytes
-LIVE_WINDOW = timedelta(hours=1)      # live Jolokia reads are taken for an hour until this after its end
 
 
 class PullDeadline(TransportError):

@@ -44,9 +44,9 @@ def detect(facts, thresholds):
                .groupBy(*key).agg(F.count(F.lit(1)).alias("shrinks"), F.min("ts").alias("first_shrink_ts")))
     jmx = facts.jmx.where(F.col("broker_id").isNotNull())
     urp = (jmx.where(mbeans.UNDER_REPLICATED.matches()).groupBy(*key)
-           .agg(F.max("value").cast("long").alias("urp")))
+           .agg(F.max("value").try_cast("long").alias("urp")))
     fds = (jmx.where(mbeans.OPEN_FDS.matches()).groupBy(*key)
-           .agg(F.min("value").cast("long").alias("fds_min"), F.max("value").cast("long").alias("fds_max")))
+           .agg(F.min("value").try_cast("long").alias("fds_min"), F.max("value").try_cast("long").alias("fds_max")))
     df = disconnects.join(shrinks, key, "left").join(urp, key, "left").join(fds, key, "left")
     shrunk = F.coalesce(F.col("shrinks"), F.lit(0)) > 0
     under = F.coalesce(F.col("urp"), F.lit(0)) > 0

@@ -72,7 +72,7 @@ def quorum_jmx(jmx):
                 .groupBy("cluster", "hour", "broker_id")
                 .agg((F.max(F.when(epoch.matches(), F.col("value")))
                       - F.min(F.when(epoch.matches(), F.col("value")))).alias("epoch_rise"),
-                     F.collect_set(F.when(leader.matches() & (F.col("value") >= 0), F.col("value").cast("int")))
+                     F.collect_set(F.when(leader.matches() & (F.col("value") >= 0), F.col("value").try_cast("int")))
                      .alias("leaders"),
                      F.collect_set(F.when(state.matches(), F.col("value_text"))).alias("states"),
                      F.max(F.when(lat_avg.matches(), F.col("value"))).alias("latency_avg"),

@@ -29,7 +29,7 @@ def fd_samples(jmx: DataFrame) -> DataFrame:
 
     def attr(mbean, name):
         return (jmx.where(mbean.matches() & F.col("broker_id").isNotNull())
-                .groupBy(*key).agg(F.max("value").cast("long").alias(name)))
+                .groupBy(*key).agg(F.max("value").try_cast("long").alias(name)))
     return attr(mbeans.OPEN_FDS, "open_fds").join(attr(mbeans.MAX_FDS, "max_fds"), key, "left")
 
 

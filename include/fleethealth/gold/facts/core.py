@@ -36,6 +36,22 @@ def kafka_events_read(kafka_events: DataFrame) -> DataFrame:
             .withColumn("detail", F.when(text, F.col("detail"))))
 
 
+def jmx_read(jmx: DataFrame) -> DataFrame:
+    """silver.jmx_samples as gold reads it: NaN (an idle average before its first measurement) and,
+    in a table silver wrote before it set them aside, an infinity are no value (NULL)."""
+    value = F.col("value")
+    return jmx.withColumn("value", F.when(~F.isnan(value) & (F.abs(value) != float("inf")), value))
+
+
+# what gold reads of a silver table, by table (the others as they are)
+SILVER_READS = {"kafka_events": kafka_events_read, "jmx_samples": jmx_read}
+
+
+def silver_read(name: str, df: DataFrame) -> DataFrame:
+    """Silver table `name` (e.g. "jmx_samples") as gold reads it."""
+    return SILVER_READS.get(name, lambda d: d)(df)
+
+
 # gold's inputs: the silver table each frame of Facts is read from, by field
 SILVER_INPUTS = {"kafka_events": "kafka_events", "jmx": "jmx_samples", "threads": "threads",
                  "partition_sizes": "partition_sizes", "reconciliation": "reconciliation", "zk_events": "zk_events",
@@ -132,7 +148,7 @@ def offsets_size_samples(jmx: DataFrame) -> DataFrame:
     """(cluster, broker_id, partition, hour, ts, size_bytes) of __consumer_offsets partitions from JMX."""
     return (jmx.where(mbeans.OFFSETS_LOG_SIZE.matches())
             .select("cluster", "broker_id", F.col("props")["partition"].cast("int").alias("partition"), "hour",
-                    "ts", F.col("value").cast("long").alias("size_bytes")))
+                    "ts", F.col("value").try_cast("long").alias("size_bytes")))
 
 
 def offsets_partitions(facts: Facts) -> DataFrame:
@@ -184,13 +200,14 @@ def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
     jmx = facts.jmx
     dead = (jmx.where(mbeans.CLEANER_DEAD_THREADS.matches())
             .groupBy(*key)
-            .agg(F.max("value").cast("int").alias("dead_thread_count"),
+            .agg(F.max("value").try_cast("int").alias("dead_thread_count"),
                  F.min(F.when(F.col("value") > 0, F.col("ts"))).alias("dead_threads_since")))
     tslr = (jmx.where(mbeans.CLEANER_TIME_SINCE_LAST_RUN.matches())
             .groupBy(*key)
-            .agg(F.max("value").cast("long").alias("time_since_last_run_ms"),
+            .agg(F.max("value").try_cast("long").alias("time_since_last_run_ms"),
                  # when a stale cleaner last ran: sample time minus the time since its last run
-                 F.min(F.when(F.col("value") > stale_ms,
+                 # (not before 1970: a larger time since is no time at all)
+                 F.min(F.when((F.col("value") > stale_ms) & (F.col("value") <= F.unix_millis("ts")),
                               F.timestamp_millis(F.unix_millis("ts") - F.col("value").cast("long"))))
                  .alias("not_run_since"),
                  F.max(F.when(F.col("value") > stale_ms, F.col("ts"))).alias("stale_last_ts")))

@@ -178,7 +178,7 @@ def controller_jmx(jmx: DataFrame) -> DataFrame:
               .groupBy("cluster", "hour").agg(F.sum("rise").cast("long").alias("timed_out_heartbeats")))
     gauges = (jmx.where(fenced.matches() | active.matches() | queue.matches())
               .groupBy("cluster", "hour")
-              .agg(F.max(F.when(fenced.matches(), F.col("value"))).cast("long").alias("fenced_max"),
-                   F.min(F.when(active.matches(), F.col("value"))).cast("long").alias("active_min"),
+              .agg(F.max(F.when(fenced.matches(), F.col("value"))).try_cast("long").alias("fenced_max"),
+                   F.min(F.when(active.matches(), F.col("value"))).try_cast("long").alias("active_min"),
                    F.max(F.when(queue.matches(), F.col("value"))).alias("queue_p99_max")))
     return gauges.join(counts, ["cluster", "hour"], "full")

@@ -67,7 +67,7 @@ def kraft_quorum(facts, thresholds) -> DataFrame:
 
     return df.select(
         F.col("cluster").cast("string"), "hour", n("log_lines", "long"),
-        F.greatest("epoch", "jmx_epoch").cast("int").alias("epoch"), leader.cast("int").alias("leader"), n("elections"), ids("leaders"), n("fences"), ids("fenced_brokers"),
+        F.greatest("epoch", "jmx_epoch").try_cast("int").alias("epoch"), leader.try_cast("int").alias("leader"), n("elections"), ids("leaders"), n("fences"), ids("fenced_brokers"),
         n("unfences"), ids("fenced_at_end"), F.col("fenced_max").cast("long").alias("fenced_broker_count_max"),
         F.col("active_max").cast("int").alias("active_controller_count_max"))
 

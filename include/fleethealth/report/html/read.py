@@ -3,6 +3,7 @@ its rows as JSON-safe values for the charts and the pages; the worst open incide
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -205,7 +206,7 @@ def json_value(v):
         v = v.tolist()
     if isinstance(v, (list, tuple)):
         return [json_value(x) for x in v]
-    if isinstance(v, float) and v != v:
+    if isinstance(v, float) and not math.isfinite(v):    # NaN; an infinity of a table written before silver set them aside
         return None
     if v is pd.NaT or v is None:
         return None

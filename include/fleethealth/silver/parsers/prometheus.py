@@ -24,6 +24,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from fleethealth.fleet import mbeans
+from fleethealth.silver.parsers import jmx_values
 from fleethealth.silver.parsers.logdirs import captured_at
 from fleethealth.silver.parsers.rules import sql_string
 
@@ -190,8 +191,10 @@ def series(lines: DataFrame, text: str = "text", m: Mapping | None = None) -> Da
     raw_labels = F.col("_p")[1]
     values = F.regexp_extract_all(raw_labels, F.lit(LABEL), F.lit(2))
     escaped = raw_labels.contains("\\")
-    labels = F.map_from_arrays(F.regexp_extract_all(raw_labels, F.lit(LABEL), F.lit(1)),
-                               F.when(escaped, F.transform(values, _unescape)).otherwise(values))
+    names = F.regexp_extract_all(raw_labels, F.lit(LABEL), F.lit(1))
+    # a label named twice is no exposition line (and no map): NULL labels, a malformed line
+    labels = F.when(F.size(F.array_distinct(names)) == F.size(names), F.map_from_arrays(
+        names, F.when(escaped, F.transform(values, _unescape)).otherwise(values)))
     # Prometheus spells infinities +Inf/-Inf; Spark's cast knows Infinity/-Infinity
     value = F.regexp_replace(F.col("_p")[2], r"^([+-]?)Inf$", "$1Infinity").try_cast("double")
     ts_ms = F.nullif(F.col("_p")[3], F.lit("")).try_cast("bigint")
@@ -213,6 +216,10 @@ def series(lines: DataFrame, text: str = "text", m: Mapping | None = None) -> Da
     return df.withColumn("mbean", F.when(F.col("domain").isNotNull(), mbean)).drop("_raw", "_escaped")
 
 
+# the kinds of line that are quarantine rows (one stands for a scrape that gave no sample)
+PROBLEMS = ("malformed", "unmapped", "scrape_error", "set_aside")
+
+
 def parse(bronze: DataFrame, timezone: Column) -> tuple[DataFrame, DataFrame]:
     """(samples, quarantine) from bronze `jmx` records of Prometheus scrape files (one record per scrape)."""
     m = mapping()
@@ -222,29 +229,34 @@ def parse(bronze: DataFrame, timezone: Column) -> tuple[DataFrame, DataFrame]:
              .where(~F.ltrim("text").startswith("#") & (F.trim("text") != "")))
     s = series(lines, "text", m)
     exporter = F.col("name").isin(*m.exporter)
-    kind = (F.when(F.col("name").isNull() | F.col("value").isNull(), "malformed")
+    kind = (F.when(F.col("name").isNull() | F.col("value").isNull() | F.col("labels").isNull(), "malformed")
              .when(exporter & (F.col("name") == SCRAPE_ERROR) & (F.col("value") != 0), "scrape_error")
              .when(exporter, "exporter")
              .when(F.col("domain").isNull(), "unmapped")
+             .when(F.col("problem").isNotNull(), "set_aside")
              .otherwise("sample"))
-    s = s.withColumn("kind", kind).cache()
+    # the sample's time: its own (ms), else the scrape's; checked before it becomes a timestamp
+    seconds = F.coalesce(F.floor(F.col("ts_ms") / 1000), F.unix_seconds("captured_at"))
+    problem = F.coalesce(jmx_values.window_problem(seconds, F.col("hour"), "its time"),
+                         jmx_values.value_problem(F.col("value"), F.col("domain"), F.col("props"), F.col("attribute")))
+    s = s.withColumn("problem", F.when(F.col("domain").isNotNull(), problem)).withColumn("kind", kind).cache()
     samples = s.where(F.col("kind") == "sample").select(
         "cluster", "host",
-        F.coalesce(F.timestamp_millis("ts_ms"), F.col("captured_at")).alias("ts"),
+        jmx_values.served_time(F.coalesce(F.timestamp_millis("ts_ms"), F.col("captured_at")), F.col("hour")).alias("ts"),
         "mbean", "domain", "props", "attribute", "value", F.lit(None).cast("string").alias("value_text"),
         "source", "file", "line_number", "hour")
     # per scrape: did it give a sample, and which problem line stands for it if not
     record = ["file", "line_number"]
     per_scrape = (s.groupBy(*record)
                   .agg(F.count(F.when(F.col("kind") == "sample", 1)).alias("n_samples"),
-                       F.min(F.when(F.col("kind").isin("malformed", "unmapped", "scrape_error"), F.col("pos")))
-                       .alias("first_problem")))
+                       F.min(F.when(F.col("kind").isin(*PROBLEMS), F.col("pos"))).alias("first_problem")))
     reason = (F.when(F.col("kind") == "malformed", F.concat(F.lit("not a Prometheus exposition line (line "),
                                                               (F.col("pos") + 1).cast("string"), F.lit(")")))
                .when(F.col("kind") == "unmapped", F.concat(F.lit("prometheus series "), F.col("name"),
                                                              F.lit(f" not in {MAPPING_FILE}")))
+               .when(F.col("kind") == "set_aside", F.concat(F.lit("jmx sample set aside: "), F.col("problem")))
                .otherwise(F.lit("jmx_exporter jmx_scrape_error: some MBeans could not be read")))
-    problems = (s.where(F.col("kind").isin("malformed", "unmapped", "scrape_error"))
+    problems = (s.where(F.col("kind").isin(*PROBLEMS))
                 .join(per_scrape, record)
                 .select(*[c for c in LINEAGE if c != "line_number"],
                         (F.col("line_number") + F.col("pos")).alias("line_number"),   # the problem's own line

@@ -204,13 +204,38 @@ LIST_PUNCTUATION = sql_string(r"[\[\]\s]")
 
 
 def _read(f: Field, text: str) -> str:
-    # an empty capture is NULL: a group that did not take part leaves an empty text too
+    # an empty capture is NULL: a group that did not take part leaves an empty text too. A capture
+    # the type cannot hold (`Fencing broker 99999999999`) is NULL too, never the hour's failure:
+    # field_errors names it with its text
     text = f"nullif({text}, '')"
-    if f.read == "list":
-        return f"CAST(array_remove(split(regexp_replace({text}, {LIST_PUNCTUATION}, ''), ','), '') AS {f.type})"
+    if f.read == "list":    # a list with an item its type cannot hold is no list (NULL) either
+        items = f"TRY_CAST(array_remove(split(regexp_replace({text}, {LIST_PUNCTUATION}, ''), ','), '') AS {f.type})"
+        return f"IF(exists({items}, x -> x IS NULL), NULL, {items})"
     if f.read == "megabytes":
-        return f"CAST(round(CAST(regexp_replace({text}, ',', '') AS DOUBLE) * {MIB}) AS {f.type})"
-    return f"CAST({text} AS {f.type})"
+        return f"TRY_CAST(round(TRY_CAST(regexp_replace({text}, ',', '') AS DOUBLE) * {MIB}) AS {f.type})"
+    return f"TRY_CAST({text} AS {f.type})"
+
+
+FIELD_ERRORS = "field_errors"
+
+
+def _failed(raw: str, typed: str) -> str:
+    """SQL: whether the capture `raw` was there but `typed` (its _read) could not hold it."""
+    return f"(nullif({raw}, '') IS NOT NULL AND {typed} IS NULL)"
+
+
+def field_errors(fields: list[Field]) -> str:
+    """SQL: map<field, captured text> of the fields whose capture their type could not hold (the
+    field itself is NULL), NULL when there is none; over columns `_values` and the typed fields."""
+    typed = [(k, f) for k, f in enumerate(fields) if f.type != "string"]
+    if not typed:
+        return f"CAST(NULL AS map<string,string>) AS {FIELD_ERRORS}"
+    entries = ", ".join(f"CASE WHEN {_failed(f'get(_values, {k})', _ident(f.name))} "
+                        f"THEN struct({sql_string(f.name)} AS field, get(_values, {k}) AS text) END"
+                        for k, f in typed)
+    errors = f"filter(array({entries}), e -> e IS NOT NULL)"
+    return (f"CASE WHEN _values IS NOT NULL AND size({errors}) > 0 "
+            f"THEN map_from_entries({errors}) END AS {FIELD_ERRORS}")
 
 
 # A body holding this character has its values cut with U+FFFD in its place (the rule engine's
@@ -255,4 +280,5 @@ def with_event_columns(df: DataFrame, rules: tuple[Rule, ...], message: str, det
         out = df.withColumn("_rule", F.lit(None).cast("int")).withColumn("_values", F.lit(None).cast("array<string>"))
     cols = [f"{_read(f, f'get(_values, {k})')} AS {_ident(f.name)}" for k, f in enumerate(fields)]
     keep = [_ident(c) for c in out.columns if c not in ("_rule", "_values")]
-    return out.selectExpr(*keep, f"{event_type(rules, '_rule')} AS event_type", *cols)
+    out = out.selectExpr(*keep, f"{event_type(rules, '_rule')} AS event_type", *cols, "_values")
+    return out.selectExpr(*keep, "event_type", *[_ident(f.name) for f in fields], field_errors(fields))
