@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -22,6 +23,16 @@ def _shared_samples() -> Path:
             return parent / "shared" / "samples"
     return PROJECT.parent / "shared" / "samples"
 
+
+# Hypothesis (tests/test_fuzz.py): in every run the same examples (derandomised: CI and a laptop see
+# the same inputs), a fixed number of them, no deadline (a Spark job's time is no property), no
+# example database (.hypothesis/ is not written); shrinking stays, bounded by Hypothesis's own limits.
+# HYPOTHESIS_PROFILE=explore draws fresh random examples, more of them.
+settings.register_profile("ci", derandomize=True, max_examples=8, deadline=None, database=None,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("explore", max_examples=200, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 SHARED_SAMPLES = _shared_samples()
 FIXTURES = Path(__file__).parent / "fixtures"
