@@ -230,12 +230,13 @@ def field_errors(fields: list[Field]) -> str:
     typed = [(k, f) for k, f in enumerate(fields) if f.type != "string"]
     if not typed:
         return f"CAST(NULL AS map<string,string>) AS {FIELD_ERRORS}"
-    entries = ", ".join(f"CASE WHEN {_failed(f'get(_values, {k})', _ident(f.name))} "
-                        f"THEN struct({sql_string(f.name)} AS field, get(_values, {k}) AS text) END"
-                        for k, f in typed)
-    errors = f"filter(array({entries}), e -> e IS NOT NULL)"
-    return (f"CASE WHEN _values IS NOT NULL AND size({errors}) > 0 "
-            f"THEN map_from_entries({errors}) END AS {FIELD_ERRORS}")
+    failed = [(k, f, _failed(f"get(_values, {k})", _ident(f.name))) for k, f in typed]
+    entries = ", ".join(f"CASE WHEN {cond} THEN struct({sql_string(f.name)} AS field, get(_values, {k}) AS text) END"
+                        for k, f, cond in failed)
+    # the map (a lambda, interpreted) is built only for the rare record with a failed cast: the test
+    # of each field is compiled
+    return (f"CASE WHEN _values IS NOT NULL AND ({' OR '.join(c for _, _, c in failed)}) "
+            f"THEN map_from_entries(filter(array({entries}), e -> e IS NOT NULL)) END AS {FIELD_ERRORS}")
 
 
 # A body holding this character has its values cut with U+FFFD in its place (the rule engine's
