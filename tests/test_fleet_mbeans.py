@@ -3,8 +3,7 @@
 - every bean gold code selects from silver.jmx_samples is catalogued, and its `read_by` names a fact
   table or detector that runs that code;
 - every catalogued bean is read: each `read_by` entry is a gold table or detector kind whose code
-  (its builder or module, and the gold functions they call) selects the bean, or a detector kind still
-  planned (mbeans.PLANNED_READERS, not built yet);
+  (its builder or module, and the gold functions they call) selects the bean;
 - each host's live Jolokia read asks exactly the beans of the processes it runs (ZooKeeper-mode brokers
   exactly what they were asked before KRaft), and silver turns the answer back into those beans;
 - each bean's jmx_exporter series is jmx_exporter's default naming and silver's Prometheus mapping
@@ -170,26 +169,15 @@ def test_every_bean_gold_reads_is_catalogued_with_a_reader_that_runs_that_code()
 def test_every_catalogued_bean_is_read_by_each_reader_it_names(bean):
     assert bean.read_by
     for reader in bean.read_by:
-        if reader in mbeans.PLANNED_READERS:
-            continue
         assert (reader.startswith("gold.") and reader in TABLES) or reader in DETECTORS, \
-            f"{bean.id}: read_by {reader!r} is neither a gold table nor a detector kind (nor a planned one)"
+            f"{bean.id}: read_by {reader!r} is neither a gold table nor a detector kind"
         assert bean.id in _reads(reader), f"{bean.id}: the code of {reader} does not read it"
 
 
-def test_planned_readers_are_not_built_yet_and_each_is_named():
-    """A planned kind that gets built must leave PLANNED_READERS: then the test above checks it reads
-    each bean that names it."""
-    assert set(mbeans.PLANNED_READERS) & set(DETECTORS) == set()
-    named = {r for b in mbeans.ALL for r in b.read_by}
-    assert set(mbeans.PLANNED_READERS) <= named
-
-
 def test_the_kraft_beans_are_read_by_the_kraft_detectors():
-    """Issue 46's KRaft kinds are built: every KRaft bean is read by one of them (the test above checks
-    that its code reads it)."""
+    """Every KRaft bean is read by one of the KRaft kinds (the test above checks that its code reads it)."""
     kinds = {"broker_fenced", "controller_quorum_unstable", "metadata_lag"}
-    assert kinds <= set(DETECTORS) and not mbeans.PLANNED_READERS
+    assert kinds <= set(DETECTORS)
     assert {b.id for b in mbeans.ALL if set(b.read_by) & kinds} == set(KRAFT)
 
 

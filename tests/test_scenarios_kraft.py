@@ -1,13 +1,8 @@
 """The KRaft scenarios (issue 46 item 5) through the pipeline: three hours of `simulate --scenario kraft`
 pulled and parsed by silver (every record parsed, the exact events and fields each scenario logs, the
-JMX beans of mbeans.yaml per process kind), then gold (every expected incident found, nothing else).
-
-The gold expectations of the KRaft kinds (broker_fenced, controller_quorum_unstable, metadata_lag) need
-their detectors, built on branch kraft-det: a scenario expecting a kind no detector module has yet
-(PENDING_KINDS, read from gold.detectors.DETECTORS) is marked xfail (not strict, reason "detectors on
-branch kraft-det"). Once kraft-det is merged its kinds are detectors, the marks fall away by
-themselves and the scenario's recall and false positives are asserted like the ZooKeeper scenarios'.
-Their episodes across an hour end: tests/test_scenarios_straddling.py."""
+JMX beans of mbeans.yaml per process kind), then gold (every expected incident found, nothing else:
+the recall and false positives of the KRaft kinds, broker_fenced, controller_quorum_unstable and
+metadata_lag, asserted like the ZooKeeper scenarios'). Their episodes across an hour end: tests/test_scenarios_straddling.py."""
 from __future__ import annotations
 
 import json
@@ -21,7 +16,6 @@ from window import run_window
 from fleethealth.cli import demo
 from fleethealth.fleet import mbeans
 from fleethealth.fleet.inventory import load_inventory
-from fleethealth.gold.detectors import DETECTORS
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import hours_between
 from fleethealth.simulate import KRAFT_SCENARIOS, kraft_scenarios as kr, simulate
@@ -34,15 +28,8 @@ TOLERANCE = timedelta(minutes=5)
 # the KRaft kinds each scenario expects (its expected_incidents.json says the same; the simulator tests check it)
 KRAFT_KINDS = {"kraft-broker-fenced": "broker_fenced", "kraft-quorum-unstable": "controller_quorum_unstable",
                "kraft-metadata-lag": "metadata_lag"}
-PENDING_KINDS = tuple(k for k in KRAFT_KINDS.values() if k not in DETECTORS)
-PENDING_SCENARIOS = tuple(s for s, k in KRAFT_KINDS.items() if k in PENDING_KINDS)
-PENDING = pytest.mark.xfail(strict=False, reason="detectors on branch kraft-det")
 FIELDS = ("node", "controller", "broker", "peer_broker", "controller_epoch", "leader", "to_state", "from_state",
           "reason", "count", "offset", "broker_epoch", "duration_ms", "fault", "role", "thread_name", "error")
-
-
-def e2e(names) -> list:
-    return [pytest.param(n, marks=PENDING) if n in PENDING_SCENARIOS else n for n in names]
 
 
 @pytest.fixture(scope="module")
@@ -208,7 +195,7 @@ def test_jmx_samples_hold_the_beans_of_each_process_kind(run):
         assert run["beans"][m.id] == want, m.id
 
 
-@pytest.mark.parametrize("scenario", e2e(KRAFT_SCENARIOS))
+@pytest.mark.parametrize("scenario", KRAFT_SCENARIOS)
 def test_each_kraft_scenario_gives_exactly_its_incidents(run, scenario):
     found = {}
     for f in run["findings"]:

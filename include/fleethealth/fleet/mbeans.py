@@ -26,9 +26,6 @@ JAVA_INT, JAVA_LONG = (-2**31, 2**31 - 1), (-2**63, 2**63 - 1)
 UNIT_RANGE = {"id": JAVA_INT, "epoch": JAVA_INT}
 # the processes a bean is registered by (fleethealth.fleet.inventory.Host.processes)
 PROCESSES = ("zookeeper", "zk_broker", "kraft_broker", "controller")
-# detector kinds not built yet that read_by may name for the beans collected for them; once one is
-# built, it leaves this list and must read what names it (issue 46's KRaft kinds are built: none left)
-PLANNED_READERS: tuple[str, ...] = ()
 _VERSION = re.compile(r"\d+(\.\d+)+")
 _SERIES = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 

@@ -17,9 +17,7 @@ scenarios, so `simulate(shifts=...)` moves it across an hour end.
   lose their cleaner thread; broker 3's __consumer_offsets-38 grows 3 GiB/h.
 
 Incident entities of the KRaft kinds: `broker-<id>` (broker_fenced, metadata_lag) and `quorum`
-(controller_quorum_unstable: the cluster's quorum as a whole). The detectors of those kinds are built on
-branch kraft-det; until it is merged the end-to-end checks of these scenarios are expected to fail
-(tests/test_scenarios_kraft.py, PENDING_KINDS).
+(controller_quorum_unstable: the cluster's quorum as a whole).
 """
 from __future__ import annotations
 
