@@ -1,7 +1,7 @@
 """fleethealth.quality.docs: the GX Data Docs site works offline and is pruned with the tables'
 retention (lake.maintenance.DEFAULT_RETAIN_HOURS, the VACUUM one).
 
-The site is built for real by GX through the project's functions (suites._store, suites._build_docs,
+The site is built for real by GX through the project's functions (suites._store, context.build_docs,
 the calls validate_tables makes): from GX validation results made here (no Spark), and in the test
 marked `spark` from validate_tables on a DataFrame. Optional: a page opened in headless Chromium with
 every non-file:// request aborted.
@@ -21,6 +21,7 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake import maintenance  # noqa: E402
 from fleethealth.quality import docs  # noqa: E402
+from fleethealth.quality import context  # noqa: E402
 from fleethealth.quality import suites as quality  # noqa: E402
 
 UTC = timezone.utc
@@ -60,15 +61,15 @@ def _outcome(ok: bool):
 
 def _validated(docs_dir: Path, hour: datetime, ok: bool = True):
     """What validate_tables does with data_docs_dir for one table, with a result made here."""
-    with quality.docs_lock(docs_dir):
-        stored = [quality._store(quality._gx(docs_dir), {"name": TABLE}, TABLE, hour, _outcome(ok))]
-        quality._build_docs(docs_dir, stored)
+    with context.docs_lock(docs_dir):
+        stored = [quality._store(context.get(docs_dir), {"name": TABLE}, TABLE, hour, _outcome(ok))]
+        context.build_docs(docs_dir, stored)
     return stored[0]
 
 
 def _new_process(docs_dir: Path) -> None:
     """The next job (or the maintenance job) is another process with its own GX context."""
-    quality._contexts.pop(str(Path(docs_dir).resolve()), None)
+    context.contexts.pop(str(Path(docs_dir).resolve()), None)
 
 
 def _pages(docs_dir: Path) -> list[Path]:
@@ -80,7 +81,7 @@ def _run_pages(docs_dir: Path, hour: datetime) -> list[Path]:
 
 
 def _run_results(docs_dir: Path, hour: datetime) -> list[Path]:
-    return sorted((docs_dir / quality.DOCS_STORES).rglob(f"*-{hour:%Y%m%dT%H%M}Z/*/*.json"))
+    return sorted((docs_dir / context.DOCS_STORES).rglob(f"*-{hour:%Y%m%dT%H%M}Z/*/*.json"))
 
 
 def _local(page: Path, ref: str) -> Path:
@@ -215,7 +216,7 @@ def test_prune_waits_for_a_job_writing_the_site(tmp_path):
     _validated(site, HOUR)
     _new_process(site)
     pruned = []
-    with quality.docs_lock(site):          # an hourly job storing results and building pages
+    with context.docs_lock(site):          # an hourly job storing results and building pages
         thread = threading.Thread(target=lambda: pruned.append(docs.prune(site, retain_hours=0)))
         thread.start()
         thread.join(1.0)

@@ -10,6 +10,7 @@ import pytest
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 
+from fleethealth.quality import context  # noqa: E402
 from fleethealth.quality import suites as quality  # noqa: E402
 from fleethealth.quality.suites import ExpectationResult, QualityGateError  # noqa: E402
 from fleethealth.runtime.config import SettingError  # noqa: E402
@@ -378,7 +379,7 @@ def test_data_docs_index_written(spark, tmp_path):
     assert _failed(results) == set()
     assert len(list((docs / "validations").rglob("*.html"))) == 2
     # the next hourly job is another process with a new GX context: earlier pages must stay
-    quality._contexts.pop(str(docs.resolve()))
+    context.contexts.pop(str(docs.resolve()))
     quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incident_findings",
                      hour=HOUR + timedelta(hours=1), data_docs_dir=docs)
     pages = list((docs / "validations").rglob("*.html"))
@@ -390,12 +391,12 @@ def test_data_docs_index_written(spark, tmp_path):
 
 def test_data_docs_index_links_the_latest_results_and_keeps_every_page(spark, tmp_path, monkeypatch):
     """The index's cost must not grow with history: it links the most recent results only."""
-    monkeypatch.setattr(quality, "DOCS_INDEX_RESULTS", 2)
+    monkeypatch.setattr(context, "DOCS_INDEX_RESULTS", 2)
     docs = tmp_path / "docs"
     for i in range(3):
         quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incident_findings",
                          hour=HOUR + timedelta(hours=i), data_docs_dir=docs)
-    quality._contexts.pop(str(docs.resolve()))
+    context.contexts.pop(str(docs.resolve()))
     index = (docs / "index.html").read_text()
     assert "gold.incident_findings-20240305T1000Z" not in index
     assert "gold.incident_findings-20240305T1100Z" in index and "gold.incident_findings-20240305T1200Z" in index
@@ -407,12 +408,12 @@ def test_an_hours_data_docs_build_reads_no_older_result(spark, tmp_path, monkeyp
     week's retention); the hour's build parses the hour's result and the index's newest pages only."""
     from great_expectations.data_context.types.resource_identifiers import ValidationResultIdentifier
 
-    monkeypatch.setattr(quality, "DOCS_INDEX_RESULTS", 2)
+    monkeypatch.setattr(context, "DOCS_INDEX_RESULTS", 2)
     docs = tmp_path / "docs"
     for i in range(2):
         quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incident_findings",
                          hour=HOUR + timedelta(hours=i), data_docs_dir=docs)
-    stored = next((docs / quality.DOCS_STORES).rglob("*.json"))
+    stored = next((docs / context.DOCS_STORES).rglob("*.json"))
     for n in range(200):    # older results, as a week of hours leaves them
         old = stored.parent.parent / f"20240101T{n // 60:02d}{n % 60:02d}00.000000Z" / stored.name
         old.parent.mkdir(parents=True)
@@ -423,7 +424,7 @@ def test_an_hours_data_docs_build_reads_no_older_result(spark, tmp_path, monkeyp
                         classmethod(lambda cls, t: parsed.append(t) or real(cls, t)))
     quality.validate(_incidents_df(spark, _clean_incidents()), "gold.incident_findings",
                      hour=HOUR + timedelta(hours=2), data_docs_dir=docs)
-    assert len(parsed) <= 2 * quality.DOCS_INDEX_RESULTS, len(parsed)
+    assert len(parsed) <= 2 * context.DOCS_INDEX_RESULTS, len(parsed)
     index = (docs / "index.html").read_text()
     assert "gold.incident_findings-20240305T1100Z" in index and "gold.incident_findings-20240305T1200Z" in index
     assert "gold.incident_findings-20240305T1000Z" not in index

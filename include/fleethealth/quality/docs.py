@@ -7,7 +7,7 @@ declined upstream: great_expectations#994, #2870, #8734). No installed Python pa
 libraries (GX's ``render/view/static`` holds only its images, fonts and its own stylesheet, which
 the pages already inline). So the site uses GX's supported extension point instead, the view class
 of each section and of the index (``DOCS_PAGE_VIEW``, ``DOCS_INDEX_VIEW`` in the site config of
-:func:`fleethealth.quality.suites._gx`), with views that render the same documents without them:
+:func:`fleethealth.quality.context.get`), with views that render the same documents without them:
 
 * every ``<script src>`` / ``<link href>`` to a network URL is dropped, and GX's inline scripts
   (they all need jQuery) with them; two small functions replace the "Show All / Failed Only"
@@ -249,15 +249,15 @@ def prune(data_docs_dir: Path, retain_hours: float, now: datetime | None = None)
     """Remove the validation results validated more than `retain_hours` before `now` from the Data
     Docs stores under `data_docs_dir`, then rebuild the index (GX deletes the pages whose result is
     gone, and links only the remaining ones). Returns the removed results' identifiers."""
-    from fleethealth.quality import suites
+    from fleethealth.quality import context
 
     if retain_hours < 0:
         raise ValueError(f"retain_hours must be >= 0, got {retain_hours}")
-    if not (Path(data_docs_dir) / suites.DOCS_STORES).is_dir():
+    if not (Path(data_docs_dir) / context.DOCS_STORES).is_dir():
         return []
     cutoff = _utc(now or datetime.now(timezone.utc)) - timedelta(hours=retain_hours)
-    gx = suites._gx(data_docs_dir)
-    with suites.docs_lock(data_docs_dir), suites._lock:
+    gx = context.get(data_docs_dir)
+    with context.docs_lock(data_docs_dir), context.lock:
         store = gx.context.validation_results_store
         old = [key for key in store.list_keys() if _utc(key.run_id.run_time) < cutoff]
         for key in old:
@@ -267,7 +267,7 @@ def prune(data_docs_dir: Path, retain_hours: float, now: datetime | None = None)
             global _FULL
             _FULL = True
             try:
-                gx.context.build_data_docs(site_names=[suites.DOCS_SITE], resource_identifiers=old)
+                gx.context.build_data_docs(site_names=[context.DOCS_SITE], resource_identifiers=old)
             finally:
                 _FULL = False
             # GX leaves each removed file's folders behind (its rrmdir never finds them empty)

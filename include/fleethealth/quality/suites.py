@@ -25,7 +25,8 @@ Typical use in a job::
 (fleethealth.quality.gate does that on the computed tables of a layer, and writes the rows with the
 layer's tables, or with its staged tables when the gate fails.)
 
-GX is imported lazily (it takes seconds) and its context is created once per process. The gate
+GX is imported lazily (it takes seconds) and its context is created once per process
+(fleethealth.quality.context, with the Data Docs site's stores). The gate
 never creates a Spark session: it validates the DataFrame it is given, on that DataFrame's session
 (persisted for the duration of the validation, as every GX metric is a Spark job).
 
@@ -40,17 +41,16 @@ older than the tables' retention are pruned with their pages by the maintenance 
 from __future__ import annotations
 
 import copy
-import fcntl
 import json
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from fleethealth.quality import context
 from fleethealth.runtime.config import expectations_dir
 
 SEVERITIES = ("critical", "warning", "info")
@@ -224,90 +224,7 @@ def expectation_label(exp: dict) -> str:
     return f"{exp['type']}({', '.join(parts)})"
 
 
-# ------------------------------------------------------------------------------------ GX context
-DOCS_SITE = "fleethealth"
-DOCS_STORES = "_gx"  # under data_docs_dir: GX's suite / validation-result stores behind the site
-# The index links the most recent results only: GX reads every result it links at every build, so an
-# index of all of them grew with history (~2 ms a result, 25 results an hour: a month's index ~35 s
-# an hour). Every result keeps its page, and gold.quality_results has them all.
-DOCS_INDEX_RESULTS = 100
-# the site's views (fleethealth.quality.docs, imported by GX when it builds: it needs GX)
-DOCS_PAGE_VIEW = {"module_name": "fleethealth.quality.docs", "class_name": "OfflinePageView"}
-DOCS_INDEX_VIEW = {"module_name": "fleethealth.quality.docs", "class_name": "OfflineIndexPageView"}
-_lock = threading.RLock()
-_contexts: dict[str | None, "_Gx"] = {}
-
-
-@dataclass
-class _Gx:
-    """One ephemeral GX context with a Spark datasource and its batch definitions per table."""
-
-    context: Any
-    datasource: Any
-    batch_definitions: dict
-    local_datasource: Any = None   # pandas: small tables' first pass (_local_copy)
-
-    def batch_definition(self, table: str, local: bool = False):
-        with _lock:
-            key = (table, local)
-            if key not in self.batch_definitions:
-                source = self.local_datasource if local else self.datasource
-                asset = source.add_dataframe_asset(name=table)
-                self.batch_definitions[key] = asset.add_batch_definition_whole_dataframe(
-                    f"{table} whole dataframe")
-            return self.batch_definitions[key]
-
-
-def _gx(data_docs_dir: Path | None = None) -> _Gx:
-    """The process-wide GX context (created once; one more per Data Docs folder).
-
-    Without Data Docs everything is in memory, and the context has the Spark datasource validation
-    runs on. With Data Docs the suites and validation results are kept in files under
-    <data_docs_dir>/_gx: GX's site builder drops pages whose result is not in the context's stores,
-    so in-memory stores would erase earlier runs' pages (each hourly job is its own process). That
-    context only stores results and builds the site: it has no datasource (adding one would start a
-    Spark session, which pruning the Data Docs does not need)."""
-    key = str(Path(data_docs_dir).resolve()) if data_docs_dir is not None else None
-    with _lock:
-        if key not in _contexts:
-            os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
-            import great_expectations as gx
-            from great_expectations.data_context.types.base import (DataContextConfig, FilesystemStoreBackendDefaults,
-                                                                    ProgressBarsConfig)
-
-            if key is None:
-                context = gx.get_context(mode="ephemeral")
-            else:
-                context = gx.get_context(mode="ephemeral", project_config=DataContextConfig(
-                    store_backend_defaults=FilesystemStoreBackendDefaults(
-                        root_directory=str(Path(key) / DOCS_STORES)),
-                    data_docs_sites={DOCS_SITE: {
-                        "class_name": "SiteBuilder",
-                        "show_how_to_buttons": False,   # GX's tutorial links and walkthrough
-                        # views that render pages loading nothing from the network (quality.docs)
-                        "site_index_builder": {"module_name": "fleethealth.quality.docs",
-                                               "class_name": "RecentIndexBuilder",
-                                               "validation_results_limit": DOCS_INDEX_RESULTS,
-                                               "view": DOCS_INDEX_VIEW},
-                        "site_section_builders": {section: {"module_name": "fleethealth.quality.docs",
-                                                            "class_name": "HourSectionBuilder",
-                                                            "view": DOCS_PAGE_VIEW} for section in
-                                                  ("expectations", "validations", "profiling")},
-                        "store_backend": {"class_name": "TupleFilesystemStoreBackend",
-                                          "base_directory": key},
-                    }},
-                ))
-            context.variables.progress_bars = ProgressBarsConfig(globally=False)
-            # no spark_config: GX would apply it to the running session and may restart it
-            # persist=False: GX would cache every frame it validates (a second copy of a
-            # materialized table, in memory); _validate_one persists what is not materialized already
-            datasource = (context.data_sources.add_spark(name="fleethealth_spark", persist=False)
-                          if key is None else None)
-            local = context.data_sources.add_pandas(name="fleethealth_pandas") if key is None else None
-            _contexts[key] = _Gx(context, datasource, {}, local)
-        return _contexts[key]
-
-
+# ------------------------------------------------------------------------------------ GX
 def preload() -> threading.Thread:
     """Import GX (seconds) in a background thread, e.g. while a job's Spark session starts."""
     def load():
@@ -368,33 +285,11 @@ def validate_tables(frames: dict, *, hour: datetime | None = None, data_docs_dir
                 critical=_severity(exp) == "critical",
             ))
     if data_docs_dir is not None and outcomes:
-        with docs_lock(data_docs_dir):
-            stored = [_store(_gx(data_docs_dir), suite_dict, table, hour, outcome)
+        with context.docs_lock(data_docs_dir):
+            stored = [_store(context.get(data_docs_dir), suite_dict, table, hour, outcome)
                       for table, (_, suite_dict, outcome) in zip(frames, outcomes)]
-            _build_docs(data_docs_dir, stored)
+            context.build_docs(data_docs_dir, stored)
     return results
-
-
-@contextmanager
-def docs_lock(data_docs_dir: Path):
-    """Hold the Data Docs site (an exclusive flock on <data_docs_dir>/_gx/site.lock) while results
-    are stored and pages built, or pruned: GX's index build deletes the pages whose result it did
-    not list a moment before, so a page written by another process (another hour's job, the
-    maintenance job) between the two would be lost."""
-    path = Path(data_docs_dir) / DOCS_STORES / "site.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _build_docs(data_docs_dir: Path, stored: list) -> None:
-    """Render the pages of the `stored` results (no other) and rebuild the site's index."""
-    with _lock:
-        _gx(data_docs_dir).context.build_data_docs(site_names=[DOCS_SITE], resource_identifiers=stored)
 
 
 def _validate_one(df, table: str, hour: datetime | None, keep_outcome: bool, persist: bool = True):
@@ -413,7 +308,7 @@ def _validate_one(df, table: str, hour: datetime | None, keep_outcome: bool, per
         df = df.persist()
         persisted = True
     try:
-        batch = _gx().batch_definition(table).get_batch(batch_parameters={"dataframe": df})
+        batch = context.get().batch_definition(table).get_batch(batch_parameters={"dataframe": df})
         fmt = {"result_format": "BOOLEAN_ONLY"} if TWO_PASS else detail_format
         if copy_ is None:
             outcome = batch.validate(_gx_suite(suite_dict, source), result_format=fmt)
@@ -463,7 +358,7 @@ def _validate_locally(batch, local_df, table: str, suite_dict: dict, source: str
 
     on_schema = [e for e in suite_dict["expectations"] if _spark_only(e)]
     on_rows = [e for e in suite_dict["expectations"] if not _spark_only(e)]
-    local = _gx().batch_definition(table, local=True).get_batch(batch_parameters={"dataframe": local_df})
+    local = context.get().batch_definition(table, local=True).get_batch(batch_parameters={"dataframe": local_df})
     outcome = local.validate(_gx_suite(dict(suite_dict, expectations=on_rows), source), result_format=fmt)
     if on_schema:
         schema = batch.validate(_gx_suite(dict(suite_dict, expectations=on_schema), source), result_format=fmt)
@@ -486,7 +381,7 @@ def _by_index(outcome, suite_dict) -> dict:
     return found
 
 
-def _store(gxc: _Gx, suite_dict: dict, table: str, hour: datetime | None, outcome):
+def _store(gxc: context.Gx, suite_dict: dict, table: str, hour: datetime | None, outcome):
     """Put one validation result in the Data Docs context's store; returns its identifier."""
     from great_expectations.core.run_identifier import RunIdentifier
     from great_expectations.data_context.types.resource_identifiers import (ExpectationSuiteIdentifier,
@@ -497,7 +392,7 @@ def _store(gxc: _Gx, suite_dict: dict, table: str, hour: datetime | None, outcom
         expectation_suite_identifier=ExpectationSuiteIdentifier(name=suite_dict["name"]),
         run_id=RunIdentifier(run_name=run_name, run_time=datetime.now(timezone.utc)),
         batch_identifier=table)
-    with _lock:
+    with context.lock:
         gxc.context.validation_results_store.set(identifier, outcome)
     return identifier
 
