@@ -13,7 +13,8 @@ from fleethealth.runtime.frames import local_frame
 POST_MORTEM_1 = {"KAFKA-3994", "KAFKA-4399", "KAFKA-4477", "KAFKA-4478", "KAFKA-4562"}
 CLEANER = {"KAFKA-2235", "KAFKA-3894", "KAFKA-4497", "KAFKA-5413", "KAFKA-6834", "KAFKA-6854", "KAFKA-7215",
            "KAFKA-8335", "KAFKA-16574"}
-# kraft-reference.md section 5 (KAFKA-16574 is among the cleaner's; KAFKA-17608 affected no release)
+# the KRaft bugs, each with its JIRA and the apache/kafka commit that fixed it in known_bugs.yaml (KAFKA-16574
+# is among the cleaner's; KAFKA-17608, fixed in 3.9.0-rc1, affected no release)
 KRAFT = {"KAFKA-13959", "KAFKA-14392", "KAFKA-14296", "KAFKA-14300", "KAFKA-14644", "KAFKA-14894", "KAFKA-15019",
          "KAFKA-15489", "KAFKA-14616", "KAFKA-17076", "KAFKA-19522", "KAFKA-19895"}
 

@@ -148,7 +148,8 @@ def _first_match(body: str, logger: str | None = None) -> tuple[str, dict[str, s
 
 
 KRAFT_LINES = [
-    # the eight lines of issue 46 that parsed as `other` (kraft-reference.md section 6: public issue threads)
+    # the eight lines of issue 46 that parsed as `other`, as public issue threads and a commit quote them
+    # (AutoMQ/automq#686 and #2057, sentry-kubernetes/charts#1605, apache/kafka's KAFKA-16446, bitnami/charts#25129)
     ("[Controller 0] Fencing broker 1 because its session has timed out.",                            # AutoMQ #686
      "broker_fenced", {"controller": "0", "broker": "1", "reason": "session_timeout"}),
     ("[Controller 0] handleBrokerFenced: changing 6 partition(s)",

@@ -1,5 +1,6 @@
 """The simulator's KRaft clusters (issue 46 item 5; no Spark): hosts and sources per role, every log record
-a message form of kraft-reference.md for the node's version in the file that version writes it to,
+a message form of the Kafka source for the node's version (the source files are named in simulate/kraft_episodes.py
+and kraft_raft.py) in the file that version's default log4j configuration writes it to,
 the JMX beans mbeans.yaml lists per process kind, each scenario's ground truth where its lines are.
 Parsing the same files through silver: tests/test_scenarios_kraft.py."""
 from __future__ import annotations
@@ -85,7 +86,10 @@ THREAD = [r"\[kafka-log-cleaner-thread-0\]: Error due to", r"\[kafka-log-cleaner
           r"\[kafka-log-cleaner-thread-0\]: \n\tLog cleaner thread 0 cleaned log __consumer_offsets-\d+ \(dirty section "
           r"= \[\d+, \d+\]\)\n(?:\t.*\n){7}"]
 ROLL = [r"\[LocalLog partition=[\w.-]+-\d+, dir=/var/kafka-logs\] Rolled new log segment at offset \d+ in \d+ ms\."]
-# (logger, file) of the log cleaner and segments, per broker version: kraft-reference.md section 4.2
+# (logger, file) of the log cleaner and segments, per broker version: 3.5 moved ShutdownableThread to Java
+# (KAFKA-14706), whose logger is kafka.log.LogCleaner$CleanerThread, outside config/log4j.properties'
+# kafka.log.LogCleaner; 4.1 moved the cleaner to storage/.../internals/log/ (KAFKA-14485), routed by
+# config/log4j2.yaml
 CLEANER_ROUTES = {
     "3.9": {"kafka.log.LogCleaner": ("log-cleaner.log", CLEANING + THREAD[2:]),
             "kafka.log.LogCleaner$CleanerThread": ("server.log", THREAD[:2]),

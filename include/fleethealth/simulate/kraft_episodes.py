@@ -1,7 +1,11 @@
 """What a KRaft node logs of the cluster's episodes: a Raft leader election and a broker fencing.
 
 Each function returns {file name: [(ms, text)]} for the node `w.node` (a kraft_logs.KraftLogs), every
-line in the form kraft-reference.md gives for the node's version (sections 1 and 2).
+line in the form the Kafka source gives for the node's version: the fencing in
+metadata/src/main/java/org/apache/kafka/controller/ (ReplicationControlManager.java, BrokerHeartbeatManager.java)
+and core/src/main/scala/kafka/server/BrokerLifecycleManager.scala, the election in
+raft/src/main/java/org/apache/kafka/raft/ (KafkaRaftClient.java, QuorumState.java, LeaderState.java) and
+QuorumController.java.
 """
 from __future__ import annotations
 

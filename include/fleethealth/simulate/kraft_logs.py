@@ -1,8 +1,8 @@
 """A KRaft node's log files (a dedicated controller or a broker), one UTC hour at a time.
 
 Same files and layout as a ZooKeeper-mode broker (`[%d] %p %m (%c)%n`, hourly `<name>.YYYY-MM-DD-HH`;
-4.x writes it with log4j2's RollingFile, same pattern and names), with the routing of kraft-reference.md
-section 0: QuorumController & co. in controller.log; Raft, MetadataLoader, SnapshotGenerator, fault
+4.x writes it with log4j2's RollingFile, same pattern and names), with the routing of Kafka's default
+config/log4j.properties (3.x) and config/log4j2.yaml (4.x): QuorumController & co. in controller.log; Raft, MetadataLoader, SnapshotGenerator, fault
 handlers and BrokerLifecycleManager in server.log; the cleaner thread's "Error due to"/"Stopped" in
 server.log on 3.5 - 4.0 (logger kafka.log.LogCleaner$CleanerThread) and in log-cleaner.log on 4.1
 (org.apache.kafka.storage.internals.log.LogCleaner$CleanerThread).

@@ -1,6 +1,7 @@
 """The Raft states' toString as KRaft nodes log them in "Completed transition to {} from {}", per version.
 
-Read from the Kafka source (kraft-reference.md section 2.1): 3.9 has Unattached/Candidate/Follower/
+Read from the Kafka source (raft/src/main/java/org/apache/kafka/raft/: QuorumState.java logs the line, each
+state's toString in its own file, FollowerState.java, LeaderState.java ...): 3.9 has Unattached/Candidate/Follower/
 Leader/Resigned; 4.0+ adds ProspectiveState (KIP-996 Pre-Vote), renames Unattached to UnattachedState,
 shows `votedKey` on followers and an `epochElection` instead of `retries`/`voteStates`; 4.1's Leader
 names its local voter node.

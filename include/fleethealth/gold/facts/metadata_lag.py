@@ -1,7 +1,8 @@
 """How far each KRaft node's applied metadata is behind the quorum's, from JMX and the MetadataLoader's log.
 
-Signals and limits: fleethealth.gold.detectors.metadata_lag, the detector that reads these
-(kraft-reference.md section 3: lag recipes (a) - (d)).
+Signals and limits: fleethealth.gold.detectors.metadata_lag, the detector that reads these (the beans
+of Kafka's BrokerServerMetrics.scala, 4.x server/.../metrics/BrokerServerMetrics.java, QuorumControllerMetrics.java
+and raft/.../internals/KafkaRaftMetrics.java: fleet/mbeans.yaml).
 """
 from __future__ import annotations
 
