@@ -3,8 +3,9 @@ parsed to silver and compared exactly with its `-expected.json`: the rows of eac
 source feeds (every typed field), its quarantine rows, and its reconciliation (bronze = silver +
 quarantine).
 
-Folders: kafka, zookeeper (log4j; a case is `<version>_<log name>`, e.g. `1.1.0_state-change.log`,
-the version going into the inventory; `-real` after it marks a verbatim excerpt of a public log,
+Folders: one per format of each declared source (fleethealth.fleet.sources): kafka, zookeeper
+(log4j; a case is `<version>_<log name>`, e.g. `1.1.0_state-change.log`, the version going into the
+inventory; `-real` after it marks a verbatim excerpt of a public log,
 see ORIGIN.md), jolokia, prometheus, jstack, logdirs (a case is named after its source and version).
 The expected file of `x.log…` is `x-expected.json`, of `x.json|.jsonl|.txt|.prom` `x-expected.json`.
 
@@ -31,6 +32,7 @@ import pytest
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.bronze import tables as bronze
 from fleethealth.cli.parse import CONSTANT_COLUMNS, utc_text
+from fleethealth.fleet import sources as fleet
 from fleethealth.fleet.inventory import parse_inventory
 from fleethealth.pull.landing import Landed
 from fleethealth.silver import tables as silver
@@ -50,14 +52,16 @@ class Source:
     versioned: bool = False  # case names start with `<kafka or zookeeper version>_`
 
 
-SOURCES = {
-    "kafka": Source("kafka", ("silver.kafka_events",), "UTC", versioned=True),
-    "zookeeper": Source("zookeeper", ("silver.zk_events",), "UTC", versioned=True),
-    "jolokia": Source("jmx", ("silver.jmx_samples",)),
-    "prometheus": Source("jmx", ("silver.jmx_samples",)),
-    "jstack": Source("threaddumps", ("silver.threads", "silver.deadlocks")),
-    "logdirs": Source("logdirs", ("silver.partition_sizes",)),
-}
+def _spec(fmt: str) -> Source:
+    """A format's golden cases, from its source's declaration (fleethealth.fleet.sources)."""
+    source = fleet.SOURCES[fleet.FORMATS[fmt]]
+    log = source.reader == "log4j"
+    return Source(source.name, (source.silver_table, *source.extra_tables), "UTC" if log else "America/New_York",
+                  versioned=log)
+
+
+# every format of every declared source has its folder of golden cases
+SOURCES = {fmt: _spec(fmt) for fmt in fleet.FORMATS}
 
 
 def expected_path(raw: Path) -> Path:
@@ -80,7 +84,7 @@ CASES = _cases()
 def _host(i: int, source: str, raw: Path) -> dict:
     spec = SOURCES[source]
     version = raw.name.split("_", 1)[0].removesuffix("-real") if spec.versioned else "2.8.1"
-    if source == "zookeeper":
+    if fleet.SOURCES[spec.landing].role == "zookeeper":
         return {"host": f"case-{i}", "role": "zookeeper", "zk_myid": i}
     host = {"host": f"case-{i}", "role": "kafka", "broker_id": i, "kafka_version": version}
     return dict(host, controller=True) if int(version.split(".")[0]) >= 4 else host   # 4.x: KRaft only

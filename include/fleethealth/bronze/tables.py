@@ -28,6 +28,7 @@ from fleethealth.runtime.frames import local_frame
 ENGINE_READER = "io.fleethealth.engine.LineFiles"
 MAX_RECORD_BYTES = 64 * 1024**2
 WHOLE_FILE_SOURCES = tuple(s.name for s in SOURCES.values() if s.whole_file)
+JSON_SOURCES = tuple(s.name for s in SOURCES.values() if s.reader == "json_lines")
 
 SCHEMA = T.StructType([
     T.StructField("cluster", T.StringType(), False),
@@ -71,11 +72,12 @@ def is_prometheus(source: Column, file: Column) -> Column:
 
 
 def record_mode(x: Landed) -> str:
-    """How the engine's reader makes records of a landed file: l (lines), w (the whole file) or j
-    (a JMX JSON file: whole when pretty-printed, else JSON lines)."""
+    """How the engine's reader makes records of a landed file, by its source's reader
+    (fleethealth.fleet.sources): l (lines), w (the whole file: a snapshot, or a jmx_exporter scrape) or
+    j (a JSON file: whole when pretty-printed, else JSON lines)."""
     if x.source in WHOLE_FILE_SOURCES or (x.source == "jmx" and re.search(PROMETHEUS_FILE, x.file)):
         return "w"
-    return "j" if x.source == "jmx" else "l"
+    return "j" if x.source in JSON_SOURCES else "l"
 
 
 def read(spark: SparkSession, landed: list[Landed], landing_dir: Path, hour: datetime) -> DataFrame:

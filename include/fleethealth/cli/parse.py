@@ -52,9 +52,9 @@ def parsed_file(spark: SparkSession, raw: Path, source: str, timezone: str = "UT
     from fleethealth.silver import tables as silver
 
     folder = SOURCES[source]
-    role = "zookeeper" if folder == "zookeeper" else "kafka"
-    host = ({"host": "file", "role": role, "broker_id": 0, "kafka_version": "0.0.0"} if role == "kafka"
-            else {"host": "file", "role": role, "zk_myid": 0})
+    role = FLEET_SOURCES[folder].role
+    host = ({"host": "file", "role": role, "zk_myid": 0} if role == "zookeeper"
+            else {"host": "file", "role": role, "broker_id": 0, "kafka_version": "0.0.0"})
     inventory = parse_inventory({"clusters": [{"name": "parse", "timezone": timezone, "root": "/",
                                                "hosts": [host]}]}, "--timezone")
     hour = NO_HOUR

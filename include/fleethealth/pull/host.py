@@ -15,7 +15,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from fleethealth.fleet.inventory import Host
-from fleethealth.fleet.sources import NAMES as SOURCES
+from fleethealth.fleet.sources import SOURCES
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, LIVE_WINDOW, file_span, hour_label, in_hour, time_in_name
 from fleethealth.pull import linecut
@@ -38,13 +38,14 @@ class PullDeadline(TransportError):
 
 
 def placed_by_lines(source: str, name: str) -> str:
-    """How a file's records find their hours: "log" (every Kafka and ZooKeeper log, and thread dumps
-    without a capture time in their name: by their lines' timestamps), "json" (a JSON-lines JMX export
-    without a time in its name: by its lines' Jolokia timestamps, if it has any) or "" (by the time in
-    its name, else its mtime: snapshots, scrapes, rolled exports)."""
-    if source in ("kafka", "zookeeper") or (source == "threaddumps" and not time_in_name(name)):
+    """How a file's records find their hours (its source's `placed_by`, fleethealth.fleet.sources):
+    "log" (by its lines' timestamps: every log, and thread dumps without a capture time in their name),
+    "json" (a JSON-lines JMX export without a time in its name: by its lines' Jolokia timestamps, if it
+    has any) or "" (by the time in its name, else its mtime: snapshots, scrapes, rolled exports)."""
+    placed_by = SOURCES[source].placed_by
+    if placed_by == "lines" or (placed_by == "lines_unless_named" and not time_in_name(name)):
         return "log"
-    if source == "jmx" and not time_in_name(name) and not name.endswith(".gz") \
+    if placed_by == "json_lines" and not time_in_name(name) and not name.endswith(".gz") \
             and not re.search(PROMETHEUS_FILE, name):
         return "json"
     return ""

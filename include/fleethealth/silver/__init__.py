@@ -8,6 +8,7 @@ are data (`rules/*.yaml`), read by the generic engine `parsers/rules.py`; jmx_ex
 back onto MBeans through `jmx_prometheus_mapping.yaml`. The layer's job (`job`: read the published
 bronze, compute, gate, publish) is run by fleethealth.pipeline.
 """
+from fleethealth.fleet.sources import event_rules
 from fleethealth.quality import suites
 
 
@@ -19,5 +20,6 @@ def _event_types(source: str):
     return values
 
 
-suites.register_values("kafka_event_types", _event_types("kafka"))
-suites.register_values("zookeeper_event_types", _event_types("zookeeper"))
+# "$values:<source>_event_types" of each log4j source (kafka_event_types, zookeeper_event_types, ...)
+for _source in event_rules():
+    suites.register_values(f"{_source}_event_types", _event_types(_source))

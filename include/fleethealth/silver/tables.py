@@ -3,6 +3,7 @@ reconciliation that proves nothing was lost (per host, source and hour: bronze =
 """
 from __future__ import annotations
 
+import importlib
 from functools import reduce
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -11,9 +12,9 @@ from pyspark.sql import types as T
 
 from fleethealth.bronze.tables import is_prometheus
 from fleethealth.fleet.inventory import Inventory
-from fleethealth.fleet.sources import SOURCES
+from fleethealth.fleet.sources import SOURCES, Source
 from fleethealth.runtime.frames import local_frame
-from fleethealth.silver.parsers import jolokia, log4j, logdirs, prometheus, threaddump
+from fleethealth.silver.parsers import jolokia, log4j, prometheus, threaddump
 
 MAX_QUARANTINED_RECORD_CHARS = 4000
 MAX_FILE_PROBLEMS = 5   # per host, source and hour in silver.reconciliation (all are in silver.quarantine)
@@ -34,6 +35,7 @@ HOSTS_SCHEMA = T.StructType([
 # controller (role controller, or a combined broker)
 HOSTS_KRAFT_FIELDS = [T.StructField("mode", T.StringType(), False), T.StructField("controller", T.BooleanType(), False)]
 
+ID_COLUMNS = ("broker_id", "zk_myid")   # the inventory ids a source's rows may carry (its `id_column`)
 QUARANTINE_COLUMNS = ["cluster", "host", "source", "file", "line_number", "line_count", "record", "reason", "hour"]
 
 
@@ -51,8 +53,9 @@ def _quarantine(df: DataFrame) -> DataFrame:
         F.substring("record", 1, MAX_QUARANTINED_RECORD_CHARS).alias("record"), "reason", "hour")
 
 
-def _log_events(bronze: DataFrame, hosts: DataFrame, fmt: log4j.LogFormat) -> tuple[DataFrame, DataFrame]:
-    lines = bronze.where(F.col("source") == fmt.name)
+def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source) -> tuple[DataFrame, DataFrame]:
+    fmt = log4j.LAYOUTS[source.layout]
+    lines = bronze.where(F.col("source") == source.name)
     records, orphans = log4j.assemble(lines, fmt)
     records = records.join(F.broadcast(hosts.select("cluster", "host", "timezone", "broker_id", "zk_myid")),
                            ["cluster", "host"], "left")
@@ -68,13 +71,13 @@ def _log_events(bronze: DataFrame, hosts: DataFrame, fmt: log4j.LogFormat) -> tu
                   .unionByName(orphans.select(*log4j.LINEAGE, "line_number", F.lit(1).alias("line_count"),
                                               "record", F.lit("continuation line before the first record "
                                                               "of its file").alias("reason"))))
-    events = log4j.with_events(parsed.where(F.col("_bad").isNull()).drop("_bad", "text"), fmt.name)
+    events = log4j.with_events(parsed.where(F.col("_bad").isNull()).drop("_bad", "text"), source.name)
     # the log's name from its file's: one regex per file, not per record
     logs = lines.select("file").distinct().withColumn("log", F.regexp_extract("file", r"([^/]+?)\.log(?:\.[^/]*)?$", 1))
-    events = events.join(F.broadcast(logs), "file", "left").drop("timezone", "file_sha256",
-                                                                  "zk_myid" if fmt is log4j.KAFKA else "broker_id")
-    id_col = "broker_id" if fmt is log4j.KAFKA else "zk_myid"
-    lead = ["cluster", "host", id_col, "log", "ts", "level", "logger", "thread", "message", "detail", "event_type"]
+    other_ids = [c for c in ID_COLUMNS if c != source.id_column]
+    events = events.join(F.broadcast(logs), "file", "left").drop("timezone", "file_sha256", *other_ids)
+    lead = ["cluster", "host", *[c for c in (source.id_column,) if c], "log", "ts", "level", "logger", "thread",
+            "message", "detail", "event_type"]
     rest = [c for c in events.columns if c not in lead]
     return events.select(*lead, *rest), _quarantine(quarantine)
 
@@ -88,9 +91,10 @@ def file_quarantine(files: DataFrame) -> DataFrame:
         .alias("reason"), "hour"))
 
 
-def _with_broker_id(df: DataFrame, tz: DataFrame) -> DataFrame:
-    df = df.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
-    return df.select("cluster", "host", "broker_id", *[c for c in df.columns if c not in ("cluster", "host", "broker_id")])
+def _with_id(df: DataFrame, hosts: DataFrame, id_column: str = "broker_id") -> DataFrame:
+    """`df` with its host's inventory id (`hosts`: any frame with cluster, host and the id) after host."""
+    df = df.join(F.broadcast(hosts.select("cluster", "host", id_column)), ["cluster", "host"], "left")
+    return df.select("cluster", "host", id_column, *[c for c in df.columns if c not in ("cluster", "host", id_column)])
 
 
 def _tz(hosts: DataFrame) -> DataFrame:
@@ -104,7 +108,7 @@ def _zone() -> Column:
 def _jolokia(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
     reads = bronze.where((F.col("source") == "jmx") & ~is_prometheus(F.col("source"), F.col("file")))
     samples, q = jolokia.parse(reads)
-    return {"silver.jmx_samples": _with_broker_id(samples, _tz(hosts))}, [_quarantine(q)]
+    return {"silver.jmx_samples": _with_id(samples, _tz(hosts))}, [_quarantine(q)]
 
 
 def _prometheus(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
@@ -112,7 +116,7 @@ def _prometheus(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFram
     scrapes = (bronze.where(is_prometheus(F.col("source"), F.col("file")))
                .join(F.broadcast(tz.drop("broker_id")), ["cluster", "host"], "left"))
     samples, q = prometheus.parse(scrapes, _zone())
-    return {"silver.jmx_samples": _with_broker_id(samples, tz)}, [_quarantine(q)]
+    return {"silver.jmx_samples": _with_id(samples, tz)}, [_quarantine(q)]
 
 
 def _threaddumps(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
@@ -121,28 +125,53 @@ def _threaddumps(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFra
     threads, q_dumps = threaddump.parse(dumps, _zone())
     threads = threads.join(F.broadcast(tz.select("cluster", "host", "broker_id")), ["cluster", "host"], "left")
     cycles, q_cycles = threaddump.deadlocks(dumps, _zone())
-    return ({"silver.threads": threads, "silver.deadlocks": _with_broker_id(cycles, tz)},
+    return ({"silver.threads": threads, "silver.deadlocks": _with_id(cycles, tz)},
             [_quarantine(q_dumps), _quarantine(q_cycles)])
 
 
-def _logdirs(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
-    snaps = (bronze.where(F.col("source") == "logdirs")
-             .join(F.broadcast(_tz(hosts).drop("broker_id")), ["cluster", "host"], "left"))
-    sizes, q_logdirs = logdirs.parse(snaps, _zone())
-    return {"silver.partition_sizes": sizes}, [_quarantine(q_logdirs)]
-
-
-def _logs(fmt: log4j.LogFormat):
+def _snapshot(source: Source, parser: str):
+    """The part of a format read by `fleethealth.silver.parsers.<parser>.parse(rows, timezone)` ->
+    (rows, quarantine): the source's bronze rows with their host's time zone; its id column added
+    from the inventory when the parser does not give it."""
     def part(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
-        events, q = _log_events(bronze, hosts, fmt)
-        return {SILVER_OF_SOURCE[fmt.name]: events}, [q]
+        module = importlib.import_module(f"fleethealth.silver.parsers.{parser}")
+        rows = (bronze.where(F.col("source") == source.name)
+                .join(F.broadcast(_tz(hosts).drop("broker_id")), ["cluster", "host"], "left"))
+        table, q = module.parse(rows, _zone())
+        if source.id_column and source.id_column not in table.columns:
+            table = _with_id(table, hosts, source.id_column)
+        return {source.silver_table: table}, [_quarantine(q)]
     return part
+
+
+def _logs(source: Source):
+    def part(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
+        events, q = _log_events(bronze, hosts, source)
+        return {source.silver_table: events}, [q]
+    return part
+
+
+# the parts of silver that are code of their own (the JMX formats and thread dumps, which also feed
+# silver.deadlocks); every other format's part is derived from its source's declaration
+_OWN_PARTS = {"jolokia": _jolokia, "prometheus": _prometheus, "jstack": _threaddumps}
+
+
+def _parts() -> dict:
+    parts = {}
+    for source in SOURCES.values():
+        for i, fmt in enumerate(source.formats):
+            if source.reader == "log4j":
+                parts[fmt] = _logs(source)
+            elif fmt in _OWN_PARTS:
+                parts[fmt] = _OWN_PARTS[fmt]
+            else:
+                parts[fmt] = _snapshot(source, source.parsers[i])
+    return parts
 
 
 # the parts of silver, one per format of a source (fleethealth.fleet.sources): (tables, quarantines)
 # of bronze and the hosts
-PARTS = {"kafka": _logs(log4j.KAFKA), "zookeeper": _logs(log4j.ZOOKEEPER), "jolokia": _jolokia,
-         "prometheus": _prometheus, "jstack": _threaddumps, "logdirs": _logdirs}
+PARTS = _parts()
 
 
 def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory,

@@ -45,6 +45,10 @@ ZOOKEEPER = LogFormat(
     groups={"ts": 1, "myid": 2, "level": 3, "thread": 4, "logger": 5, "code_line": 6, "body": 7},
 )
 
+# the engine's log4j layouts by name (a source's `layout`, fleethealth.fleet.sources)
+LAYOUTS = {f.name: f for f in (KAFKA, ZOOKEEPER)}
+
+
 def assemble(lines: DataFrame, fmt: LogFormat) -> tuple[DataFrame, DataFrame]:
     """(records, orphans) from bronze lines of one log format.
 
@@ -94,6 +98,6 @@ def parse_records(records: DataFrame, fmt: LogFormat, timezone: Column) -> DataF
 
 
 def with_events(parsed: DataFrame, source: str) -> DataFrame:
-    """Add event_type and the typed fields of the source's event rules (rules/<source>_events.yaml),
+    """Add event_type and the typed fields of the source's event rules (its `rules`, under rules/),
     matched on the record's body: message and detail joined by \\n."""
     return rule_engine.with_event_columns(parsed, rule_engine.load_rules(source), "message", "detail", "logger")

@@ -75,7 +75,11 @@ def load_fields() -> dict[str, Field]:
 
 @lru_cache(maxsize=None)
 def load_rules(source: str) -> tuple[Rule, ...]:
-    name = f"{source}_events.yaml"
+    """The event rules of a log4j `source`: its declared `rules` file (fleethealth.fleet.sources; an
+    undeclared name, a test's, reads `<name>_events.yaml`)."""
+    from fleethealth.fleet.sources import event_rules
+
+    name = event_rules().get(source, f"{source}_events.yaml")
     known = load_fields()
     rules = []
     for i, raw in enumerate(_read_yaml(name).get("rules", [])):
