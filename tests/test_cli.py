@@ -495,15 +495,15 @@ def test_choices_are_listed_and_anything_else_refused_with_the_list(capsys):
     from fleethealth.cli.parse import SOURCES
     from fleethealth.simulate import KRAFT_SCENARIOS, SCENARIOS
 
-    assert list(SOURCES) == ["kafka", "zookeeper", "jolokia", "prometheus", "jstack", "logdirs"]
+    assert list(SOURCES) == ["kafka", "zookeeper", "jolokia", "prometheus", "jstack", "logdirs", "groups"]
     source = next(a for a in _subcommands()["parse"]._actions if a.dest == "source")
-    assert source.help == "what the file is: one of kafka, zookeeper, jolokia, prometheus, jstack, logdirs"
+    assert source.help == "what the file is: one of kafka, zookeeper, jolokia, prometheus, jstack, logdirs, groups"
     with pytest.raises(SystemExit) as exit_:
         cli.main(["parse", "--source", "kafak", "server.log"])
     assert exit_.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         "fleethealth parse: error: argument --source: invalid choice: 'kafak' (choose from 'kafka', 'zookeeper', "
-        "'jolokia', 'prometheus', 'jstack', 'logdirs')")
+        "'jolokia', 'prometheus', 'jstack', 'logdirs', 'groups')")
 
     known = ", ".join(SCENARIOS + KRAFT_SCENARIOS)
     assert known.startswith("healthy, pm1-deadlock, ") and known.endswith(", kraft-dead-cleaner")

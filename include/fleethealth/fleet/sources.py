@@ -77,6 +77,9 @@ SOURCES = {s.name: s for s in (
     Source("threaddumps", "silver.threads", ("jstack",), "lines_unless_named", "snapshot",
            extra_tables=("silver.deadlocks",)),
     Source("logdirs", "silver.partition_sizes", ("logdirs",), "name", "lines", parsers=("logdirs",)),
+    # kafka-consumer-groups.sh --describe [--state] snapshots, taken on one host for the whole cluster
+    Source("groups", "silver.consumer_offsets", ("groups",), "name", "snapshot", id_column=None, scope="cluster",
+           parsers=("groups",)),
 )}
 NAMES = tuple(SOURCES)
 # format -> its source

@@ -50,6 +50,7 @@ TABLES = {t.qualified: t for t in (
     Table("silver", "threads", doc="thread-dump threads: name, state, top frames"),
     Table("silver", "deadlocks", doc="thread-dump Java-level deadlock cycles: one row per thread, lock awaited/held"),
     Table("silver", "partition_sizes", doc="log-dir snapshot partition sizes per broker"),
+    Table("silver", "consumer_offsets", doc="consumer-groups snapshot offsets and lag per group, topic and partition"),
     Table("silver", "quarantine", doc="bronze records that did not parse, with the reason"),
     Table("silver", "reconciliation", doc="per source and hour: bronze = silver + quarantine"),
     Table("gold", "consumer_offsets_partitions", doc="__consumer_offsets partition size and growth per broker-hour"),

@@ -2,8 +2,8 @@
 
 In: bronze.records and bronze.files of an hour, and the inventory (time zones, roles). Out (`tables`):
 silver.kafka_events, silver.zk_events, silver.jmx_samples, silver.threads, silver.deadlocks,
-silver.partition_sizes, silver.quarantine (every record that did not parse, with its reason) and
-silver.reconciliation (bronze records = silver + quarantine, per host, source and hour). Log rules
+silver.partition_sizes, silver.consumer_offsets, silver.quarantine (every record that did not parse,
+with its reason) and silver.reconciliation (bronze records = silver + quarantine, per host, source and hour). Log rules
 are data (`rules/*.yaml`), read by the generic engine `parsers/rules.py`; jmx_exporter series map
 back onto MBeans through `jmx_prometheus_mapping.yaml`. The layer's job (`job`: read the published
 bronze, compute, gate, publish) is run by fleethealth.pipeline.
