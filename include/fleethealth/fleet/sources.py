@@ -50,6 +50,8 @@ class Source:
     def __post_init__(self):
         assert self.placed_by in PLACEMENTS and self.reader in READERS and self.scope in ("host", "cluster")
         assert (self.reader == "log4j") == bool(self.layout) == bool(self.rules), self.name
+        # a cluster-wide file's rows are not one host's: no host id on them
+        assert self.scope == "host" or self.id_column is None, self.name
 
     @property
     def counts_lines(self) -> bool:
