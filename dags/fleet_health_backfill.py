@@ -70,7 +70,7 @@ with DAG(
 
     @task
     def list_hosts(params=None) -> list[str]:
-        from fleethealth.fleet.inventory import load_inventory
+        from fleethealth.notify.inventory import load_inventory
 
         return [h.host for h in load_inventory(params["inventory"]).hosts]
 
@@ -80,7 +80,7 @@ with DAG(
     def pull(host: str, hours: list[str], params=None) -> int:
         """Every hour of the window from one host; an hour that fails does not stop the next ones, and
         the task fails at the end naming them (a retry pulls what is still new)."""
-        from fleethealth.fleet.inventory import load_inventory
+        from fleethealth.notify.inventory import load_inventory
         from fleethealth.lake.hours import parse_hour
         from fleethealth.pull.hour import pull_host
         from fleethealth.pull.landing import PullError
@@ -118,7 +118,7 @@ with DAG(
 
     @task(execution_timeout=NOTIFY_TIMEOUT, trigger_rule=AFTER_WINDOW)
     def notify(params=None) -> str:
-        from fleethealth.fleet.inventory import load_inventory
+        from fleethealth.notify.inventory import load_inventory
         from fleethealth.notify import notify as send
 
         channels = load_inventory(params["inventory"]).notifications

@@ -87,7 +87,7 @@ with DAG(
 
     @task
     def list_hosts(params=None) -> list[str]:
-        from fleethealth.fleet.inventory import load_inventory
+        from fleethealth.notify.inventory import load_inventory
 
         return [h.host for h in load_inventory(params["inventory"]).hosts]
 
@@ -97,7 +97,7 @@ with DAG(
           execution_timeout=PULL_TIMEOUT,
           max_retry_delay=timedelta(minutes=10), map_index_template="{{ task.op_kwargs['host'] }}")
     def pull(host: str, hour: str, params=None) -> int:
-        from fleethealth.fleet.inventory import load_inventory
+        from fleethealth.notify.inventory import load_inventory
         from fleethealth.lake.hours import parse_hour
         from fleethealth.pull.hour import pull_host
 
@@ -132,7 +132,7 @@ with DAG(
     # Alertmanager is kept equal to the open incidents at every run (state, not news).
     @task(execution_timeout=NOTIFY_TIMEOUT)
     def notify(params=None) -> str:
-        from fleethealth.fleet.inventory import load_inventory
+        from fleethealth.notify.inventory import load_inventory
         from fleethealth.notify import notify as send
 
         channels = load_inventory(params["inventory"]).notifications

@@ -16,7 +16,8 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from fleethealth.fleet.inventory import InventoryError, load_inventory
+from fleethealth.fleet.inventory import InventoryError
+from fleethealth.notify.inventory import load_inventory
 from fleethealth.lake import locks, tables as lake_tables
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, parse_window
