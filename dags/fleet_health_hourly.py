@@ -12,11 +12,11 @@ Write-audit-publish: each layer computes its hour, runs the layer's Great Expect
 table) and the next layer starts. A red `bronze_silver_gold` task whose log says
 `<hour>: FAILED quality gate validate_<layer>, nothing of the layer published` names the failed
 expectation and offending rows; that layer's and the higher layers' published tables are unchanged
-and the rejected tables are in `<lakehouse>/_staging/<hour>/<layer>/`. gold publishes health facts, `gold.incidents` (open /
-resolved) and `gold.incident_history`; then `notify` sends each new state change of an incident
-that is still news to the inventory's `notifications:` channels (webhook, e-mail, Slack,
-Alertmanager), at least once with an idempotency key, and
-`report` refreshes the offline HTML report of the last 24 hours, `<lakehouse>/report/index.html`.
+and the rejected tables are in `<lakehouse>/_staging/<hour>/<layer>/`. gold publishes health
+facts, `gold.incidents` (open / resolved) and `gold.incident_history`; then `notify` sends each
+new state change of an incident that is still news to the inventory's `notifications:` channels
+(webhook, e-mail, Slack, Alertmanager), at least once with an idempotency key, and `report`
+refreshes the offline HTML report of the last 24 hours, `<lakehouse>/report/index.html`.
 
 The processed hour is explicit: the data interval of `CronDataIntervalTimetable` (Airflow 3
 cron schedules have zero-width intervals), or the `hour` param (ISO-8601 UTC) for a manual run; an

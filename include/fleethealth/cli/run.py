@@ -39,8 +39,8 @@ def cmd_run(args) -> int:
     """Pull, then bronze, silver and gold, each computed, validated hour by hour by its gate and
     published (the DAG's steps in one Spark session). Consecutive hours are processed as windows
     (silver and gold computed once per window and the hours that passed published together,
-    pipeline.window), each window holding its hours' locks from pull to publish. A failed critical expectation fails that hour (its layer and everything above
-    it unpublished) and the command exits 1 naming the expectation. Ctrl-C or SIGTERM cancels the
+    pipeline.window), each window holding its hours' locks from pull to publish. A failed critical
+    expectation fails that hour (its layer and everything above it unpublished) and the command exits 1 naming the expectation. Ctrl-C or SIGTERM cancels the
     Spark jobs, publishes nothing more (a layer being published is finished: runtime.interrupt),
     prints one line naming the hours not published and exits 130 or 143."""
     inventory = load_inventory(args.inventory)

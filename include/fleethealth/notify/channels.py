@@ -88,7 +88,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _URL_RE.sub(lambda m: redact_url(m.group(0)), text)
 
 
-# ------------------------------------------------------------------------------------------ building blocks of a type's Settings
+# -------------------------------------------------------------------------- building blocks of a type's Settings
 def _url(value: Any) -> str:
     """A webhook or Alertmanager URL; a mistake does not repeat it (a webhook's path may hold its token)."""
     if not isinstance(value, str):

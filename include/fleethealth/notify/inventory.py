@@ -18,6 +18,7 @@ from fleethealth.runtime import config
 from fleethealth.runtime.validation import Schema, check, fail, key_path, required, says
 from fleethealth.runtime.vocabulary import SEVERITY_RANK
 
+
 def load_inventory(path: str | Path) -> fleet_inventory.Inventory:
     """fleet.inventory.load_inventory with `notifications:` read: an InventoryError lists a bad
     channel with the inventory's other mistakes."""
@@ -56,6 +57,7 @@ def types() -> dict[str, ChannelType]:
             raise TypeError(f"channel type module {name}: its Settings lack its KEY {module.KEY!r}")
         out[module.TYPE] = module
     return out
+
 
 # ------------------------------------------------------------------------------------------ validation
 def _names(what: str) -> Any:

@@ -58,7 +58,8 @@ def layers_step(lakehouse: Lakehouse, application: str, name: str, window_args: 
         conn_id=config.SPARK_CONN_ID,
         name=name,
         conf=spark_conf(lakehouse.warehouse, tables=lakehouse.tables, short_lived=True, deployment=False),
-        application_args=[*window_args, "--lakehouse", "{{ params.lakehouse }}", "--inventory", "{{ params.inventory }}"],
+        application_args=[*window_args, "--lakehouse", "{{ params.lakehouse }}",
+                          "--inventory", "{{ params.inventory }}"],
         trigger_rule=trigger_rule,
         outlets=[Asset(f"fleethealth.{q}") for q in lake.layer_tables("gold")],
     )
@@ -126,7 +127,8 @@ def notify(params: dict) -> str:
     from fleethealth.notify.inventory import load_inventory
 
     channels = load_inventory(params["inventory"]).notifications
-    summary = send(Lakehouse.at(params["lakehouse"]), channels).summary() if channels else "notifications: none configured"
+    summary = (send(Lakehouse.at(params["lakehouse"]), channels).summary() if channels
+               else "notifications: none configured")
     print(summary)
     return summary
 
