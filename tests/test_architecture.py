@@ -2,6 +2,11 @@
 the DAG file's imports free of Spark and set-up code, and the tree that
 docs/architecture.md shows equal to the packages and their docstrings.
 
+An edge is an import (at any level), a module imported by name (importlib.import_module, __import__,
+importlib.resources.files with a literal or f-string naming fleethealth.X) and a data file read from
+another package (a literal path such as "gold/runbooks.yaml"): each counts as the import of that
+module or package. A name computed at run time is allowed only where BY_NAME_ALLOWED says why.
+
 `python tests/test_architecture.py` prints the tree as the docs must show it.
 """
 from __future__ import annotations
@@ -28,6 +33,16 @@ ORDER = ("runtime", "lake", "fleet", "quality", "pull", "pull/transports", "bron
          "simulate", "cli", "setup")
 # imports of a package above it, each with why it cannot go (none today)
 UPWARD_ALLOWED: dict[tuple[str, str], str] = {}
+# modules that import a module whose name is computed at run time (not a literal), each with why
+BY_NAME_ALLOWED = {
+    "fleethealth.notify.inventory": "FLEETHEALTH_NOTIFY_CHANNEL_MODULES: a deployment's channel types, the "
+                                    "documented extension point (docs/development.md)",
+    "fleethealth.cli.query_duckdb": "the query engine's third-party modules (pyarrow, deltalake, duckdb)",
+}
+# what a data file beside the code is (a literal path ending so, naming a file of the library, is a read of it)
+DATA_SUFFIXES = (".yaml", ".yml", ".json", ".csv", ".properties", ".txt", ".html", ".j2", ".sql", ".css", ".js")
+# functions whose first argument names a module: importlib.import_module, __import__, (importlib.)resources.files
+BY_NAME = ("import_module", "__import__", "files")
 # the line before the tree's block in docs/architecture.md (the docs' marker of a drawing)
 TREE_START = "<!-- readme-test: figure tree -->"
 
@@ -42,12 +57,14 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(LIBRARY.rglob("*.py"))}
 
 
-def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+def imports_of(name: str, path: Path, known: set[str], library: Path = LIBRARY) -> set[str]:
     """The fleethealth modules `name` imports anywhere in its file (function-level imports included):
-    `from a.b import c` is a.b.c when that is a module, else a.b."""
+    `from a.b import c` is a.b.c when that is a module, else a.b; and those it reaches otherwise
+    (by_name: a module named by a literal, a data file of another package)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -56,7 +73,69 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
                 base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
             for alias in node.names:
                 found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+    found |= by_name(name, tree, known, library)[0]
     return {m for m in found if m in known and m != name}
+
+
+def _literal(node: ast.AST, module: str) -> str | None:
+    """The text of a literal string, or of an f-string's leading literal part (`{__name__}` read as
+    the module's name); None for a name computed otherwise."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        text = ""
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                text += str(part.value)
+            elif isinstance(part.value, ast.Name) and part.value.id == "__name__":
+                text += module
+            else:
+                break
+        return text
+    return None
+
+
+def _owner(dotted: str, known: set[str]) -> str | None:
+    """The longest known module that `dotted` (a module name, or the start of one) names or is in."""
+    parts = dotted.rstrip(".").split(".")
+    for i in range(len(parts), 0, -1):
+        if ".".join(parts[:i]) in known:
+            return ".".join(parts[:i])
+    return None
+
+
+def _data_file(text: str, library: Path, known: set[str]) -> str | None:
+    """The package (module name) holding the library's data file that a literal path names
+    ("gold/runbooks.yaml", "fleethealth/gold/runbooks.yaml"), else None."""
+    if "/" not in text or not text.endswith(DATA_SUFFIXES):
+        return None
+    rel = text.split("fleethealth/", 1)[1] if "fleethealth/" in text else text.lstrip("./")
+    target = library / rel
+    if not target.is_file():
+        return None
+    return _owner(".".join(("fleethealth", *target.parent.relative_to(library).parts)), known)
+
+
+def by_name(name: str, tree: ast.AST, known: set[str], library: Path = LIBRARY) -> tuple[set[str], list[int]]:
+    """(the modules `name` reaches without an import statement: a call of BY_NAME naming fleethealth.X
+    by a literal or f-string, a data file of the library named by a literal path; the lines of a
+    BY_NAME call whose name is computed at run time)."""
+    found, computed = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            of = node.func.value if isinstance(node.func, ast.Attribute) else None
+            if func in BY_NAME and (func != "files" or getattr(of, "id", getattr(of, "attr", "")) == "resources"):
+                text = _literal(node.args[0], name)
+                owner = _owner(text, known) if text and text.startswith("fleethealth") else None
+                if text is None or (owner == "fleethealth" and text.rstrip(".") != "fleethealth"):
+                    computed.append(node.lineno)        # f"fleethealth.{package}": which one is computed
+                elif owner and owner != "fleethealth":  # the root's files are its packages'
+                    found.add(owner)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if owner := _data_file(node.value, library, known):
+                found.add(owner)
+    return found, computed
 
 
 def graph() -> dict[str, set[str]]:
@@ -112,6 +191,66 @@ def test_relative_and_function_level_imports_are_read(tmp_path):
     (pkg / "a.py").write_text("def f():\n    from ..gold import known_bugs\n    from . import b\n")
     known = {"fleethealth.gold.known_bugs", "fleethealth.sim.b", "fleethealth.gold"}
     assert imports_of("fleethealth.sim.a", pkg / "a.py", known) == {"fleethealth.gold.known_bugs", "fleethealth.sim.b"}
+
+
+def test_a_module_named_by_a_literal_and_a_data_file_of_another_package_are_edges(tmp_path):
+    """A module imported by name (a literal or f-string) and a data file read across packages are
+    imports: the layering test fails on fleet importing notify by name or reading gold's runbooks."""
+    lib = tmp_path / "fleethealth"
+    for package in ("fleet", "notify", "gold"):
+        (lib / package).mkdir(parents=True)
+        (lib / package / "__init__.py").write_text("")
+    (lib / "notify" / "webhook.py").write_text("")
+    (lib / "gold" / "runbooks.yaml").write_text("kinds: {}\n")
+    (lib / "gold" / "detectors").mkdir()
+    (lib / "gold" / "detectors" / "__init__.py").write_text(
+        "import importlib\ndef f(n):\n    return importlib.import_module(f'{__name__}.{n}')\n")
+    sources = {
+        "literal": "import importlib\ndef f():\n    return importlib.import_module('fleethealth.notify.webhook')\n",
+        "fstring": "import importlib\ndef f(t):\n    return importlib.import_module(f'fleethealth.notify.{t}')\n",
+        "dunder": "def f():\n    return __import__('fleethealth.notify.webhook')\n",
+        "resources": "from importlib import resources\nT = resources.files('fleethealth.gold').joinpath('x')\n",
+        "datafile": "from importlib import resources\n"
+                    "T = resources.files('fleethealth').joinpath('gold/runbooks.yaml').read_text()\n",
+        "computed": "import importlib, os\ndef f():\n    return importlib.import_module(os.environ['M'])\n",
+    }
+    for stem, text in sources.items():
+        (lib / "fleet" / f"{stem}.py").write_text(text)
+    known = {"fleethealth", "fleethealth.fleet", "fleethealth.notify", "fleethealth.notify.webhook", "fleethealth.gold",
+             "fleethealth.gold.detectors", *(f"fleethealth.fleet.{stem}" for stem in sources)}
+    edges = {f"fleethealth.fleet.{stem}": imports_of(f"fleethealth.fleet.{stem}", lib / "fleet" / f"{stem}.py",
+                                                     known, lib) for stem in sources}
+    assert edges == {"fleethealth.fleet.literal": {"fleethealth.notify.webhook"},
+                     "fleethealth.fleet.fstring": {"fleethealth.notify"},
+                     "fleethealth.fleet.dunder": {"fleethealth.notify.webhook"},
+                     "fleethealth.fleet.resources": {"fleethealth.gold"},
+                     "fleethealth.fleet.datafile": {"fleethealth.gold"},
+                     "fleethealth.fleet.computed": set()}
+    order = ["fleet", "gold", "notify"]
+    assert upward(package_graph(edges), order) == ["fleet -> gold", "fleet -> notify"]
+    # a computed name is seen, to be allowed or not (BY_NAME_ALLOWED); a package's own f-string is its own
+    assert by_name("fleethealth.fleet.computed", ast.parse(sources["computed"]), known, lib)[1] == [3]
+    detectors = lib / "gold" / "detectors" / "__init__.py"
+    assert imports_of("fleethealth.gold.detectors", detectors, known, lib) == set()
+
+
+def test_the_real_tree_fails_with_fleet_importing_notify_by_name_or_reading_gold_data():
+    """The checks above on the library as it is, with one module of fleet changed in memory."""
+    mods = modules()
+    known = set(mods)
+    for line in ('importlib.import_module("fleethealth.notify.webhook")',
+                 'resources.files("fleethealth").joinpath("gold/runbooks.yaml").read_text()'):
+        edges = graph()
+        edges["fleethealth.fleet.inventory"] = edges["fleethealth.fleet.inventory"] | by_name(
+            "fleethealth.fleet.inventory", ast.parse(line), known)[0]
+        found = upward(package_graph(edges), floors())
+        assert [x for x in found if tuple(x.split(" -> ")) not in UPWARD_ALLOWED] != [], line
+
+
+def test_a_module_named_at_run_time_is_allowed_only_with_a_reason():
+    found = {name for name, path in modules().items()
+             if by_name(name, ast.parse(path.read_text()), set(modules()))[1]}
+    assert found == set(BY_NAME_ALLOWED)
 
 
 def package_of(module: str) -> str:

@@ -316,7 +316,7 @@ def test_query_output_is_bounded_and_streamed(spark, incidents, tmp_path, capsys
     captured = capsys.readouterr()
     assert captured.out.splitlines()[1:] == ["broker_deadlock", "data_missing", "log_cleaner_dead"] and not captured.err
     # the default limit applies to what is printed
-    from fleethealth.cli.main import DEFAULT_QUERY_LIMIT
+    from fleethealth.cli.query_command import DEFAULT_QUERY_LIMIT
     assert cli.main(["query", "--engine", "spark", "--lakehouse", str(incidents), "--format", "json",
                      f"SELECT id FROM range({DEFAULT_QUERY_LIMIT + 5})"]) == 0
     captured = capsys.readouterr()
@@ -558,9 +558,11 @@ def test_a_run_of_one_window_starts_its_jvm_short_lived_as_the_dags_jobs(monkeyp
 
     from pyspark import SparkContext
 
+    from fleethealth.cli import run as cli_run
+
     hours = [datetime(2026, 11, 20, tzinfo=timezone.utc) + timedelta(hours=n) for n in range(4)]
     monkeypatch.setenv("FLEETHEALTH_RUN_WINDOW_HOURS", "3")
     monkeypatch.setattr(SparkContext, "_active_spark_context", None)
-    assert cli._one_window(hours[:3]) and not cli._one_window(hours)
+    assert cli_run._one_window(hours[:3]) and not cli_run._one_window(hours)
     monkeypatch.setattr(SparkContext, "_active_spark_context", object())
-    assert not cli._one_window(hours[:1])
+    assert not cli_run._one_window(hours[:1])

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from fleethealth.fleet.inventory import InventoryError, load_inventory
+from fleethealth.fleet.inventory import InventoryError
 from fleethealth.gold import thresholds
 from fleethealth.gold.thresholds import ThresholdError
+from fleethealth.notify.inventory import load_inventory  # with notifications: (their bounds are tested too)
 from fleethealth.runtime import config, yamlfile
 
 PROJECT = Path(__file__).resolve().parents[1]

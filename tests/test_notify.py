@@ -21,7 +21,8 @@ os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 from realservers import Receiver, Smtpd  # noqa: E402
 
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth.fleet.inventory import InventoryError, load_inventory  # noqa: E402
+from fleethealth.fleet.inventory import InventoryError  # noqa: E402
+from fleethealth.notify.inventory import load_inventory  # noqa: E402
 from fleethealth.lake import tables as lake  # noqa: E402
 from fleethealth.notify import messages, outbox  # noqa: E402
 from fleethealth.fleet.channels import Channel  # noqa: E402

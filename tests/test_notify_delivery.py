@@ -29,8 +29,10 @@ os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 from realservers import Alertmanager, Receiver, Smtpd, free_port  # noqa: E402
 from test_notify import HISTORY_SCHEMA, INCIDENTS  # noqa: E402
 
-from fleethealth.fleet.channels import Channel, redact, redact_url  # noqa: E402
-from fleethealth.fleet.inventory import InventoryError, load_inventory  # noqa: E402
+from fleethealth.fleet.channels import Channel  # noqa: E402
+from fleethealth.notify.channels import redact, redact_url  # noqa: E402
+from fleethealth.fleet.inventory import InventoryError  # noqa: E402
+from fleethealth.notify.inventory import load_inventory  # noqa: E402
 from fleethealth.lake import tables as lake  # noqa: E402
 from fleethealth.lake.catalog import Lakehouse  # noqa: E402
 from fleethealth.notify import outbox  # noqa: E402
@@ -455,7 +457,7 @@ def test_a_token_in_every_channels_url_appears_in_no_table_log_xcom_or_report(tm
 # ------------------------------------------------------------------------------------------ the seam
 PAGER = '''
 """A deployment's channel type: a pager that takes JSON with a routing key."""
-from fleethealth.fleet.channels import Url
+from fleethealth.notify.channels import Url
 from fleethealth.notify.webhook import post_json
 from fleethealth.runtime.validation import Schema, required
 

@@ -62,3 +62,39 @@ def test_some_layers_only_and_run_hour_raises_the_cause(layers, tmp_path):
     assert [layer for layer, _ in layers] == ["bronze", "silver"] and "incidents" not in out[H10]
     with pytest.raises(ValueError, match="bronze gate"):
         window.run_hour(None, H11, "inv.yaml", lakehouse)
+
+
+def test_the_run_loop_gathers_windows_and_reports_a_failed_hour_in_one_text(monkeypatch, tmp_path, capsys):
+    """pipeline.run.run_hours, the loop of `fleethealth run`/`backfill` and spark/backfill.py: hours
+    landed one by one, a window run when full or at the last hour, each hour given to `done`, a failed
+    one reported in failure_text's words (the same wherever it runs)."""
+    from fleethealth.pipeline import run
+    from fleethealth.quality.suites import QualityGateError
+
+    lakehouse = Lakehouse.at(tmp_path)
+    windows = []
+
+    def run_window(spark, hours, inventory, lakehouse, thresholds, echo):
+        windows.append(hours)
+        return {h: window.LayerFailed("silver", h, QualityGateError("expect_x failed"), {"bronze_records": 1})
+                if h == H11 else {"bronze_records": 2} for h in hours}
+
+    def land(hour):
+        if hour == H12:
+            raise run.NotLanded()
+        return [f"{hour:%H}.log"]
+
+    monkeypatch.setattr(window, "run_window", run_window)
+    monkeypatch.setattr(window, "full", lambda chunk: len(chunk) >= 2)
+    done, closed = [], []
+    progress = run.run_hours(None, [H10, H11, H12], land, "inventory.yaml", lakehouse, None, print,
+                             lambda hour, landed, out, seconds, n: done.append((hour, landed, n)),
+                             window_done=lambda: closed.append(1))
+    assert windows == [[H10, H11]] and closed == [1]          # H12 landed nothing: no window of its own
+    assert done == [(H10, ["10.log"], 2), (H11, ["11.log"], 2)]
+    assert (progress.published, progress.failed) == ([H10], [H11, H12])
+    assert capsys.readouterr().err == (
+        f"{H11.isoformat()}: FAILED quality gate validate_silver, nothing of the layer published (rejected tables "
+        f"staged in {lakehouse.staging(H11, 'silver')}):\nexpect_x failed\n")
+    other = window.LayerFailed("gold", H10, RuntimeError("boom"))
+    assert run.failure_text(other, lakehouse) == f"{H10.isoformat()}: FAILED in gold: boom"

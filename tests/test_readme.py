@@ -13,7 +13,7 @@ import yaml
 from readme_blocks import DOCS, KINDS, README, block, blocks
 
 from fleethealth.cli import main as cli
-from fleethealth.fleet.inventory import parse_inventory
+from fleethealth.notify.inventory import parse_inventory  # the inventory with its notifications: channels
 
 VENV_BIN = Path(sys.executable).parent
 # which test checks the blocks of each kind and name that this module does not

@@ -19,7 +19,8 @@ import time
 from collections.abc import Callable, Iterator
 
 from fleethealth.fleet import mbeans
-from fleethealth.fleet.inventory import Host, InventoryError, load_inventory
+from fleethealth.fleet.inventory import Host, InventoryError
+from fleethealth.notify.inventory import load_inventory
 from fleethealth.pull.transports import jolokia, open_transport
 from fleethealth.pull.transports.base import TransportError
 from fleethealth.runtime import config

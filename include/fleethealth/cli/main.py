@@ -5,43 +5,19 @@ User mistakes (bad inventory, bad time, unknown table) print one clear line and 
 from __future__ import annotations
 
 import argparse
-import atexit
 import json
-import math
-import shutil
 import sys
-import tempfile
-import threading
 import time
-from contextlib import ExitStack
 from pathlib import Path
 
-from fleethealth.fleet.inventory import InventoryError, load_inventory
-from fleethealth.lake import locks, tables as lake_tables
+from fleethealth.cli.query_command import DEFAULT_QUERY_LIMIT, DEFAULT_QUERY_TIMEOUT_S, cmd_query
+from fleethealth.cli.run import cmd_pull, cmd_run
+from fleethealth.cli.usage import EXIT_USAGE, UsageError, session
+from fleethealth.fleet.inventory import InventoryError
+from fleethealth.lake import tables as lake_tables
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, parse_window
-from fleethealth.runtime import config, interrupt
-
-EXIT_USAGE = 2
-DEFAULT_QUERY_LIMIT = 1000
-DEFAULT_QUERY_TIMEOUT_S = 300
-
-
-class UsageError(Exception):
-    """A user mistake: printed as one line, exit 2."""
-
-
-def _session(app: str, lakehouse: Lakehouse | None, cores: str = "local[*]", short_lived: bool = False,
-             warehouse: str | None = None):
-    """A session for `lakehouse`'s tables (its warehouse folder, unless `warehouse`)."""
-    from fleethealth.runtime.session import build_session, jvm_stderr_filtered
-
-    try:
-        with jvm_stderr_filtered():
-            return build_session(app, warehouse or (lakehouse and lakehouse.warehouse),
-                                 tables=lakehouse.tables if lakehouse else "", master=cores, short_lived=short_lived)
-    except FileNotFoundError as exc:
-        raise UsageError(str(exc)) from None
+from fleethealth.runtime import config
 
 
 def cmd_simulate(args) -> int:
@@ -62,168 +38,6 @@ def cmd_check(args) -> int:
     return check(args.inventory, notify=args.notify)
 
 
-def cmd_pull(args) -> int:
-    from fleethealth.pull import hour as pull
-    from fleethealth.report import text as report
-
-    inventory = load_inventory(args.inventory)
-    rc = 0
-    for hour in parse_window(args.start, args.end, until_now=True):
-        try:
-            landed = pull.pull_hour(inventory, hour, args.lakehouse)
-        except pull.HostsFailed as exc:   # one line per failed host; the others landed
-            print(f"{hour.isoformat()}: " + f"\n{hour.isoformat()}: ".join(map(report.printable, exc.errors)),
-                  file=sys.stderr)
-            landed, rc = exc.landed, 1
-        rejected = [x for x in landed if x.status == "rejected"]
-        print(f"{hour.isoformat()}: {len(landed) - len(rejected)} files landed"
-              + (f", {len(rejected)} rejected:" if rejected else ""))
-        for x in rejected:
-            print(f"  {report.printable(x.file)}: {report.printable(x.reason)}")
-    return rc
-
-
-def cmd_run(args) -> int:
-    """Pull, then bronze, silver and gold, each computed, validated hour by hour by its gate and
-    published (the DAG's steps in one Spark session). Consecutive hours are processed as windows
-    (silver and gold computed once per window and the hours that passed published together,
-    pipeline.window), each window holding its hours' locks from pull to publish. A failed critical expectation fails that hour (its layer and everything above
-    it unpublished) and the command exits 1 naming the expectation. Ctrl-C or SIGTERM cancels the
-    Spark jobs, publishes nothing more (a layer being published is finished: runtime.interrupt),
-    prints one line naming the hours not published and exits 130 or 143."""
-    inventory = load_inventory(args.inventory)
-    hours = parse_window(args.start, args.end, until_now=True)
-    published: list = []
-    try:
-        with interrupt.signals_stop_the_run():
-            return _run(args, inventory, hours, published)
-    # KeyboardInterrupt: PySpark's own SIGINT handler, in place while the session starts
-    except (interrupt.Interrupted, KeyboardInterrupt) as exc:
-        print(_interrupted(hours, published), file=sys.stderr)
-        return exc.exit_code if isinstance(exc, interrupt.Interrupted) else 130
-
-
-def _interrupted(hours: list, published: list) -> str:
-    """The one line an interrupted run ends with."""
-    left = [hour for hour in hours if hour not in published]
-    if not left:
-        return (f"interrupted: all {len(hours)} hour(s) published, the summary and notifications not done; "
-                "re-run the window")
-    what = (f"hour {left[0].isoformat()}" if len(left) == 1 else
-            f"{len(left)} hours from {left[0].isoformat()} to {left[-1].isoformat()}")
-    before = f" ({len(published)} hour(s) published before)" if published else ""
-    return f"interrupted: {what} not published{before}; re-run the window"
-
-
-def _one_window(hours: list) -> bool:
-    """Whether a run of `hours` starts its JVM as the DAG's jobs do (spark_conf's short_lived: C1 alone,
-    no whole-stage code generation; a CLI run of 2 small hours takes 25 % less CPU): a run of at most one
-    window, as each application of the backfill DAG is. A longer run compiles its hot code fully. A
-    session already running in this process keeps its own settings."""
-    from pyspark import SparkContext
-
-    return len(hours) <= config.run_window()[0] and SparkContext._active_spark_context is None
-
-
-def _run(args, inventory, hours: list, published: list) -> int:
-    """cmd_run's work; `published` receives the hours published."""
-    from fleethealth.pipeline import window as pipeline_window
-    from fleethealth.pull import hour as pull
-    from fleethealth.quality import gate
-    from fleethealth.report import text as report
-
-    spark = _session("fleethealth-run", args.lakehouse, args.master or config.spark_master(),
-                     short_lived=_one_window(hours))
-    interrupt.handle_signals(spark.sparkContext.cancelAllJobs)    # in place of PySpark's SIGINT handler
-    failed: list = []
-    window: list = []
-    with ExitStack() as locked:
-        for i, hour in enumerate(hours):
-            interrupt.check()
-            try:
-                # one run of an hour at a time: the DAG's jobs of this hour wait, or this run waits
-                locked.enter_context(locks.hour_lock(hour, args.lakehouse, "fleethealth run"))
-                landed = pull.pull_hour(inventory, hour, args.lakehouse)
-            except pull.HostsFailed as exc:   # the others landed: gold marks these host-hours data_missing
-                interrupt.check()
-                print(f"{hour.isoformat()}: pull failed for {len(exc.errors)} host(s):\n  "
-                      + "\n  ".join(map(report.printable, exc.errors)), file=sys.stderr)
-                landed = exc.landed
-                failed.append(hour)
-            except Exception as exc:  # one hour failing must not hide the others
-                interrupt.check()
-                print(f"{hour.isoformat()}: FAILED: {report.printable(str(exc))}", file=sys.stderr)
-                failed.append(hour)
-                landed = None
-            if landed is not None:
-                window.append((hour, landed))
-            last = i == len(hours) - 1
-            if window and (last or pipeline_window.full(window)):
-                _run_window(spark, window, args, failed, published)
-                window = []
-                locked.close()
-    interrupt.check()
-    rows = report.incident_rows(args.lakehouse)
-    # a failed run's summary is of the hours published before: never a healthy fleet's "no incidents"
-    print("\n" + report.incidents_report(rows, failed=f"{len(failed)} of {len(hours)} hours failed" if failed else ""))
-    interrupt.check()
-    if inventory.notifications and len(failed) < len(hours):
-        from fleethealth.notify import notify
-
-        # --no-notify: nothing to people (the window's own hours and the retractions it finds recorded
-        # suppressed, the rest left to the next run); Alertmanager kept equal to the open incidents
-        print(notify(args.lakehouse, inventory.notifications, quiet_hours=() if args.notify else hours).summary())
-    docs = gate.data_docs_dir(args.lakehouse)
-    if docs:
-        print(f"Data Docs: {docs / 'index.html'}")
-    if len(failed) < len(hours):
-        _refresh_report(args.lakehouse, hours[0], hours[-1] + HOUR)
-    if failed:
-        print(f"{len(failed)} of {len(hours)} hours failed: {', '.join(h.isoformat() for h in sorted(failed))}",
-              file=sys.stderr)
-        return 1
-    return 0
-
-
-def _refresh_report(lakehouse: Lakehouse, start, end) -> None:
-    """The HTML report of the run's window into <lakehouse>/report/; a failure of it is one line on
-    stderr, never the run's."""
-    from fleethealth.report import html
-
-    try:
-        print(f"HTML report: {html.write_report(lakehouse, start, end)}")
-    except Exception as exc:  # noqa: BLE001 - the report is a view of gold: gold is published either way
-        print(f"fleethealth: HTML report not written: {exc}", file=sys.stderr)
-
-
-def _run_window(spark, window: list, args, failed: list, published: list) -> None:
-    """pipeline.window.run_window over the pulled hours of `window` ([(hour, landed files)]), reported
-    hour by hour; `failed` and `published` receive its hours."""
-    from fleethealth.pipeline import window as pipeline
-    from fleethealth.quality.suites import QualityGateError
-    from fleethealth.report import text as report
-
-    t0 = time.monotonic()
-    outcomes = pipeline.run_window(spark, [hour for hour, _ in window], args.inventory, args.lakehouse,
-                               args.thresholds, echo=print)
-    took = f"{time.monotonic() - t0:.1f} s" + (f" for {len(window)} hours" if len(window) > 1 else "")
-    for hour, landed in window:
-        out = outcomes[hour]
-        if isinstance(out, BaseException):
-            if hour not in failed:
-                failed.append(hour)
-            if isinstance(out.cause, QualityGateError):
-                print(f"{hour.isoformat()}: FAILED quality gate, nothing of the layer published:\n{out}",
-                      file=sys.stderr)
-            else:
-                print(f"{hour.isoformat()}: FAILED: {out}", file=sys.stderr)
-            continue
-        published.append(hour)
-        print(f"{hour.isoformat()}: {len(landed)} files, {out['bronze_records']} bronze records, "
-              f"{len(out['incidents'])} incident(s) in the hour ({took})")
-        print(report.reconciliation_text(out["reconciliation"]))
-
-
 def cmd_parse(args) -> int:
     """The silver rows (and quarantine rows) of one raw file, as JSON lines, via the silver job's code."""
     import tempfile
@@ -236,7 +50,7 @@ def cmd_parse(args) -> int:
     if not raw.is_file():
         raise UsageError(f"{raw}: no such file")
     with tempfile.TemporaryDirectory() as tmp:
-        spark = _session("fleethealth-parse", None, cores="local[2]", short_lived=True, warehouse=tmp).newSession()
+        spark = session("fleethealth-parse", None, cores="local[2]", short_lived=True, warehouse=tmp).newSession()
         if raw.stat().st_size <= SMALL_FILE_BYTES:
             for key, value in SMALL_INPUT_CONF.items():
                 spark.conf.set(key, value)
@@ -268,150 +82,6 @@ def cmd_parse(args) -> int:
           + (": " + "; ".join(f"{reason} ({n})" for reason, n in sorted(reasons.items(), key=lambda x: -x[1]))
              if reasons else ""), file=sys.stderr)
     return 0 if parsed else 1
-
-
-def cmd_query(args) -> int:
-    root = args.lakehouse
-    if not root.root.is_dir():
-        raise UsageError(f"no lakehouse at {root} (give --lakehouse, or set ${config.ENV_LAKEHOUSE})")
-    out = _query_out(args.out, root, args.overwrite) if args.out else None
-    if not (math.isfinite(args.timeout) and args.timeout > 0):
-        raise UsageError(f"--timeout {args.timeout:g}: a number of seconds > 0")
-    limit = args.limit if args.limit is not None else (0 if out else DEFAULT_QUERY_LIMIT)
-    if limit < 0:
-        raise UsageError(f"--limit {limit}: a number of rows (0 for all)")
-    if args.engine == "spark":
-        return _query_spark(args, root, out, limit)
-    return _query_duckdb(args, root, out, limit)
-
-
-def _query_out(given: str, root: Lakehouse, overwrite: bool) -> Path:
-    """The file --out names, if `query` may write it (nothing is created here): outside the lakehouse
-    and its tables (links followed), in a folder that exists, and not a link to nothing (writing
-    through it would create whatever it points to)."""
-    from fleethealth.cli import query
-
-    out = Path(given).resolve()
-    if out.suffix.lower() not in query.OUT_FORMATS:
-        raise UsageError(f"--out {given}: name it .parquet, .csv or .json")
-    if Path(given).is_symlink() and not Path(given).exists():
-        raise UsageError(f"--out {given}: a link to nothing; `query` does not follow it")
-    if out.is_relative_to(root.root):
-        raise UsageError(f"--out {given}: inside the lakehouse; `query` never writes there")
-    if lake_tables.holds_tables(root, out):
-        raise UsageError(f"--out {given}: inside the lakehouse's tables; `query` never writes there")
-    if near := lake_tables.delta_table_near(out):
-        raise UsageError(f"--out {given}: {near[0]} a Delta table ({near[1]}); `query` never writes there")
-    if not out.parent.is_dir():
-        raise UsageError(f"--out {given}: no folder {out.parent}; `query` creates none")
-    if out.is_dir():
-        raise UsageError(f"--out {given}: a folder; name a file")
-    if out.exists() and not overwrite:
-        raise UsageError(f"--out {given}: exists (--overwrite to replace it)")
-    return out
-
-
-def _query_duckdb(args, root: Lakehouse, out: Path | None, limit: int) -> int:
-    """The default engine: DuckDB over delta-rs, no JVM (fleethealth.cli.query_duckdb)."""
-    from fleethealth.cli import query_duckdb as q
-    from fleethealth.cli.query import Refused
-
-    duckdb = q.import_engine()
-
-    con = None
-    try:
-        con, sql = q.connect(root, args.sql)
-        shown, stopped = q.run(con, sql, args.format, limit, out, args.timeout, args.wide)
-    except Refused as exc:
-        raise UsageError(f"query refused: {exc}; `query` only reads ({q.READS}). Writes and maintenance "
-                         "run in the DAGs (spark/maintenance.py)") from None
-    except q.UnknownTable as exc:
-        raise _unknown_table(exc.name, root, exc.present) from None
-    except duckdb.PermissionException as exc:   # the sandbox: a file, an extension, a locked setting
-        raise UsageError(f"query refused: {_first_line(exc)}; `query` reads the lakehouse's tables only") from None
-    except (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException,
-            duckdb.InvalidInputException) as exc:
-        hint = q.keyword_hint(root, args.sql) if isinstance(exc, duckdb.ParserException) else None
-        raise UsageError("query error: " + "\n".join(q.error_lines(exc) + ([f"hint: {hint}"] if hint else []))) from None
-    except duckdb.Error as exc:    # while running (a conversion, out of memory): one line, exit 1
-        print(f"fleethealth: query failed: {_first_line(exc)}", file=sys.stderr)
-        return 1
-    finally:
-        if con is not None:     # closed here, not at the interpreter's exit (DuckDB's threads may abort it)
-            con.close()
-    if stopped:
-        print(f"fleethealth: query stopped after {args.timeout:g} s (--timeout)", file=sys.stderr)
-        return 1
-    return _query_done(shown, limit, out)
-
-
-def _unknown_table(name: str, root: Lakehouse, tables: list[str]) -> UsageError:
-    from fleethealth.cli.query import did_you_mean
-
-    meant = did_you_mean(name, tables)
-    return UsageError(f"unknown table {name} in query"
-                      + (f": did you mean {' or '.join(meant)}? Tables" if meant else "; tables")
-                      + f" in {root}: {', '.join(tables) or 'none'}")
-
-
-def _query_spark(args, root: Lakehouse, out: Path | None, limit: int) -> int:
-    """--engine spark: Spark SQL (Delta's own reader, Spark's dialect) in a local JVM."""
-    import logging
-
-    from pyspark.errors import AnalysisException, ParseException
-
-    from fleethealth.cli import query
-    from fleethealth.lake import tables as lake
-
-    # PySpark logs every failed SQL statement on its own; we print the one line the user needs.
-    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
-    # the catalog's databases (bronze, silver, gold: names, nothing else) in a folder of its own:
-    # `query` writes nothing into the lakehouse, nor anywhere that outlives it
-    warehouse = tempfile.mkdtemp(prefix="fleethealth-query-")
-    atexit.register(shutil.rmtree, warehouse, True)
-    spark = _session("fleethealth-query", args.lakehouse, cores="local[2]", warehouse=warehouse)
-    registered = lake.register_all(spark, args.lakehouse)
-    stopped = threading.Event()
-
-    def stop() -> None:
-        stopped.set()
-        spark.sparkContext.cancelAllJobs()
-
-    timer = threading.Timer(args.timeout, stop)
-    timer.daemon = True
-    try:
-        timer.start()       # spark.sql() runs a command (DESCRIBE HISTORY reads a Delta log) as it analyses it
-        query.check_parsed(spark, args.sql)          # before anything runs
-        df = spark.sql(args.sql)
-        query.check_analysed(spark, df)
-        shown = query.write(df, args.format, limit, out, args.wide)
-    except query.Refused as exc:
-        raise UsageError(f"query refused: {exc}; `query` only reads ({query.READS}). Writes and maintenance "
-                         "run in the DAGs (spark/maintenance.py)") from None
-    except ParseException as exc:
-        raise UsageError(f"query error: {_first_line(exc)}") from None
-    except AnalysisException as exc:
-        if getattr(exc, "getCondition", lambda: None)() == "TABLE_OR_VIEW_NOT_FOUND" or "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
-            name = str(exc).split("`")[1:6:2] if "`" in str(exc) else []
-            raise _unknown_table(".".join(name), root, registered) from None
-        raise UsageError(f"query error: {_first_line(exc)}") from None
-    except Exception as exc:  # noqa: BLE001 - the JVM's failures (out of memory, a cancelled job): one line
-        why = (f"stopped after {args.timeout:g} s (--timeout)" if stopped.is_set()
-               else f"failed: {_java_error(exc)}")
-        print(f"fleethealth: query {why}", file=sys.stderr)
-        return 1
-    finally:
-        timer.cancel()
-    return _query_done(shown, limit, out)
-
-
-def _query_done(shown: int, limit: int, out: Path | None) -> int:
-    if shown < 0:
-        print(f"fleethealth: showing the first {limit} rows (--limit N for more, --limit 0 for all, "
-              "--out FILE for a file)", file=sys.stderr)
-    elif out is not None:
-        print(f"fleethealth: wrote {out}", file=sys.stderr)
-    return 0
 
 
 def cmd_report(args) -> int:
@@ -449,21 +119,6 @@ def cmd_report(args) -> int:
     pages = len(list(out.glob("cluster-*.html")))
     print(f"HTML report: {index} ({pages} cluster page(s), {time.monotonic() - t0:.1f} s)")
     return 0
-
-
-def _java_error(exc: Exception) -> str:
-    """The innermost Java exception's class and message, else the first line of `exc`."""
-    java = getattr(exc, "java_exception", None)
-    while java is not None and java.getCause() is not None:
-        java = java.getCause()
-    if java is not None:
-        return f"{java.getClass().getName()}: {java.getMessage()}".splitlines()[0]
-    return _first_line(exc)
-
-
-def _first_line(exc: Exception) -> str:
-    """Spark's messages often start with an empty line: the first line that says something."""
-    return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
 
 
 # options that name a file, each falling back on its FLEETHEALTH_* variable when not given (main():

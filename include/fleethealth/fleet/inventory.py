@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -15,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints, ValidationInfo, field_validator
 
-from fleethealth.fleet.channels import MAX_NAME, Channel, is_name, name_of, parse_channels
+from fleethealth.fleet.channels import MAX_NAME, Channel, is_name, name_of
 from fleethealth.fleet.kafka import OFFSETS_TOPIC_PARTITIONS
 from fleethealth.fleet.sources import EXPECTED
 from fleethealth.fleet.sources import NAMES as SOURCES
@@ -258,15 +259,24 @@ def _mode_problems(hosts: list[tuple[str, Host]]) -> tuple[str, list[str]]:
                          for key, h in hosts if h.kafka_version and version_tuple(h.kafka_version)[0] >= 4]
 
 
-def load_inventory(path: str | Path) -> Inventory:
+# the reader of `notifications:` (fleethealth.notify.inventory.parse_channels): (its entries, the
+# inventory's cluster names) -> (the channels, one line per mistake)
+Notifications = Callable[[Any, set[str]], tuple[tuple[Channel, ...], list[str]]]
+
+
+def load_inventory(path: str | Path, notifications: Notifications | None = None) -> Inventory:
+    """The inventory of `path`. `notifications`: the reader of its `notifications:` (the channel types
+    are fleethealth.notify's: notify.inventory.load_inventory passes it); without one it is not read
+    (no channels: a job that only reads the fleet)."""
     try:
         doc = yamlfile.load(path, "inventory")
     except yamlfile.YamlFileError as exc:
         raise InventoryError([str(exc)]) from None
-    return parse_inventory(doc, str(path), base_dir=Path(path).parent)
+    return parse_inventory(doc, str(path), base_dir=Path(path).parent, notifications=notifications)
 
 
-def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None = None) -> Inventory:
+def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None = None,
+                    notifications: Notifications | None = None) -> Inventory:
     if not isinstance(doc, dict) or not isinstance(doc.get("clusters"), list) or not doc["clusters"]:
         raise InventoryError([f"{name}: clusters: expected a non-empty list of clusters"])
 
@@ -331,8 +341,10 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
         if spec is not None:
             clusters.append(Cluster(spec.name, spec.timezone, spec.offsets_topic_partitions,
                                     tuple(dataclasses.replace(h, mode=mode) for _, h in hosts), mode))
-    channels, lines = parse_channels(doc.get("notifications"), cluster_names)
-    problems += lines
+    channels: tuple[Channel, ...] = ()
+    if notifications is not None:
+        channels, lines = notifications(doc.get("notifications"), cluster_names)
+        problems += lines
     if problems:
         raise InventoryError([f"{name}: {p}" for p in problems])
     return Inventory(name, tuple(clusters), channels)

@@ -4,7 +4,8 @@ In: gold.incident_history and gold.incidents (read with delta-rs, no Spark) and 
 `notifications:` channels. Out: one message per transition and channel while it is news, at least
 once with an idempotency key, and a `retracted` one for an announced incident that is gone
 (`run.notify`). One module per channel type (webhook, smtp, slack, alertmanager: the
-fleet.channels.ChannelType seam). Owns gold.notifications.
+notify.channels.ChannelType seam; `notify.inventory` validates the inventory's `notifications:`).
+Owns gold.notifications.
 """
 from __future__ import annotations
 

@@ -21,7 +21,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from fleethealth.fleet.channels import DEFAULT_ENDS_AFTER_S, Channel, Url
+from fleethealth.fleet.channels import DEFAULT_ENDS_AFTER_S, Channel
+from fleethealth.notify.channels import Url
 from fleethealth.notify.messages import TEST
 from fleethealth.runtime.validation import Int, Schema, holds, required, says
 from fleethealth.runtime.vocabulary import SEVERITY_RANK

@@ -35,7 +35,9 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from fleethealth.fleet.channels import Channel, redact, types
+from fleethealth.fleet.channels import Channel
+from fleethealth.notify.channels import redact
+from fleethealth.notify.inventory import types
 from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse

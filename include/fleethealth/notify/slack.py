@@ -7,7 +7,8 @@ import os
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from fleethealth.fleet.channels import Channel, ConnId
+from fleethealth.fleet.channels import Channel
+from fleethealth.notify.channels import ConnId
 from fleethealth.notify import messages as texts
 from fleethealth.notify.smtp import connection_secrets, failed
 from fleethealth.runtime import config

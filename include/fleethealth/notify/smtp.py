@@ -15,7 +15,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from fleethealth.fleet.channels import Channel, ConnId, redact
+from fleethealth.fleet.channels import Channel
+from fleethealth.notify.channels import ConnId, redact
 from fleethealth.notify import messages as texts
 from fleethealth.runtime.validation import Schema, holds, required, says
 

@@ -10,7 +10,8 @@ import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from fleethealth.fleet.channels import Channel, Url
+from fleethealth.fleet.channels import Channel
+from fleethealth.notify.channels import Url
 from fleethealth.runtime import config
 from fleethealth.runtime.validation import Schema, required
 

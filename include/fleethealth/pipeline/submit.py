@@ -73,8 +73,9 @@ def backfill_window(start: str, end: str, names: tuple[str, str] = ("--from", "-
 def run_hour(args: argparse.Namespace, lakehouse: Lakehouse, layers: list[str]) -> int:
     """The body of spark/layers.py: `layers` of the hour `args.hour` in one Spark session, through the
     one driver (pipeline.window). Exit status 1 when a gate failed (that layer not published, the
-    layers after it not run; the message names the failed expectations)."""
+    layers after it not run; the message, pipeline.run.failure_text, names the failed expectations)."""
     from fleethealth.pipeline import window
+    from fleethealth.pipeline.run import failure_text
     from fleethealth.quality import suites as quality
 
     spark, echo = _session(lakehouse, f"fleethealth-{'-'.join(layers)}")
@@ -86,8 +87,7 @@ def run_hour(args: argparse.Namespace, lakehouse: Lakehouse, layers: list[str]) 
             return 0
         if not isinstance(out.cause, quality.QualityGateError):
             raise out.cause
-        print(f"validate_{out.layer} {hour.isoformat()}: nothing published (rejected tables staged in "
-              f"{lakehouse.staging(hour, out.layer)})\n{out.cause}", file=sys.stderr)
+        print(failure_text(out, lakehouse), file=sys.stderr)
         return 1
     finally:
         _stop(spark, lakehouse)
@@ -95,36 +95,25 @@ def run_hour(args: argparse.Namespace, lakehouse: Lakehouse, layers: list[str]) 
 
 def run_hours(args: argparse.Namespace, lakehouse: Lakehouse) -> int:
     """The body of spark/backfill.py: the (already pulled) hours of [--from, --to) in one Spark
-    session, as `fleethealth backfill` runs them: windows of consecutive hours (pipeline.window.full),
+    session, by the run loop of `fleethealth backfill` (pipeline.run): windows of consecutive hours,
     each hour gated layer by layer and published. Exit status 1 when an hour failed (the others are
     published; the message names each failed hour and why)."""
     from fleethealth.lake.hours import HOUR
-    from fleethealth.pipeline import window
+    from fleethealth.pipeline import run, window
     from fleethealth.pull.landing import read_manifests
-    from fleethealth.quality import suites as quality
 
     hours = args.hours
     spark, echo = _session(lakehouse, "fleethealth-backfill")
-    failed: list = []
+
+    def done(hour, landed, out, seconds, n) -> None:
+        _print_hour(hour, out.done if isinstance(out, window.LayerFailed) else out)
+
     try:
-        chunk: list = []
-        for i, hour in enumerate(hours):
-            chunk.append((hour, read_manifests(hour, lakehouse)))
-            if i < len(hours) - 1 and not window.full(chunk):
-                continue
-            outcomes = window.run_window(spark, [h for h, _ in chunk], args.inventory, lakehouse,
-                                         args.thresholds, echo)
-            chunk = []
-            for hour_, out in sorted(outcomes.items()):
-                _print_hour(hour_, out.done if isinstance(out, window.LayerFailed) else out)
-                if isinstance(out, window.LayerFailed):
-                    failed.append(hour_)
-                    what = ("nothing published" if isinstance(out.cause, quality.QualityGateError)
-                            else f"failed: {out.cause}")
-                    print(f"validate_{out.layer} {hour_.isoformat()}: {what}\n{out.cause}", file=sys.stderr)
+        progress = run.run_hours(spark, hours, lambda hour: read_manifests(hour, lakehouse), args.inventory,
+                                 lakehouse, args.thresholds, echo, done)
         print(f"backfill {hours[0].isoformat()} - {(hours[-1] + HOUR).isoformat()}: "
-              f"{len(hours) - len(failed)} of {len(hours)} hours published")
-        return 1 if failed else 0
+              f"{len(hours) - len(progress.failed)} of {len(hours)} hours published")
+        return 1 if progress.failed else 0
     finally:
         _stop(spark, lakehouse)
 

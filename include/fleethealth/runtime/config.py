@@ -102,7 +102,7 @@ class Settings(BaseSettings):
     notify_send_timeout_s: Timeout = Field("20", description="one delivery to a receiver (connect, send, answer) fails after this many seconds in all")
     notify_timeout_s: Timeout = Field("300", description="one notify run returns within this long: each channel, sent concurrently with the others, sends for at most this long, the wait for another run's notify included (the rest waits for the next run); the DAG's notify task is stopped a minute after it")
     query_memory: Fraction = Field("0.25", description="`fleethealth query` (DuckDB): the share of the machine's memory a query may use, and may spill as much again to its own temporary folder")
-    notify_channel_modules: str = Field("", description="more notification channel types: Python modules (comma-separated, importable) each defining one (fleethealth.fleet.channels.ChannelType)")
+    notify_channel_modules: str = Field("", description="more notification channel types: Python modules (comma-separated, importable) each defining one (fleethealth.notify.channels.ChannelType)")
 
 
 @dataclass(frozen=True)
