@@ -21,6 +21,7 @@ import pytest
 
 from fleethealth.gold.facts.registry import BUILDERS
 from fleethealth.lake.tables import TABLES
+from fleethealth.pipeline import dag_tasks
 from fleethealth.runtime import config
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -175,6 +176,11 @@ def dag_of(path: Path) -> dict:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and any(is_task(d) for d in node.decorator_list):
             out["tasks"].append(node.name)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "layers_step":
+            # the shared Spark step (pipeline.dag_tasks): its task id is the module's, the application
+            # the call's second argument
+            out["tasks"].append(dag_tasks.LAYERS_TASK)
+            out["applications"].append(f"spark/{value_of(node.args[1], strings)}")
         if isinstance(node, ast.Call):
             for kw in node.keywords:
                 if kw.arg == "dag_id":

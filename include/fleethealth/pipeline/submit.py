@@ -78,6 +78,7 @@ def run_hour(args: argparse.Namespace, lakehouse: Lakehouse, layers: list[str]) 
     from fleethealth.pipeline.run import failure_text
     from fleethealth.quality import suites as quality
 
+    _check_inventory(args.inventory)
     spark, echo = _session(lakehouse, f"fleethealth-{'-'.join(layers)}")
     hour = args.hour
     try:
@@ -103,6 +104,7 @@ def run_hours(args: argparse.Namespace, lakehouse: Lakehouse) -> int:
     from fleethealth.pull.landing import read_manifests
 
     hours = args.hours
+    _check_inventory(args.inventory)
     spark, echo = _session(lakehouse, "fleethealth-backfill")
 
     def done(hour, landed, out, seconds, n) -> None:
@@ -116,6 +118,15 @@ def run_hours(args: argparse.Namespace, lakehouse: Lakehouse) -> int:
         return 1 if progress.failed else 0
     finally:
         _stop(spark, lakehouse)
+
+
+def _check_inventory(path: str) -> None:
+    """The inventory read whole, `notifications:` too, before the session starts: a mistake anywhere in it
+    fails the job with nothing published, as `check` and the DAG's first task report it (the layers' own
+    loads skip the channels, which live in notify)."""
+    from fleethealth.notify.inventory import load_inventory
+
+    load_inventory(path)
 
 
 def _session(lakehouse: Lakehouse, name: str):
