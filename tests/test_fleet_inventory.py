@@ -280,7 +280,7 @@ def test_each_mistake_is_reported_once(tmp_path):
     assert [line.split(": ", 1)[1] for line in problems_of(path)] == [
         "clusters[c1].hots_note: unknown key",
         "clusters[c1].transport: unknown transport 'ftp' (one of local, sftp, http)",
-        "clusters[c1].expect: expected a list of sources (kafka, zookeeper, jmx, threaddumps, logdirs)",
+        "clusters[c1].expect: expected a list of sources (kafka, zookeeper, jmx, threaddumps, logdirs, groups)",
         "clusters[c1].hosts[k1].kafka_versoin: unknown key (did you mean kafka_version?)",
         "clusters[c1].hosts[z1].zk_myd: unknown key (did you mean zk_myid?)",
         "clusters[c2].rot: unknown key (did you mean root?)",
