@@ -54,7 +54,7 @@ def back(t1, parts=PARTS, lost=8):
 
 
 def detect(spark, kafka, **overrides):
-    facts = Facts(HOUR, local_frame(spark, [], silver.HOSTS_SCHEMA), local_frame(spark, kafka, KAFKA),
+    facts = Facts(HOUR, silver.hosts_of(spark, []), local_frame(spark, kafka, KAFKA),
                   None, None, None, None, None, None)
     limits = {**thresholds.load(), **{f"leader_election_storm.{k}": v for k, v in overrides.items()}}
     return leader_election_storm.detect(facts, limits).collect()

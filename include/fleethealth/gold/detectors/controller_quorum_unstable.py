@@ -27,10 +27,11 @@ from pyspark.sql import functions as F
 
 from fleethealth.fleet import mbeans
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import active_controllers, elections, kraft_clusters
+from fleethealth.gold.facts.kraft import active_controllers, elections
 
 KIND = "controller_quorum_unstable"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
+MODES = ("kraft",)   # a ZooKeeper-mode cluster has no Raft quorum
 # the cluster's gold.kraft_quorum rows of its hours (the table counts elections as this detector does; it
 # windows them with the voter timeouts itself)
 REPORT = {"chart": "chart-quorum", "table": "kraft_quorum",
@@ -93,9 +94,6 @@ def detect(facts, thresholds):
     min_elections = thresholds[f"{KIND}.min_elections"]
     min_timeouts = thresholds[f"{KIND}.min_voter_timeouts"]
     ev = facts.kafka_events
-    kraft = kraft_clusters(facts.hosts)
-    if kraft is not None:
-        ev = ev.join(F.broadcast(kraft), "cluster", "left_semi")
     sig = signals(ev, thresholds[f"{KIND}.shutdown_grace_s"])
     counted = sig.where(~F.col("graceful"))
     a, b = counted.alias("a"), counted.alias("b")

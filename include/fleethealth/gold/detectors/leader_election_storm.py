@@ -27,7 +27,6 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import with_process
 
 KIND = "leader_election_storm"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
@@ -50,7 +49,6 @@ def detect(facts, thresholds):
                  # the biggest window; of equal ones the first
                  F.struct("partitions", (-F.unix_micros("trigger_ts")).alias("earlier"))).alias("w"),
         F.count(F.lit(1)).alias("windows"))
-    per_broker = with_process(per_broker, facts.hosts, "storm_broker")
     w = F.col("w")
     evidence = F.concat_ws("; ",
         F.format_string("controller %d: %s%s at %s", w["controller"], w["trigger"],
@@ -63,7 +61,6 @@ def detect(facts, thresholds):
                         .otherwise(F.lit("")), w["offsets_partitions"]),
         F.format_string("signals: %s (%d Online->Offline, %d 'starts at Leader Epoch')",
                         F.array_join(w["signals"], ", "), w["offline"], w["epochs"]))
-    return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.col("process"),
+    return finding(per_broker, KIND, thresholds[f"{KIND}.severity"], entity=None, node=F.col("storm_broker"),
                    first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
                    evidence=evidence, hour=F.col("hour"))

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from fleethealth.fleet import entities
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import zookeeper_mode_only
 
 KIND = "zk_follower_disconnect"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
+MODES = ("zookeeper",)   # a KRaft cluster has no ZooKeeper sessions or servers
 REPORT = {"chart": "chart-zk", "table": "zk_quorum",
           "columns": ["hour", "host", "zk_myid", "state", "elections", "follower_disconnects",
                       "transaction_timeouts"]}
@@ -87,8 +88,6 @@ def detect(facts, thresholds):
         .otherwise(F.format_string("no re-election logged within link_window_ms %d", F.lit(link_ms))))
     first_seen = F.least("leader_ts", "follower_ts")
     last_seen = F.greatest("follower_last_ts", el["election_ts"])
-    found = finding(df, KIND, thresholds[f"{KIND}.severity"],
-                    entity=F.format_string("zk-%d", F.col("myid")),
-                    first_seen=first_seen, last_seen=last_seen, evidence=evidence, hour=F.col("hour"))
-    # ZooKeeper only: a KRaft cluster has no ZooKeeper sessions or servers
-    return zookeeper_mode_only(found, facts.hosts)
+    return finding(df, KIND, thresholds[f"{KIND}.severity"],
+                   entity=entities.zookeeper_col(F.col("myid")),
+                   first_seen=first_seen, last_seen=last_seen, evidence=evidence, hour=F.col("hour"))
