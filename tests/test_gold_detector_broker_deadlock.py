@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from fleethealth.gold import known_bugs, thresholds
+from fleethealth.gold import detectors, known_bugs, thresholds
 from fleethealth.gold.detectors import broker_deadlock
 from fleethealth.gold.facts import deadlocks
 from fleethealth.gold.facts.core import Facts
@@ -36,7 +36,7 @@ def detect(spark, deadlock_rows, versions):
     hosts = silver.hosts_of(spark, [("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["threaddumps"])
                                    for b, v in versions.items()])
     facts = Facts(HOUR, hosts, None, None, None, None, None, None, local_frame(spark, deadlock_rows, DEADLOCKS))
-    return {r.entity: r for r in broker_deadlock.detect(facts, thresholds.load()).collect()}
+    return {r.entity: r for r in detectors.run(broker_deadlock, facts, thresholds.load()).collect()}
 
 
 def test_pm1_cycle_on_0_10_1_0_names_threads_locks_and_the_bugs(spark):

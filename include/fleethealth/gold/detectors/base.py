@@ -16,7 +16,7 @@ def finding(df: DataFrame, kind: str, severity: str, entity: Column | None, firs
             evidence: Column, hour: Column, known_bug: Column | None = None, node: Column | None = None) -> DataFrame:
     """Shape detector output into finding rows (the one place that names their columns). A finding about a
     Kafka node gives its node id as `node` (no entity): gold.detectors.run names the node's process from
-    the hosts frame (`controller-N` for a dedicated KRaft controller, else `broker-N`)."""
+    the hosts frame (a dedicated KRaft controller's differs from a broker's: fleet.entities)."""
     if node is not None:
         entity = entities.broker_col(node)
     cols = [F.col("cluster"), F.lit(kind).alias("kind"), F.lit(severity).alias("severity"),

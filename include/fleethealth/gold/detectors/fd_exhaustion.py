@@ -6,7 +6,7 @@ Signals (JMX java.lang:type=OperatingSystem, both attributes of one sample):
   (the median of each broker's hourly median, so one runaway broker cannot drag it up), when at
   least `fd_exhaustion.min_brokers_for_median` brokers sent samples. KRaft controllers hold far fewer
   descriptors than brokers: they are compared with the cluster's controllers, brokers with its brokers.
-One finding per broker-hour (controller-hour: `controller-N`); first_seen is the first sample over either
+One finding per broker-hour (a controller's: named as its process); first_seen is the first sample over either
 threshold, last_seen the last.
 """
 from __future__ import annotations

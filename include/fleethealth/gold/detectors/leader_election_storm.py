@@ -18,7 +18,7 @@ back to it is recovery, not the storm; pm5's periodic ones move a partition or t
 A storm when the distinct partitions reach `leader_election_storm.min_partitions`; evidence counts the
 `__consumer_offsets` partitions among them (coordinator moves: their consumer groups rebalance).
 One finding per (cluster, broker, hour); first_seen is the first trigger of a storm window. Without a lost
-broker the entity is the controller that logged the trigger (`controller-N` for a KRaft controller). A window
+broker the entity is the controller that logged the trigger (a KRaft controller named as its process). A window
 crossing the hour end counts the changes on both sides (the hour reads the end of the one before). The windows, storms or not, are the
 fact table gold.leader_elections (fleethealth.gold.facts.leader_elections); `detect` keeps its storm rows.
 """

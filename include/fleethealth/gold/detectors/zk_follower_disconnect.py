@@ -73,11 +73,12 @@ def detect(facts, thresholds):
     el = F.col("el")
     evidence = F.concat_ws("; ",
         F.when(F.col("leader_ts").isNotNull(), F.format_string(
-            "leader zk-%d at %s: 'Closing connection to peer due to transaction timeout' (no ack within tickTime x "
-            "syncLimit; linked within link_window_ms %d)", F.col("leader_myid"), F.date_format("leader_ts", HMS),
+            "leader %s at %s: 'Closing connection to peer due to transaction timeout' (no ack within tickTime x "
+            "syncLimit; linked within link_window_ms %d)", entities.zookeeper_col(F.col("leader_myid")),
+            F.date_format("leader_ts", HMS),
             F.lit(link_ms))),
         F.when(F.col("exception_ts").isNotNull(), F.format_string(
-            "follower zk-%d at %s: 'Exception when following the leader'%s", F.col("myid"),
+            "follower %s at %s: 'Exception when following the leader'%s", entities.zookeeper_col(F.col("myid")),
             F.date_format("exception_ts", HMS),
             F.when(F.col("cause").isNotNull(), F.concat(F.lit(" "), F.col("cause"))).otherwise(F.lit("")))),
         F.when(F.col("connected_ms").isNotNull(), F.format_string(
