@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from fleethealth.fleet import mbeans
+from fleethealth.fleet import entities, mbeans
 from fleethealth.gold.detectors.base import finding
 from fleethealth.gold.facts.kraft import active_controllers, elections
 
@@ -155,6 +155,6 @@ def detect(facts, thresholds):
             F.col("active_not_one"), F.col("active_min"), F.col("active_max"))),
         F.when(F.col("new_active") > 0, F.format_string("NewActiveControllersCount +%d", F.col("new_active"))),
         F.when(F.size("states") > 0, F.format_string("current-state seen: %s", F.array_join(F.col("states"), ", "))))
-    return finding(df, KIND, thresholds[f"{KIND}.severity"], entity=F.lit("quorum"),
+    return finding(df, KIND, thresholds[f"{KIND}.severity"], entity=F.lit(entities.QUORUM),
                    first_seen=F.col("first_seen"), last_seen=F.coalesce("last_seen", "first_seen"),
                    evidence=evidence, hour=F.col("hour"))
