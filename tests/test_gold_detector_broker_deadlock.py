@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from fleethealth.gold import known_bugs, thresholds
+from fleethealth.gold import detectors, known_bugs, thresholds
 from fleethealth.gold.detectors import broker_deadlock
 from fleethealth.gold.facts import deadlocks
 from fleethealth.gold.facts.core import Facts
@@ -33,10 +33,10 @@ def rows(broker: int, at: datetime, cycle=PM1, deadlock: int = 1):
 def detect(spark, deadlock_rows, versions):
     from fleethealth.silver import tables as silver
 
-    hosts = local_frame(spark, [("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["threaddumps"])
-                                   for b, v in versions.items()], silver.HOSTS_SCHEMA)
+    hosts = silver.hosts_of(spark, [("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["threaddumps"])
+                                   for b, v in versions.items()])
     facts = Facts(HOUR, hosts, None, None, None, None, None, None, local_frame(spark, deadlock_rows, DEADLOCKS))
-    return {r.entity: r for r in broker_deadlock.detect(facts, thresholds.load()).collect()}
+    return {r.entity: r for r in detectors.run(broker_deadlock, facts, thresholds.load()).collect()}
 
 
 def test_pm1_cycle_on_0_10_1_0_names_threads_locks_and_the_bugs(spark):
@@ -92,8 +92,8 @@ def test_gold_deadlocks_one_row_per_broker_hour_and_cycle(spark):
     t1, t2 = datetime(2026, 11, 21, 6, 30, 5), datetime(2026, 11, 21, 6, 45, 0)
     two = [("group-metadata-manager-0", LL, "kafka-request-handler-3"),
            ("kafka-request-handler-3", GM, "group-metadata-manager-0")]
-    hosts = local_frame(spark, [("c1", "c1-kafka-219", "kafka", 219, None, "0.10.1.0", "UTC", 50, ["threaddumps"])],
-                                  silver.HOSTS_SCHEMA)
+    hosts = silver.hosts_of(spark, [("c1", "c1-kafka-219", "kafka", 219, None, "0.10.1.0", "UTC", 50,
+                                     ["threaddumps"])])
     dl = local_frame(spark, rows(219, t1) + rows(219, t2) + rows(219, t2, two, deadlock=2), DEADLOCKS)
     facts = Facts(HOUR, hosts, None, None, None, None, None, None, dl)
     got = sorted(deadlocks.deadlock_facts(facts).collect(), key=lambda r: r.dumps)

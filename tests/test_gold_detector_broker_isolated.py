@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from fleethealth.gold import thresholds
+from fleethealth.gold import detectors, thresholds
 from fleethealth.gold.detectors import broker_isolated
 from fleethealth.gold.facts.core import Facts
 from fleethealth.runtime.frames import local_frame
@@ -40,7 +40,7 @@ def detect(spark, events, jmx_rows=(), **override):
     limits = dict(thresholds.load(), **override)
     facts = Facts(HOUR, None, local_frame(spark, events, EVENTS), local_frame(spark, list(jmx_rows), JMX),
                   None, None, None, None, None)
-    return {r.entity: r for r in broker_isolated.detect(facts, limits).collect()}
+    return {r.entity: r for r in detectors.run(broker_isolated, facts, limits).collect()}
 
 
 PEERS = disconnects(217, 219, [15.5, 16.0]) + disconnects(218, 219, [15.6])

@@ -9,7 +9,7 @@ import pytest
 from detector_frames import at, event, events, facts, findings, jmx, jmx_sample, kraft_hosts
 
 from fleethealth.fleet import mbeans
-from fleethealth.gold import thresholds
+from fleethealth.gold import detectors, thresholds
 from fleethealth.gold.detectors import controller_quorum_unstable
 
 pytestmark = pytest.mark.spark
@@ -34,7 +34,7 @@ def timeout(minute: int, node: int, second: float = 0, kind: str = "raft_fetch_t
 
 def run(spark, rows, samples=(), hosts=None, **overrides):
     limits = {**thresholds.load(), **{f"controller_quorum_unstable.{k}": v for k, v in overrides.items()}}
-    return findings(controller_quorum_unstable.detect(
+    return findings(detectors.run(controller_quorum_unstable,
         facts(spark, events(spark, rows), jmx(spark, list(samples)), hosts=hosts), limits))
 
 

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from fleethealth.gold import thresholds
+from fleethealth.gold import detectors, thresholds
 from fleethealth.gold.detectors import fd_exhaustion
 from fleethealth.gold.facts.core import Facts
 from fleethealth.runtime.frames import local_frame
@@ -30,7 +30,7 @@ def samples(broker: int, opens: list[int], max_fds: int = 100_000, offset_s: int
 def detect(spark, rows, **override):
     limits = dict(thresholds.load(), **override)
     facts = Facts(HOUR, None, None, local_frame(spark, rows, JMX), None, None, None, None, None)
-    return {r.entity: r for r in fd_exhaustion.detect(facts, limits).collect()}
+    return {r.entity: r for r in detectors.run(fd_exhaustion, facts, limits).collect()}
 
 
 def test_far_above_the_cluster_median_both_sides_of_the_factor(spark):

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import pytest
 from pyspark.sql import types as T
 
-from fleethealth.gold import thresholds
+from fleethealth.gold import detectors, thresholds
 from fleethealth.gold.detectors import leader_election_storm
 from fleethealth.gold.facts.core import Facts
 from fleethealth.silver import tables as silver
@@ -54,10 +54,10 @@ def back(t1, parts=PARTS, lost=8):
 
 
 def detect(spark, kafka, **overrides):
-    facts = Facts(HOUR, local_frame(spark, [], silver.HOSTS_SCHEMA), local_frame(spark, kafka, KAFKA),
+    facts = Facts(HOUR, silver.hosts_of(spark, []), local_frame(spark, kafka, KAFKA),
                   None, None, None, None, None, None)
     limits = {**thresholds.load(), **{f"leader_election_storm.{k}": v for k, v in overrides.items()}}
-    return leader_election_storm.detect(facts, limits).collect()
+    return detectors.run(leader_election_storm, facts, limits).collect()
 
 
 def test_failure_callback_storm_names_the_lost_broker(spark):
@@ -132,4 +132,4 @@ def test_kraft_a_window_without_a_lost_broker_is_named_after_its_controllers_rol
              for i, (tn, p) in enumerate(PARTS)]
     facts = Facts(HOUR, kraft_hosts(spark), local_frame(spark, kafka, KAFKA), None, None, None, None, None, None)
     limits = {**thresholds.load(), "leader_election_storm.min_partitions": 7}
-    assert [f.entity for f in leader_election_storm.detect(facts, limits).collect()] == ["controller-3000"]
+    assert [f.entity for f in detectors.run(leader_election_storm, facts, limits).collect()] == ["controller-3000"]

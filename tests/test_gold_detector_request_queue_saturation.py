@@ -5,7 +5,7 @@ import pytest
 from detector_frames import at, event, events, facts, findings, jmx, jmx_sample
 
 from fleethealth.fleet import mbeans
-from fleethealth.gold import thresholds
+from fleethealth.gold import detectors, thresholds
 from fleethealth.gold.detectors import request_queue_saturation
 
 pytestmark = pytest.mark.spark
@@ -16,7 +16,7 @@ QUEUE, HANDLER, NETWORK = mbeans.REQUEST_QUEUE_SIZE, mbeans.REQUEST_HANDLER_IDLE
 def run(spark, samples, kafka_rows=(), **overrides):
     limits = {**thresholds.load(), **{f"request_queue_saturation.{k}": v for k, v in overrides.items()}}
     f = facts(spark, events(spark, list(kafka_rows)), jmx(spark, samples))
-    return findings(request_queue_saturation.detect(f, limits))
+    return findings(detectors.run(request_queue_saturation, f, limits))
 
 
 def test_queue_at_queued_max_requests_and_busy_handlers(spark):

@@ -31,8 +31,8 @@ def detect(spark, events, **override):
     from fleethealth.silver import tables as silver
 
     limits = dict(thresholds.load(), **override)
-    hosts = local_frame(spark, [("c1", f"c1-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", 50, ["kafka"])
-                                   for b in (1, 2, 3)], silver.HOSTS_SCHEMA)
+    hosts = silver.hosts_of(spark, [("c1", f"c1-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", 50, ["kafka"])
+                                   for b in (1, 2, 3)])
     facts = Facts(HOUR, hosts, local_frame(spark, events, EVENTS), None, None, None, None, None, None)
     return {r.entity: r for r in slow_group_load.detect(facts, limits).collect()}
 

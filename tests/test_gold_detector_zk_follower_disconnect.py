@@ -52,7 +52,7 @@ def reset(leader_gap_ms=0, election_after_ms=114, zk_myid=True, election_unit=" 
 
 
 def detect(spark, zk, **overrides):
-    facts = Facts(HOUR, local_frame(spark, [], silver.HOSTS_SCHEMA), None, None, None, None, None,
+    facts = Facts(HOUR, silver.hosts_of(spark, []), None, None, None, None, None,
                   local_frame(spark, zk, ZK), None)
     limits = {**thresholds.load(), **{f"zk_follower_disconnect.{k}": v for k, v in overrides.items()}}
     return zk_follower_disconnect.detect(facts, limits).collect()

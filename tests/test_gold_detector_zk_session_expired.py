@@ -50,7 +50,7 @@ def expires(broker, ts, count):
 
 
 def detect(spark, kafka=(), zk=(), jmx=(), **overrides):
-    facts = Facts(HOUR, local_frame(spark, [], silver.HOSTS_SCHEMA), local_frame(spark, list(kafka), KAFKA),
+    facts = Facts(HOUR, silver.hosts_of(spark, []), local_frame(spark, list(kafka), KAFKA),
                   local_frame(spark, list(jmx), JMX), None, None, None, local_frame(spark, list(zk), ZK), None)
     limits = {**thresholds.load(), **{f"zk_session_expired.{k}": v for k, v in overrides.items()}}
     return zk_session_expired.detect(facts, limits).collect()

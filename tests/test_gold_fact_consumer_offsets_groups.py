@@ -27,8 +27,8 @@ GIB = 1024 ** 3
 
 def hosts(spark, partitions=None):
     partitions = partitions or {"c1": 50}
-    return local_frame(spark, [(c, f"{c}-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", n, ["kafka"])
-                                  for c, n in partitions.items() for b in (1, 2)], silver.HOSTS_SCHEMA)
+    return silver.hosts_of(spark, [(c, f"{c}-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", n, ["kafka"])
+                                  for c, n in partitions.items() for b in (1, 2)])
 
 
 def named(spark, pairs):

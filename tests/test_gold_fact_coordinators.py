@@ -79,8 +79,8 @@ def test_group_coordinators_from_group_lines_and_offsets_leaders(spark):
          None, "__consumer_offsets", 5, None),
     ], "cluster string, broker_id int, ts timestamp, event_type string, logger string, `group` string, "
        "topic string, partition int, leader int")
-    hosts = local_frame(spark, [("c1", f"c1-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", 50, ["kafka"])
-                                   for b in (1, 2, 3)], silver.HOSTS_SCHEMA)
+    hosts = silver.hosts_of(spark, [("c1", f"c1-kafka-{b}", "kafka", b, None, "1.1.0", "UTC", 50, ["kafka"])
+                                   for b in (1, 2, 3)])
     events = events.withColumn("hour", F.lit(_ts("2026-11-20 10:00:00")))
     found = group_coordinators(events, hosts).collect()
     assert {str(r.hour) for r in found} == {"2026-11-20 10:00:00"}

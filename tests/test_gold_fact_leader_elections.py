@@ -62,8 +62,8 @@ def groups_named(cluster="c1"):
 
 
 def hosts(spark):
-    return local_frame(spark, [(c, f"{c}-kafka-{b}", "kafka", b, None, "2.8.2", "UTC", 50, ["kafka"])
-                                  for c in ("c1", "c2") for b in (6, 7, 8)], silver.HOSTS_SCHEMA)
+    return silver.hosts_of(spark, [(c, f"{c}-kafka-{b}", "kafka", b, None, "2.8.2", "UTC", 50, ["kafka"])
+                                  for c in ("c1", "c2") for b in (6, 7, 8)])
 
 
 def facts(spark, kafka):

@@ -45,7 +45,7 @@ def rec(myid, ts, event_type, state=None, duration_ms=None, session_id=None, pee
 
 
 def build(spark, zk, hosts):
-    facts = Facts(HOUR, local_frame(spark, hosts, silver.HOSTS_SCHEMA), None, None, None, None, None,
+    facts = Facts(HOUR, silver.hosts_of(spark, hosts), None, None, None, None, None,
                   local_frame(spark, zk, ZK), None)
     return facts.table("gold.zk_quorum", {})
 

@@ -59,7 +59,7 @@ def expires(broker, ts, count, cluster="c1"):
 
 
 def build(spark, kafka=(), zk=(), jmx=(), hosts=()):
-    facts = Facts(HOUR, local_frame(spark, list(hosts), silver.HOSTS_SCHEMA),
+    facts = Facts(HOUR, silver.hosts_of(spark, list(hosts)),
                   local_frame(spark, list(kafka), KAFKA), local_frame(spark, list(jmx), JMX), None, None, None,
                   local_frame(spark, list(zk), ZK), None)
     return facts.table("gold.zk_sessions", thresholds.load())

@@ -151,7 +151,7 @@ def _detect(spark, versions: dict[int, str | None]):
 
     rows = [("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["kafka", "jmx"]) for b, v in versions.items()]
     rows.append(("c1", "c1-zk-1", "zookeeper", None, 1, None, "UTC", 50, ["zookeeper"]))
-    hosts = local_frame(spark, rows, silver.HOSTS_SCHEMA)
+    hosts = silver.hosts_of(spark, rows)
     facts = Facts(HOUR, hosts, None, None, None, None, None, None, None)
     return {r.entity: r for r in known_bug_exposure.detect(facts, thresholds.load()).collect()}
 

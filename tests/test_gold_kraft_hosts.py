@@ -81,7 +81,8 @@ def test_the_report_shows_a_controllers_own_health_rows():
     """A host_silent incident of controller-3000: the report's rows are that controller's, not a broker's."""
     import pandas as pd
 
-    from fleethealth.report.html.incidents import entity_keys, fact_rows
+    from fleethealth.fleet.entities import parse as entity_keys
+    from fleethealth.report.html.incidents import fact_rows
     from fleethealth.report.html.read import Gold
 
     assert entity_keys("controller-3000") == {"controller": 3000}

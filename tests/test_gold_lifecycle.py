@@ -46,10 +46,17 @@ def drawn(seed: int) -> tuple[list[tuple], list[tuple]]:
     return findings, health
 
 
+def hosts_frame(spark):
+    """HOSTS as silver's hosts frame (their process names the hosts frame's `entity`)."""
+    from fleethealth.silver import tables as silver
+
+    return silver.hosts_of(spark, [(c, h, role, b, z, None, "UTC", 50, []) for c, h, role, b, z in HOSTS])
+
+
 def publish(spark, computed: dict, hours: list[datetime], root) -> lifecycle.Change:
     """What gold.job.window publishes of `hours` (each hour's lifecycle change given by the hours
     before it in the window, the last change published)."""
-    hosts = local_frame(spark, HOSTS, "cluster string, host string, role string, broker_id int, zk_myid int")
+    hosts = hosts_frame(spark)
     change = lifecycle.update(spark, computed, hours, root, hosts, AFTER)
     for name in (lifecycle.FINDINGS, lifecycle.HEALTH):
         lake.write_hour(computed[name].where(F.expr(lake.hour_predicate(hours))), name, hours, root)
@@ -71,7 +78,7 @@ def frames(spark, seed: int) -> dict:
 
 def expected(spark, computed: dict) -> tuple:
     """The rebuild's (incidents, history, states) rows."""
-    hosts = local_frame(spark, HOSTS, "cluster string, host string, role string, broker_id int, zk_myid int")
+    hosts = hosts_frame(spark)
     return tuple(rows(df) for df in rebuild(computed[lifecycle.FINDINGS], computed[lifecycle.HEALTH], AFTER, hosts))
 
 

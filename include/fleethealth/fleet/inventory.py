@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints, ValidationInfo, field_validator
 
+from fleethealth.fleet import entities
 from fleethealth.fleet.channels import MAX_NAME, Channel, is_name, name_of
 from fleethealth.fleet.kafka import OFFSETS_TOPIC_PARTITIONS
 from fleethealth.fleet.sources import EXPECTED
@@ -24,6 +25,7 @@ from fleethealth.runtime import yamlfile
 from fleethealth.runtime.validation import Int, Schema, check, fail, holds, required, says
 
 ROLES = ("kafka", "zookeeper", "controller")   # controller: a dedicated KRaft controller (process.roles=controller)
+MODES = ("zookeeper", "kraft")    # a cluster's: its metadata in ZooKeeper, or in a KRaft controller quorum
 TRANSPORTS = ("local", "sftp", "http")
 VERSION = r"^\d+\.\d+(\.\d+)?([.-][\w.-]+)?$"
 MAX_ID = 2**31 - 1        # broker ids and myids are Java ints
@@ -57,14 +59,13 @@ class Host:
 
     @property
     def entity(self) -> str:
-        """How incidents name this host's process: `broker-<id>`, `controller-<node id>` or `zk-<myid>`
-        (gold.detectors.base.process_entity)."""
-        return {"kafka": f"broker-{self.broker_id}", "controller": f"controller-{self.broker_id}",
-                "zookeeper": f"zk-{self.zk_myid}"}[self.role]
+        """How incidents name this host's process (fleet.entities.process); silver's hosts frame carries it."""
+        return entities.process(self.role, self.broker_id, self.zk_myid)
 
     @property
     def processes(self) -> tuple[str, ...]:
-        """The Kafka/ZooKeeper processes this host runs, as mbeans.yaml's `processes` names them."""
+        """The Kafka/ZooKeeper processes this host runs, as mbeans.yaml's and known_bugs.yaml's `processes`
+        name them; silver's hosts frame carries them."""
         if self.role == "zookeeper":
             return ("zookeeper",)
         broker = () if self.role == "controller" else ("zk_broker",) if self.mode == "zookeeper" else ("kraft_broker",)

@@ -21,7 +21,7 @@ from typing import NamedTuple
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from fleethealth.gold.detectors.base import process_entity
+from fleethealth.fleet import entities
 from fleethealth.runtime.frames import materialize
 from fleethealth.runtime.vocabulary import SEVERITY_RANK
 
@@ -33,10 +33,6 @@ STATE = ("clean_hours", "clean_since", "resolved_hour")
 HOUR = timedelta(hours=1)
 TRANSITIONS = ("opened", "escalated", "resolved")
 ANY_HOST = "*"   # an entity no inventory host answers for: any data from its cluster counts
-# the process an entity names (`broker-7`, `__consumer_offsets-3@broker-7`, `controller-3000`, `zk-2`),
-# or, for a `<host>:<source>` entity (data_missing), its host
-_PROCESS = r"(broker-\d+|controller-\d+|zk-\d+)$"
-_HOST_SOURCE = r"^(.*):[a-z_]+$"
 
 
 def severity_rank(col: str | Column = "severity") -> Column:
@@ -46,17 +42,16 @@ def severity_rank(col: str | Column = "severity") -> Column:
 
 def data_hours(health: DataFrame) -> DataFrame:
     """(cluster, process, hour) of every processed host-hour in which the host sent data, under each
-    name an incident entity may give it: `broker-N`/`controller-N`/`zk-N`, the host, and ANY_HOST."""
+    name an incident entity may give it: its process's (fleet.entities), the host, and ANY_HOST."""
     sent = health.where(F.size("sources_arrived") > 0)
-    names = F.array(process_entity(), F.col("host"), F.lit(ANY_HOST))
+    process = entities.process_col(F.col("role"), F.col("broker_id"), F.col("zk_myid"))
+    names = F.array(process, F.col("host"), F.lit(ANY_HOST))
     return sent.select("cluster", F.explode(names).alias("process"), "hour").distinct()
 
 
 def _process(df: DataFrame, known: DataFrame) -> DataFrame:
     """`df` with `process`: the name data_hours() knows the entity's host by, else ANY_HOST."""
-    named = F.regexp_extract("entity", _PROCESS, 1)
-    named = F.when(named != "", named).otherwise(F.nullif(F.regexp_extract("entity", _HOST_SOURCE, 1), F.lit("")))
-    df = df.withColumn("process", named)
+    df = df.withColumn("process", entities.process_of(F.col("entity")))
     known = known.select("cluster", "process").distinct().withColumn("known", F.lit(True))
     return (df.join(known, ["cluster", "process"], "left")
             .withColumn("process", F.when(F.col("known"), F.col("process")).otherwise(F.lit(ANY_HOST)))
@@ -165,7 +160,7 @@ def _first_known_bug(order: str) -> Column:
 
 def _names(hosts: DataFrame) -> DataFrame:
     """(cluster, process) of every name an entity may give an inventory host (data_hours' names)."""
-    names = F.array(process_entity(), F.col("host"), F.lit(ANY_HOST))
+    names = F.array(F.col("entity"), F.col("host"), F.lit(ANY_HOST))
     return hosts.select("cluster", F.explode(names).alias("process")).distinct()
 
 

@@ -13,7 +13,6 @@ from fleethealth.gold import incidents as gold_incidents
 from fleethealth.gold import lifecycle as gold_lifecycle
 from fleethealth.gold import thresholds as thresholds_mod
 from fleethealth.gold import detectors
-from fleethealth.gold.detectors.base import process_entity
 from fleethealth.gold.facts import core as gold_facts
 from fleethealth.gold.facts import registry as fact_tables
 from fleethealth.lake import locks
@@ -143,7 +142,7 @@ def completeness(hosts: DataFrame, health: DataFrame, findings: DataFrame) -> Da
     """One row per inventory host and expected source: did it arrive, or is a data_missing finding
     (or, for a host that sent nothing, a host_silent one) reporting it? `unreported` (host:source) is
     set when neither: no data must never look healthy."""
-    expected = hosts.select("cluster", "host", F.explode("expect").alias("source"), process_entity().alias("process"))
+    expected = hosts.select("cluster", "host", F.explode("expect").alias("source"), F.col("entity").alias("process"))
     arrived = health.select("cluster", "host", F.explode("sources_arrived").alias("source"),
                             F.lit(True).alias("arrived"))
     reported = (findings.where(F.col("kind") == "data_missing")

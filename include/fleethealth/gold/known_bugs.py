@@ -248,34 +248,22 @@ def signatures_frame(spark, catalogue: tuple[KnownBug, ...] | None = None):
     return local_frame(spark, rows, "bug_id string, threads array<string>, lock_classes array<string>")
 
 
-def host_processes(hosts):
-    """Spark Column: a Kafka host's processes as known_bugs.yaml names them (fleet.inventory.Host.processes)
-    from its role and, in a hosts frame with them (silver.tables.HOSTS_KRAFT_FIELDS), its cluster's mode
-    and controller flag; a frame without them is ZooKeeper mode's."""
-    from pyspark.sql import functions as F
-
-    kraft = (F.col("mode") == "kraft") if "mode" in hosts.columns else F.lit(False)
-    combined = F.col("controller") if "controller" in hosts.columns else F.lit(False)
-    return (F.when(F.col("role") == "controller", F.array(F.lit("controller")))
-            .when(kraft & combined, F.array(F.lit("kraft_broker"), F.lit("controller")))
-            .when(kraft, F.array(F.lit("kraft_broker"))).otherwise(F.array(F.lit("zk_broker"))))
-
-
 def exposures(hosts, ranges):
-    """Spark: (cluster, host, role, broker_id, kafka_version, hour, bug_id, component, affected, summary) for
-    every affected Kafka host-hour (`hosts`: one row per host and hour): its version in a bug's range, and
-    one of its processes (a ZooKeeper-mode broker, a KRaft broker, a controller) running the bug's code."""
+    """Spark: (cluster, host, role, broker_id, entity, kafka_version, hour, bug_id, component, affected,
+    summary) for every affected Kafka host-hour (`hosts`: one row per host and hour, silver's hosts frame):
+    its version in a bug's range, and one of its processes (the hosts frame's `processes`: a ZooKeeper-mode
+    broker, a KRaft broker, a controller) running the bug's code."""
     from pyspark.sql import functions as F
 
     brokers = (hosts.where(F.col("role").isin("kafka", "controller") & F.col("kafka_version").isNotNull())
-               .select("cluster", "host", "role", "broker_id", "kafka_version", "hour",
+               .select("cluster", "host", "role", "broker_id", "entity", "kafka_version", "hour",
                        version_key_col(F.col("kafka_version")).alias("vkey"),
-                       host_processes(hosts).alias("host_processes")))
+                       F.col("processes").alias("host_processes")))
     inside = ((F.col("from_key").isNull() | (F.col("from_key") <= F.col("vkey")))
               & (F.col("to_key").isNull() | (F.col("vkey") < F.col("to_key")))
               & F.arrays_overlap("host_processes", "processes"))
     return (brokers.join(F.broadcast(ranges), inside, "inner")
-            .select("cluster", "host", "role", "broker_id", "kafka_version", "hour", "bug_id", "component",
+            .select("cluster", "host", "role", "broker_id", "entity", "kafka_version", "hour", "bug_id", "component",
                     "affected", "summary"))
 
 

@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from fleethealth.bronze.tables import is_prometheus
-from fleethealth.fleet.inventory import Inventory
+from fleethealth.fleet.inventory import Cluster, Host, Inventory
 from fleethealth.fleet.sources import SOURCES, Source
 from fleethealth.runtime.frames import local_frame
 from fleethealth.silver.parsers import jolokia, log4j, prometheus, threaddump
@@ -30,21 +30,41 @@ HOSTS_SCHEMA = T.StructType([
     T.StructField("offsets_topic_partitions", T.IntegerType(), False),
     T.StructField("expect", T.ArrayType(T.StringType()), False),
 ])
-# what hosts_frame adds to HOSTS_SCHEMA (a frame of HOSTS_SCHEMA alone, a unit test's, reads as a
-# ZooKeeper-mode cluster: gold.facts.kraft.roles): the cluster's mode and whether the host runs a KRaft
-# controller (role controller, or a combined broker)
-HOSTS_KRAFT_FIELDS = [T.StructField("mode", T.StringType(), False), T.StructField("controller", T.BooleanType(), False)]
+# what hosts_frame adds to HOSTS_SCHEMA, each computed once here from the inventory's Host: its
+# cluster's mode (zookeeper or kraft), whether the host runs a KRaft controller (role controller, or a
+# combined broker), how incidents name its process (fleet.entities) and the processes it runs (as
+# mbeans.yaml and known_bugs.yaml name them). Gold joins on these; it computes none of them again.
+HOSTS_NAMED_FIELDS = [T.StructField("mode", T.StringType(), False), T.StructField("controller", T.BooleanType(), False),
+                      T.StructField("entity", T.StringType(), False),
+                      T.StructField("processes", T.ArrayType(T.StringType(), False), False)]
+HOSTS_FRAME_SCHEMA = T.StructType(HOSTS_SCHEMA.fields + HOSTS_NAMED_FIELDS)
 
 ID_COLUMNS = ("broker_id", "zk_myid")   # the inventory ids a source's rows may carry (its `id_column`)
 QUARANTINE_COLUMNS = ["cluster", "host", "source", "file", "line_number", "line_count", "record", "reason", "hour"]
 
 
 def hosts_frame(spark: SparkSession, inventory: Inventory) -> DataFrame:
-    """The inventory as a small DataFrame (one row per host)."""
+    """The inventory as a small DataFrame (one row per host): HOSTS_FRAME_SCHEMA."""
+    return _hosts(spark, [(c, h) for c in inventory.clusters for h in c.hosts])
+
+
+def hosts_of(spark: SparkSession, rows) -> DataFrame:
+    """The hosts frame (HOSTS_FRAME_SCHEMA) of HOSTS_SCHEMA rows, a unit test's: a cluster with a host of
+    role controller is in KRaft mode (its controllers dedicated ones), any other in ZooKeeper mode."""
+    rows = [tuple(r) for r in rows]
+    kraft = {r[0] for r in rows if r[2] == "controller"}
+    clusters = {r[0]: Cluster(r[0], r[6], r[7], (), "kraft" if r[0] in kraft else "zookeeper") for r in rows}
+    return _hosts(spark, [(clusters[r[0]], Host(r[0], r[1], r[2], "local", None, broker_id=r[3],
+                                                controller=r[2] == "controller", mode=clusters[r[0]].mode,
+                                                zk_myid=r[4], kafka_version=r[5], expect=tuple(r[8])))
+                          for r in rows])
+
+
+def _hosts(spark: SparkSession, hosts: list[tuple[Cluster, Host]]) -> DataFrame:
     rows = [(h.cluster, h.host, h.role, h.broker_id, h.zk_myid, h.kafka_version, c.timezone,
-             c.offsets_topic_partitions, list(h.expect), c.mode, h.controller)
-            for c in inventory.clusters for h in c.hosts]
-    return local_frame(spark, rows, T.StructType(HOSTS_SCHEMA.fields + HOSTS_KRAFT_FIELDS))
+             c.offsets_topic_partitions, list(h.expect), c.mode, h.controller, h.entity, list(h.processes))
+            for c, h in hosts]
+    return local_frame(spark, rows, HOSTS_FRAME_SCHEMA)
 
 
 def _quarantine(df: DataFrame) -> DataFrame:

@@ -1,11 +1,13 @@
 """Detectors: one module per incident kind, each `detect(facts, thresholds) -> findings`.
 
 A finding row: cluster, kind, severity, entity, first_seen, last_seen (UTC), evidence, known_bug,
-hour. Entities: `broker-<id>`, `controller-<node id>` (a KRaft controller: gold.facts.kraft.with_process
-names a node id's process), `quorum` (a KRaft cluster's controller quorum), `zk-<myid>`,
-`<topic>-<partition>@broker-<id>`, `<host>:<source>`.
+hour. Entities are named as fleet.entities formats them; a finding about a Kafka node gives its node id
+(`node=` of base.finding) and `run` names its process from the hosts frame (a dedicated KRaft
+controller's differs from a broker's).
 A module with `LOOKBACK = True` detects episodes that may straddle an hour end: it reads each hour
 with the end of the hour before it (`incidents.lookback_minutes`).
+A module with `MODES` (beside LOOKBACK; fleet.inventory.MODES, default all) applies to clusters in
+those modes only: `run` drops its findings of a cluster in another mode (by the hosts frame's `mode`).
 
 Every module of this package but HELPERS is a detector, found here (DETECTORS: kind -> module, by
 module name): it defines KIND (its module's name), `detect` and REPORT, what the HTML report shows of
@@ -23,7 +25,9 @@ from types import ModuleType
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from fleethealth.gold.detectors.base import FINDING_COLUMNS
+from fleethealth.fleet.inventory import MODES
+from fleethealth.gold.detectors.base import FINDING_COLUMNS, NODE
+from fleethealth.gold.facts.kraft import node_names
 
 HELPERS = ("base",)   # the modules of the package that are not detectors
 REQUIRED = ("KIND", "detect", "REPORT")
@@ -44,6 +48,8 @@ def discover() -> dict[str, ModuleType]:
         if missing:
             raise DetectorError(f"{module.__name__}: a detector module defines {', '.join(REQUIRED)}; "
                                 f"it has no {', '.join(missing)} (a helper module is listed in HELPERS)")
+        if not set(getattr(module, "MODES", MODES)) <= set(MODES):
+            raise DetectorError(f"{module.__name__}: MODES {module.MODES!r} are not of {MODES}")
         if module.KIND != name:
             raise DetectorError(f"{module.__name__}: KIND is {module.KIND!r}, not the module's name")
         found[module.KIND] = module
@@ -53,19 +59,34 @@ def discover() -> dict[str, ModuleType]:
 DETECTORS = discover()
 
 
+def run(module: ModuleType, facts, thresholds: dict) -> DataFrame:
+    """One detector's findings of the hours of `facts` (FINDING_COLUMNS). A detector of episodes that may
+    straddle an hour end (`LOOKBACK = True` in its module) reads `facts.lookback` when there is one (each
+    hour with the end of the hour before it) and keeps what has a signal in the hour itself: an episode
+    wholly before the hour was found in the hour it happened in. Its findings of clusters in a mode it
+    does not apply to (its MODES) are dropped, and a finding about a node is named by its process."""
+    if getattr(module, "LOOKBACK", False) and facts.lookback is not None:
+        found = module.detect(facts.lookback, thresholds).where(F.col("last_seen") >= F.col("hour"))
+    else:
+        found = module.detect(facts, thresholds)
+    hosts = facts.hosts
+    if hosts is not None:
+        modes = getattr(module, "MODES", MODES)
+        if set(modes) != set(MODES):
+            elsewhere = hosts.where(~F.col("mode").isin(*modes)).select("cluster").distinct()
+            found = found.join(F.broadcast(elsewhere), "cluster", "left_anti")
+        if NODE in found.columns:
+            names = node_names(hosts).select(F.col("cluster").alias("_cluster"), F.col("broker_id").alias("_id"),
+                                             F.col("process").alias("_process"))
+            on = (F.col("cluster") == F.col("_cluster")) & (F.col(NODE) == F.col("_id"))
+            found = (found.join(F.broadcast(names), on, "left")
+                     .withColumn("entity", F.coalesce(F.col("_process"), F.col("entity"))))   # unknown: broker-N
+    return found.select(*FINDING_COLUMNS)
+
+
 def detect_each(facts, thresholds: dict) -> dict[str, DataFrame]:
-    """Every detector's findings of the hours of `facts`, by kind. A detector of episodes that may straddle
-    an hour end (`LOOKBACK = True` in its module) reads `facts.lookback` when there is one (each hour with
-    the end of the hour before it) and keeps what has a signal in the hour itself: an episode wholly
-    before the hour was found in the hour it happened in."""
-    found = {}
-    for kind, module in DETECTORS.items():
-        if getattr(module, "LOOKBACK", False) and facts.lookback is not None:
-            found[kind] = module.detect(facts.lookback, thresholds).where(F.col("last_seen") >= F.col("hour"))
-        else:
-            found[kind] = module.detect(facts, thresholds)
-        found[kind] = found[kind].select(*FINDING_COLUMNS)
-    return found
+    """Every detector's findings of the hours of `facts` (`run`), by kind."""
+    return {kind: run(module, facts, thresholds) for kind, module in DETECTORS.items()}
 
 
 def union(findings) -> DataFrame:

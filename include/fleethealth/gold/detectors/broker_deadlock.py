@@ -15,7 +15,6 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import with_process
 
 KIND = "broker_deadlock"
 REPORT = {"chart": None, "table": "deadlocks",
@@ -38,8 +37,6 @@ def detect(facts, thresholds):
                   .agg(F.min("first_seen").alias("first_ts"), F.max("last_seen").alias("last_ts"),
                        F.array_join(F.array_sort(F.collect_list("text")), "; ").alias("evidence"),
                        F.array_sort(F.array_distinct(F.flatten(F.collect_list("known_bugs")))).alias("bugs")))
-    # a KRaft controller's node id is no broker's: name its process
-    return finding(with_process(per_broker, facts.hosts), KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.col("process"),
+    return finding(per_broker, KIND, thresholds[f"{KIND}.severity"], entity=None, node=F.col("broker_id"),
                    first_seen=F.col("first_ts"), last_seen=F.col("last_ts"), evidence=F.col("evidence"),
                    hour=F.col("hour"), known_bug=F.nullif(F.array_join("bugs", ","), F.lit("")))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from fleethealth.fleet import entities
 from fleethealth.gold.detectors.base import finding
 from fleethealth.gold.facts.kraft import controller_jmx, fences, seconds, unfence_signals
 
@@ -127,7 +128,7 @@ def detect(facts, thresholds):
     shaped = per_broker.withColumn("evidence", evidence)
 
     def of(rows, severity):
-        return finding(rows, KIND, severity, entity=F.format_string("broker-%d", F.col("broker")),
+        return finding(rows, KIND, severity, entity=entities.broker_col(F.col("broker")),
                        first_seen=F.col("first_seen"), last_seen=F.col("last_seen"), evidence=F.col("evidence"),
                        hour=F.col("hour"))
     return (of(shaped.where(flapping), thresholds[f"{KIND}.flapping_severity"])

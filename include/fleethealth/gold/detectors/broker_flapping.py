@@ -18,11 +18,12 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
+from fleethealth.fleet import entities
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import zookeeper_mode_only
 
 KIND = "broker_flapping"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
+MODES = ("zookeeper",)   # a KRaft cluster has no ZooKeeper sessions or servers
 REPORT = {"chart": "chart-zk", "table": "zk_sessions",
           "columns": ["hour", "broker_id", "expiries", "registrations", "log_expired_ts"]}
 TS_FMT = "HH:mm:ss'Z'"
@@ -93,9 +94,7 @@ def detect(facts, thresholds):
         "%d re-registrations of /brokers/ids/%d; signals: %s",
         F.col("losses"), F.col("broker_id"), span_min, F.col("loss_times"), F.lit(n),
         F.lit(window_ms // 60_000), F.coalesce("registrations", F.lit(0)), F.col("broker_id"), F.col("signals"))
-    found = finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
-                    entity=F.concat(F.lit("broker-"), F.col("broker_id")),
-                    first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
-                    evidence=evidence, hour=F.col("hour"))
-    # ZooKeeper only: a KRaft cluster has no ZooKeeper sessions or servers
-    return zookeeper_mode_only(found, facts.hosts)
+    return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
+                   entity=entities.broker_col(F.col("broker_id")),
+                   first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
+                   evidence=evidence, hour=F.col("hour"))

@@ -17,7 +17,6 @@ from pyspark.sql import functions as F
 
 from fleethealth.fleet import mbeans
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import with_process
 
 KIND = "broker_isolated"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
@@ -61,8 +60,6 @@ def detect(facts, thresholds):
         F.when(under, F.format_string("JMX UnderReplicatedPartitions up to %d > 0", F.col("urp"))),
         F.when(grew, F.format_string("OpenFileDescriptorCount grew %d -> %d this hour (>= %.1fx)",
                                      F.col("fds_min"), F.col("fds_max"), F.lit(float(growth)))))
-    # a KRaft controller's node id is no broker's: name its process
-    return finding(with_process(hits, facts.hosts), KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.col("process"),
+    return finding(hits, KIND, thresholds[f"{KIND}.severity"], entity=None, node=F.col("broker_id"),
                    first_seen=F.col("first_ts"), last_seen=F.col("last_ts"), evidence=evidence,
                    hour=F.col("hour"))

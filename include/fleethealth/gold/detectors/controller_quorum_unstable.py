@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from fleethealth.fleet import mbeans
+from fleethealth.fleet import entities, mbeans
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import active_controllers, elections, kraft_clusters
+from fleethealth.gold.facts.kraft import active_controllers, elections
 
 KIND = "controller_quorum_unstable"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
+MODES = ("kraft",)   # a ZooKeeper-mode cluster has no Raft quorum
 # the cluster's gold.kraft_quorum rows of its hours (the table counts elections as this detector does; it
 # windows them with the voter timeouts itself)
 REPORT = {"chart": "chart-quorum", "table": "kraft_quorum",
@@ -93,9 +94,6 @@ def detect(facts, thresholds):
     min_elections = thresholds[f"{KIND}.min_elections"]
     min_timeouts = thresholds[f"{KIND}.min_voter_timeouts"]
     ev = facts.kafka_events
-    kraft = kraft_clusters(facts.hosts)
-    if kraft is not None:
-        ev = ev.join(F.broadcast(kraft), "cluster", "left_semi")
     sig = signals(ev, thresholds[f"{KIND}.shutdown_grace_s"])
     counted = sig.where(~F.col("graceful"))
     a, b = counted.alias("a"), counted.alias("b")
@@ -157,6 +155,6 @@ def detect(facts, thresholds):
             F.col("active_not_one"), F.col("active_min"), F.col("active_max"))),
         F.when(F.col("new_active") > 0, F.format_string("NewActiveControllersCount +%d", F.col("new_active"))),
         F.when(F.size("states") > 0, F.format_string("current-state seen: %s", F.array_join(F.col("states"), ", "))))
-    return finding(df, KIND, thresholds[f"{KIND}.severity"], entity=F.lit("quorum"),
+    return finding(df, KIND, thresholds[f"{KIND}.severity"], entity=F.lit(entities.QUORUM),
                    first_seen=F.col("first_seen"), last_seen=F.coalesce("last_seen", "first_seen"),
                    evidence=evidence, hour=F.col("hour"))

@@ -6,7 +6,7 @@ Signals (JMX java.lang:type=OperatingSystem, both attributes of one sample):
   (the median of each broker's hourly median, so one runaway broker cannot drag it up), when at
   least `fd_exhaustion.min_brokers_for_median` brokers sent samples. KRaft controllers hold far fewer
   descriptors than brokers: they are compared with the cluster's controllers, brokers with its brokers.
-One finding per broker-hour (controller-hour: `controller-N`); first_seen is the first sample over either
+One finding per broker-hour (a controller's: named as its process); first_seen is the first sample over either
 threshold, last_seen the last.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 
 from fleethealth.fleet import mbeans
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import with_process
+from fleethealth.gold.facts.kraft import roles
 
 KIND = "fd_exhaustion"
 REPORT = {"chart": "chart-fd", "table": "fd",
@@ -37,9 +37,14 @@ def detect(facts, thresholds):
     ratio = thresholds[f"{KIND}.max_fd_ratio"]
     factor = thresholds[f"{KIND}.median_factor"]
     min_brokers = thresholds[f"{KIND}.min_brokers_for_median"]
-    samples = with_process(fd_samples(facts.jmx), facts.hosts)
-    samples = samples.withColumn("peers", F.when(F.col("process").startswith("controller-"), F.lit("controllers"))
-                                 .otherwise(F.lit("brokers")))
+    samples = fd_samples(facts.jmx)
+    if facts.hosts is not None:   # a dedicated KRaft controller is compared with the controllers
+        controllers = (roles(facts.hosts).where(F.col("role") == "controller")
+                       .select("cluster", "broker_id", F.lit("controllers").alias("peers")).distinct())
+        samples = samples.join(F.broadcast(controllers), ["cluster", "broker_id"], "left")
+    else:
+        samples = samples.withColumn("peers", F.lit(None).cast("string"))
+    samples = samples.withColumn("peers", F.coalesce(F.col("peers"), F.lit("brokers")))
     medians = (samples.groupBy("cluster", "peers", "broker_id", "hour").agg(F.median("open_fds").alias("broker_median"))
                .groupBy("cluster", "peers", "hour").agg(F.median("broker_median").alias("cluster_median"),
                                                         F.count(F.lit(1)).alias("brokers")))
@@ -49,7 +54,7 @@ def detect(facts, thresholds):
     over = (s.withColumn("near_max", F.coalesce(near_max, F.lit(False)))
             .withColumn("far_above", F.coalesce(far_above, F.lit(False)))
             .where(F.col("near_max") | F.col("far_above")))
-    per_broker = over.groupBy("cluster", "broker_id", "process", "peers", "hour").agg(
+    per_broker = over.groupBy("cluster", "broker_id", "peers", "hour").agg(
         F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"), F.count(F.lit(1)).alias("samples"),
         F.max("open_fds").alias("peak"), F.max_by("max_fds", "open_fds").alias("max_fds"),
         F.first("cluster_median").alias("cluster_median"), F.first("brokers").alias("brokers"),
@@ -64,7 +69,6 @@ def detect(facts, thresholds):
         F.when(F.col("far_above"), F.format_string(
             "> %.1fx the cluster median %.0f of %d %s this hour (peak %.1fx)", F.lit(float(factor)),
             F.col("cluster_median"), F.col("brokers"), F.col("peers"), F.col("peak") / F.col("cluster_median"))))
-    return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.col("process"),
+    return finding(per_broker, KIND, thresholds[f"{KIND}.severity"], entity=None, node=F.col("broker_id"),
                    first_seen=F.col("first_ts"), last_seen=F.col("last_ts"), evidence=evidence,
                    hour=F.col("hour"))

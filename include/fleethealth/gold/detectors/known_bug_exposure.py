@@ -3,7 +3,7 @@
 Signal: the inventory's `kafka_version` of each Kafka host against known_bugs.yaml (ranges compared as
 numeric versions in Spark), for the bugs in code the host runs (each entry's `processes`: a ZooKeeper-mode
 broker, a KRaft broker, a KRaft controller; a combined node is the last two). One finding per host-hour
-(`broker-N`, `controller-N` for a dedicated controller) naming every bug id (known_bug column,
+(its process, the hosts frame's `entity`) naming every bug id (known_bug column,
 comma-separated, sorted as text) and why: the version and each bug's affected range.
 """
 from __future__ import annotations
@@ -21,15 +21,14 @@ def detect(facts, thresholds):
     spark = facts.hosts.sparkSession
     ranges = known_bugs.ranges_frame(spark)
     per_broker = (known_bugs.exposures(facts.hosts, ranges)
-                  .groupBy("cluster", "host", "role", "broker_id", "kafka_version", "hour")
+                  .groupBy("cluster", "host", "role", "broker_id", "entity", "kafka_version", "hour")
                   .agg(F.array_sort(F.collect_set(F.struct("bug_id", "affected", "summary"))).alias("bugs")))
     evidence = F.format_string(
         "inventory kafka_version %s of %s is in the affected range of %d catalogued bug(s): %s",
         F.col("kafka_version"), F.col("host"), F.size("bugs"),
         F.array_join(F.transform("bugs", lambda b: F.concat(b["summary"], F.lit(" affected "), b["affected"])), "; "))
     return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.when(F.col("role") == "controller", F.format_string("controller-%d", F.col("broker_id")))
-                   .otherwise(F.format_string("broker-%d", F.col("broker_id"))),
+                   entity=F.col("entity"),
                    first_seen=F.col("hour"), last_seen=F.col("hour") + F.expr("INTERVAL 3599 SECONDS"),
                    evidence=evidence, hour=F.col("hour"),
                    known_bug=F.array_join(F.transform("bugs", lambda b: b["bug_id"]), ","))

@@ -18,7 +18,7 @@ back to it is recovery, not the storm; pm5's periodic ones move a partition or t
 A storm when the distinct partitions reach `leader_election_storm.min_partitions`; evidence counts the
 `__consumer_offsets` partitions among them (coordinator moves: their consumer groups rebalance).
 One finding per (cluster, broker, hour); first_seen is the first trigger of a storm window. Without a lost
-broker the entity is the controller that logged the trigger (`controller-N` for a KRaft controller). A window
+broker the entity is the controller that logged the trigger (a KRaft controller named as its process). A window
 crossing the hour end counts the changes on both sides (the hour reads the end of the one before). The windows, storms or not, are the
 fact table gold.leader_elections (fleethealth.gold.facts.leader_elections); `detect` keeps its storm rows.
 """
@@ -27,7 +27,6 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import with_process
 
 KIND = "leader_election_storm"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
@@ -50,7 +49,6 @@ def detect(facts, thresholds):
                  # the biggest window; of equal ones the first
                  F.struct("partitions", (-F.unix_micros("trigger_ts")).alias("earlier"))).alias("w"),
         F.count(F.lit(1)).alias("windows"))
-    per_broker = with_process(per_broker, facts.hosts, "storm_broker")
     w = F.col("w")
     evidence = F.concat_ws("; ",
         F.format_string("controller %d: %s%s at %s", w["controller"], w["trigger"],
@@ -63,7 +61,6 @@ def detect(facts, thresholds):
                         .otherwise(F.lit("")), w["offsets_partitions"]),
         F.format_string("signals: %s (%d Online->Offline, %d 'starts at Leader Epoch')",
                         F.array_join(w["signals"], ", "), w["offline"], w["epochs"]))
-    return finding(per_broker, KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.col("process"),
+    return finding(per_broker, KIND, thresholds[f"{KIND}.severity"], entity=None, node=F.col("storm_broker"),
                    first_seen=F.col("first_seen"), last_seen=F.col("last_seen"),
                    evidence=evidence, hour=F.col("hour"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from fleethealth.fleet import entities
 from fleethealth.gold.detectors.base import finding
 
 KIND = "log_cleaner_dead"
@@ -20,6 +21,6 @@ REPORT = {"chart": "chart-cleaner", "table": "log_cleaner_status",
 def detect(facts, thresholds):
     dead = facts.cleaner_status.where(F.col("status") == "dead")
     return finding(dead, KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.concat(F.lit("broker-"), F.col("broker_id")),
+                   entity=entities.broker_col(F.col("broker_id")),
                    first_seen=F.col("dead_since"), last_seen=F.col("last_dead_evidence_ts"),
                    evidence=F.col("evidence"), hour=F.col("hour"))

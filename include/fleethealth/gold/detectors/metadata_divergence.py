@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from fleethealth.fleet import entities
 from fleethealth.gold.detectors.base import finding
 
 KIND = "metadata_divergence"
@@ -52,6 +53,6 @@ def detect(facts, thresholds):
                F.format_string("%d NotLeaderForPartition errors from peers fetching %s from broker %d",
                                F.col("not_leader_errors"), tp, F.col("broker"))))
     return finding(df, KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.format_string("%s-%d@broker-%d", F.col("topic"), F.col("partition"), F.col("broker")),
+                   entity=entities.replica_col(F.col("topic"), F.col("partition"), F.col("broker")),
                    first_seen=F.col("lag_start"), last_seen=F.col("lag_end"),
                    evidence=evidence, hour=F.col("hour"))

@@ -1,7 +1,7 @@
 """metadata_lag (KRaft): a node's metadata lags the quorum's, or fails to load or apply.
 
 The KRaft form of post-mortem 5's leader-epoch divergence (kraft-reference.md section 3). Signals,
-per node (a broker, or a controller: its entity is `controller-N`):
+per node (a broker, or a controller: its entity names its process):
 - lag (JMX, gold.facts.metadata_lag.lag_samples): the node's applied offset (a broker's
   broker-metadata-metrics last-applied-record-offset, a controller's LastAppliedRecordOffset) more than
   `metadata_lag.max_lag_records` behind the quorum's committed offset (the controllers'
@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from fleethealth.fleet import entities
 from fleethealth.fleet.kafka import OFFSETS_TOPIC
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import with_process
+from fleethealth.gold.facts.kraft import node_names
 from fleethealth.gold.facts.metadata_lag import NODE, catch_up_episodes, error_rises, lag_runs, lag_samples
 
 KIND = "metadata_lag"
@@ -136,7 +137,12 @@ def detect(facts, thresholds):
                 .agg(F.min("start_ts").alias("first_seen"), F.max(F.coalesce("end_ts", "start_ts")).alias("last_seen"),
                      F.array_join(F.array_sort(F.collect_list("signal")), "; ").alias("signals")))
     affected = _affected(facts, per_node)
-    df = with_process(per_node.join(affected, NODE, "left"), facts.hosts)
+    df = per_node.join(affected, NODE, "left")
+    if facts.hosts is not None:   # the node's name (the hosts frame's), which its evidence gives too
+        df = df.join(F.broadcast(node_names(facts.hosts)), ["cluster", "broker_id"], "left")
+    else:
+        df = df.withColumn("process", F.lit(None).cast("string"))
+    df = df.withColumn("process", F.coalesce(F.col("process"), entities.broker_col(F.col("broker_id"))))
     evidence = F.concat_ws("; ",
         F.format_string("node %d (%s): %s", F.col("broker_id"), F.col("process"), F.col("signals")),
         F.when(F.col("errors") > 0, F.format_string(

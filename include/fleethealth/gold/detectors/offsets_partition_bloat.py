@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from fleethealth.fleet import entities
+from fleethealth.fleet.kafka import OFFSETS_TOPIC
 from fleethealth.gold.detectors.base import finding
 from fleethealth.gold.facts.core import offsets_size_samples
 
@@ -39,6 +41,6 @@ def detect(facts, thresholds):
         F.when(F.size("groups") > 0, F.format_string("groups coordinated by this partition: %s",
                                                       F.array_join("groups", ", "))))
     return finding(hits, KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.format_string("__consumer_offsets-%d@broker-%d", F.col("partition"), F.col("broker_id")),
+                   entity=entities.replica_col(F.lit(OFFSETS_TOPIC), F.col("partition"), F.col("broker_id")),
                    first_seen=F.coalesce(F.col("first_over_ts"), F.col("first_ts")),
                    last_seen=F.col("last_ts"), evidence=evidence, hour=F.col("hour"))

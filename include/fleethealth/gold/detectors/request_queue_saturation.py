@@ -18,7 +18,6 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import with_process
 
 KIND = "request_queue_saturation"
 REPORT = {"chart": "chart-requests", "table": "request_saturation",
@@ -49,8 +48,6 @@ def detect(facts, thresholds):
                                F.lit(min_network))),
         F.format_string("%d of %d samples saturated, %s - %s", F.col("saturated_samples"), F.col("samples"),
                         F.date_format("first_saturated_ts", TS_FMT), F.date_format("last_saturated_ts", TS_FMT)))
-    # a KRaft controller's node id is no broker's: name its process
-    return finding(with_process(per, facts.hosts), KIND, thresholds[f"{KIND}.severity"],
-                   entity=F.col("process"),
+    return finding(per, KIND, thresholds[f"{KIND}.severity"], entity=None, node=F.col("broker_id"),
                    first_seen=F.col("first_saturated_ts"), last_seen=F.col("last_saturated_ts"),
                    evidence=evidence, hour=F.col("hour"))

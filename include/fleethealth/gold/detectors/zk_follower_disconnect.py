@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from fleethealth.fleet import entities
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import zookeeper_mode_only
 
 KIND = "zk_follower_disconnect"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
+MODES = ("zookeeper",)   # a KRaft cluster has no ZooKeeper sessions or servers
 REPORT = {"chart": "chart-zk", "table": "zk_quorum",
           "columns": ["hour", "host", "zk_myid", "state", "elections", "follower_disconnects",
                       "transaction_timeouts"]}
@@ -72,11 +73,12 @@ def detect(facts, thresholds):
     el = F.col("el")
     evidence = F.concat_ws("; ",
         F.when(F.col("leader_ts").isNotNull(), F.format_string(
-            "leader zk-%d at %s: 'Closing connection to peer due to transaction timeout' (no ack within tickTime x "
-            "syncLimit; linked within link_window_ms %d)", F.col("leader_myid"), F.date_format("leader_ts", HMS),
+            "leader %s at %s: 'Closing connection to peer due to transaction timeout' (no ack within tickTime x "
+            "syncLimit; linked within link_window_ms %d)", entities.zookeeper_col(F.col("leader_myid")),
+            F.date_format("leader_ts", HMS),
             F.lit(link_ms))),
         F.when(F.col("exception_ts").isNotNull(), F.format_string(
-            "follower zk-%d at %s: 'Exception when following the leader'%s", F.col("myid"),
+            "follower %s at %s: 'Exception when following the leader'%s", entities.zookeeper_col(F.col("myid")),
             F.date_format("exception_ts", HMS),
             F.when(F.col("cause").isNotNull(), F.concat(F.lit(" "), F.col("cause"))).otherwise(F.lit("")))),
         F.when(F.col("connected_ms").isNotNull(), F.format_string(
@@ -87,8 +89,6 @@ def detect(facts, thresholds):
         .otherwise(F.format_string("no re-election logged within link_window_ms %d", F.lit(link_ms))))
     first_seen = F.least("leader_ts", "follower_ts")
     last_seen = F.greatest("follower_last_ts", el["election_ts"])
-    found = finding(df, KIND, thresholds[f"{KIND}.severity"],
-                    entity=F.format_string("zk-%d", F.col("myid")),
-                    first_seen=first_seen, last_seen=last_seen, evidence=evidence, hour=F.col("hour"))
-    # ZooKeeper only: a KRaft cluster has no ZooKeeper sessions or servers
-    return zookeeper_mode_only(found, facts.hosts)
+    return finding(df, KIND, thresholds[f"{KIND}.severity"],
+                   entity=entities.zookeeper_col(F.col("myid")),
+                   first_seen=first_seen, last_seen=last_seen, evidence=evidence, hour=F.col("hour"))

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from fleethealth.fleet import entities
 from fleethealth.gold.detectors.base import finding
-from fleethealth.gold.facts.kraft import zookeeper_mode_only
 
 KIND = "zk_session_expired"
 LOOKBACK = True   # episodes straddling an hour end: see fleethealth.gold.detectors
+MODES = ("zookeeper",)   # a KRaft cluster has no ZooKeeper sessions or servers
 REPORT = {"chart": "chart-zk", "table": "zk_sessions",
           "columns": ["hour", "broker_id", "expiries", "sessions", "log_expired_ts", "server_expired_ts",
                       "jmx_expiries"]}
@@ -59,9 +60,7 @@ def detect(facts, thresholds):
         F.when(F.col("jmx_expiries") > 0, F.format_string(
             "JMX SessionExpireListener ZooKeeperExpiresPerSec Count +%d (first seen at %s)",
             F.col("jmx_expiries"), F.date_format("jmx_seen_ts", HMS))))
-    found = finding(df, KIND, thresholds[f"{KIND}.severity"],
-                    entity=F.format_string("broker-%d", F.col("broker_id")),
-                    first_seen=first_seen, last_seen=F.coalesce(last_seen, first_seen),
-                    evidence=evidence, hour=F.col("hour"))
-    # ZooKeeper only: a KRaft cluster has no ZooKeeper sessions or servers
-    return zookeeper_mode_only(found, facts.hosts)
+    return finding(df, KIND, thresholds[f"{KIND}.severity"],
+                   entity=entities.broker_col(F.col("broker_id")),
+                   first_seen=first_seen, last_seen=F.coalesce(last_seen, first_seen),
+                   evidence=evidence, hour=F.col("hour"))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import altair as alt
 import pandas as pd
 
+from fleethealth.fleet import entities
 from fleethealth.runtime.vocabulary import SEVERITY_RANK
 from fleethealth.lake.hours import HOUR
 from fleethealth.report.html.read import (Gold, as_list, cell_text, clusters_of, hour_label, json_value,
@@ -171,7 +172,7 @@ def offsets_chart(gold: Gold, cluster: str, limits: dict, focus: set[tuple[int, 
     peak = df.groupby(["broker_id", "partition"])["max_size_bytes"].max().sort_values(ascending=False)
     keep = set(peak.index[:8]) | focus
     df = df[[(b, p) in keep for b, p in zip(df["broker_id"], df["partition"])]]
-    rows = [{"series": f"p{r.partition}@broker-{r.broker_id}", "at": json_value(r.last_ts if not pd.isna(r.last_ts)
+    rows = [{"series": entities.at_broker(f"p{r.partition}", r.broker_id), "at": json_value(r.last_ts if not pd.isna(r.last_ts)
              else r.hour + pd.Timedelta(HOUR)), "size_gib": r.size_bytes / 2**30 if not pd.isna(r.size_bytes) else None,
              "size_bytes": json_value(r.size_bytes), "growth_gib": (r.growth_bytes or 0) / 2**30,
              "compaction_seen": bool(r.compaction_seen), "source": r.size_source, "hour": hour_label(r.hour)}
@@ -200,7 +201,7 @@ def cleaner_chart(gold: Gold, cluster: str) -> Chart:
     why = _unavailable(gold, "gold.log_cleaner_status", df)
     if why:
         return Chart(cid, title, None, why)
-    rows = [{"broker": f"broker-{r.broker_id}", "hour": hour_label(r.hour), "status": r.status or "unknown",
+    rows = [{"broker": entities.broker(r.broker_id), "hour": hour_label(r.hour), "status": r.status or "unknown",
              "time_since_last_run_ms": json_value(r.time_since_last_run_ms), "dead_since": cell_text(r.dead_since),
              "evidence": r.evidence or ""} for r in df.itertuples(index=False)]
     chart = alt.Chart(alt.NamedData("cells")).mark_rect(stroke="white").encode(
@@ -219,7 +220,7 @@ def isr_chart(gold: Gold, cluster: str) -> Chart:
         return Chart(cid, title, None, why)
     agg = df.assign(changes=df["shrinks"] + df["expands"] + df["updates"]).groupby(["hour", "broker"]).agg(
         changes=("changes", "sum"), shrinks=("shrinks", "sum"), partitions=("partition", "count")).reset_index()
-    rows = [{"hour": hour_label(r.hour), "broker": f"broker-{r.broker}", "changes": int(r.changes),
+    rows = [{"hour": hour_label(r.hour), "broker": entities.broker(r.broker), "changes": int(r.changes),
              "shrinks": int(r.shrinks), "partitions": int(r.partitions)} for r in agg.itertuples(index=False)]
     chart = alt.Chart(alt.NamedData("churn")).mark_bar().encode(
         x=alt.X("hour:O", sort=_cluster_hours(gold), title="hour (UTC)"), y=alt.Y("changes:Q", title="ISR changes"),
@@ -252,10 +253,10 @@ def zk_chart(gold: Gold, cluster: str) -> Chart:
     sessions, quorum = gold.get("zk_sessions", cluster), gold.get("zk_quorum", cluster)
     rows = []
     for r in (sessions.itertuples(index=False) if sessions is not None else ()):
-        rows.append({"hour": hour_label(r.hour), "who": f"broker-{r.broker_id}", "what": "session expiries",
+        rows.append({"hour": hour_label(r.hour), "who": entities.broker(r.broker_id), "what": "session expiries",
                      "count": int(r.expiries or 0)})
     for r in (quorum.itertuples(index=False) if quorum is not None else ()):
-        rows += [{"hour": hour_label(r.hour), "who": f"zk-{cell_text(r.zk_myid)}", "what": what, "count": int(n or 0)}
+        rows += [{"hour": hour_label(r.hour), "who": entities.zookeeper(cell_text(r.zk_myid)), "what": what, "count": int(n or 0)}
                  for what, n in (("quorum elections", r.elections), ("follower disconnects", r.follower_disconnects))]
     missing = [t for t, df in (("gold.zk_sessions", sessions), ("gold.zk_quorum", quorum)) if df is None]
     note = f"{', '.join(missing)} not in this lakehouse." if missing else ""
@@ -294,7 +295,7 @@ def quorum_chart(gold: Gold, cluster: str) -> Chart:
     rows = quorum_rows(df)
     quorum = [{**r, "leader": cell_text(r["leader"]) or "unknown", "fenced_at_end": cell_text(r["fenced_at_end"])}
               for r in rows]
-    fenced = [{"hour": r["hour"], "broker": f"broker-{b}", "fenced_at_end": b in r["fenced_at_end"]}
+    fenced = [{"hour": r["hour"], "broker": entities.broker(b), "fenced_at_end": b in r["fenced_at_end"]}
               for r in rows for b in r["fenced_brokers"]]
     x = alt.X("hour:O", sort=_cluster_hours(gold), title="hour (UTC)")
     tips = _tips("hour:O", "epoch:Q", "leader:N", "elections:Q", "leaders:N", "fences:Q", "fenced_at_end:N",
@@ -319,7 +320,7 @@ def requests_chart(gold: Gold, cluster: str, limits: dict) -> Chart:
     if why:
         return Chart(cid, title, None, why)
     ratio = limits["request_queue_saturation.queue_full_ratio"]
-    rows = [{"hour": hour_label(r.hour), "broker": f"broker-{r.broker_id}",
+    rows = [{"hour": hour_label(r.hour), "broker": entities.broker(r.broker_id),
              "fill": (r.max_queue / r.queue_limit) if r.queue_limit and not pd.isna(r.max_queue) else None,
              "max_queue": json_value(r.max_queue), "queue_limit": json_value(r.queue_limit),
              "saturated_samples": int(r.saturated_samples or 0), "samples": int(r.samples or 0),
@@ -344,7 +345,7 @@ def fd_chart(gold: Gold, cluster: str, limits: dict) -> Chart:
     if why:
         return Chart(cid, title, None, why)
     ratio = limits["fd_exhaustion.max_fd_ratio"]
-    rows = [{"minute": json_value(r.minute), "broker": f"broker-{r.broker_id}", "open_fds": json_value(r.open_fds),
+    rows = [{"minute": json_value(r.minute), "broker": entities.broker(r.broker_id), "open_fds": json_value(r.open_fds),
              "limit": r.max_fds * ratio if "max_fds" in df and not pd.isna(r.max_fds) else None}
             for r in df.sort_values("minute").itertuples(index=False)]
     base = alt.Chart(alt.NamedData("fds")).encode(x=_x_time("minute", gold), color=alt.Color("broker:N"))

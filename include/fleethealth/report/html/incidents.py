@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 import importlib.util
 import pkgutil
-import re
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
 import pandas as pd
 
+from fleethealth.fleet import entities
 from fleethealth.runtime.vocabulary import SEVERITY_RANK
 from fleethealth.lake.hours import HOUR, floor_hour
 from fleethealth.report.html.read import Gold, records
@@ -22,19 +22,6 @@ def most_severe_first(incidents: pd.DataFrame) -> pd.DataFrame:
     rank = incidents["severity"].map(lambda s: -SEVERITY_RANK.get(s, 0))
     keys = [k for k in ("first_seen", "cluster", "kind", "entity") if k in incidents]
     return incidents.assign(rank=rank).sort_values(["rank", *keys]).drop(columns="rank")
-
-
-def entity_keys(entity: str) -> dict:
-    """broker-2 -> {broker: 2}; __consumer_offsets-38@broker-2 -> {topic, partition, broker}; zk-3 -> {zk: 3};
-    controller-3000 -> {controller: 3000}; host:source -> {host}."""
-    m = re.fullmatch(r"(?:(.+)-(\d+)@)?broker-(\d+)", entity)
-    if m:
-        partition = {"topic": m.group(1), "partition": int(m.group(2))} if m.group(1) else {}
-        return {"broker": int(m.group(3)), **partition}
-    m = re.fullmatch(r"(zk|controller)-(\d+)", entity)
-    if m:
-        return {m.group(1): int(m.group(2))}
-    return {"host": entity.split(":", 1)[0]}
 
 
 # the package whose modules declare what the report shows of each kind (REPORT, see its docstring)
@@ -75,7 +62,7 @@ def fact_rows(gold: Gold, incident) -> tuple[str | None, str | None, list[dict]]
     df = gold.get(table, incident.cluster) if table else None
     if df is None or df.empty:
         return chart, table, []
-    e = entity_keys(incident.entity)
+    e = entities.parse(incident.entity)
     keep = pd.Series(True, index=df.index)
     for key, columns_of_key in (("broker", ("broker_id", "broker", "lost_broker")), ("partition", ("partition",)),
                                 ("topic", ("topic",)), ("zk", ("zk_myid",)), ("controller", ("broker_id",)),

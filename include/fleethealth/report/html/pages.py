@@ -12,6 +12,7 @@ import altair as alt
 import pandas as pd
 
 from fleethealth.gold import runbooks, thresholds as gold_thresholds
+from fleethealth.fleet import entities
 from fleethealth.runtime.vocabulary import SEVERITY_RANK
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
@@ -19,7 +20,7 @@ from fleethealth.lake.hours import HOUR, floor_hour
 from fleethealth.report.html.charts import (Chart, cleaner_chart, completeness_heatmap, fd_chart, fleet_heatmap,
                                             incident_timeline, isr_chart, leaders_chart, offsets_chart, quorum_chart,
                                             quorum_rows, requests_chart, zk_chart)
-from fleethealth.report.html.incidents import chart_of, entity_keys, fact_rows, most_severe_first
+from fleethealth.report.html.incidents import chart_of, fact_rows, most_severe_first
 from fleethealth.report.html.read import (HOURLY, WHOLE, Gold, cell_text, clusters_of, hour_label, page_name,
                                          read_gold)
 from fleethealth.report.text import evidence_text, known_bugs_text
@@ -239,7 +240,7 @@ def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
         incidents = pd.DataFrame(columns=["incident_id", "kind", "entity", "severity"])
     incidents = most_severe_first(incidents)
     focus = set()
-    for e in map(entity_keys, incidents["entity"]):
+    for e in map(entities.parse, incidents["entity"]):
         if "partition" in e and e.get("topic") == "__consumer_offsets":
             focus.add((e["broker"], e["partition"]))
     charts = [incident_timeline(gold, cluster), offsets_chart(gold, cluster, limits, focus),
