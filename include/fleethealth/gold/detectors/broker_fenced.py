@@ -1,8 +1,10 @@
 """broker_fenced (KRaft): the active controller fenced a broker whose heartbeats stopped arriving.
 
-The KRaft form of a ZooKeeper session expiry (post-mortems 4 and 5; kraft-reference.md section 1). A
-fenced broker that is still running logs nothing at INFO and its BrokerState stays 3 (RUNNING): the
-fencing shows on the controllers. Signals (silver.kafka_events):
+The KRaft form of a ZooKeeper session expiry (post-mortems 4 and 5; Kafka's
+metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager.java and
+BrokerHeartbeatManager.java, core's BrokerLifecycleManager.scala). A fenced broker that is still
+running logs nothing at INFO and its BrokerState stays 3 (RUNNING): the fencing shows on the
+controllers. Signals (silver.kafka_events):
 - `broker_fenced`: the active controller's "Fencing broker N because its session has timed out" (3.3+,
   controller.log; server.log in 3.3.0/3.3.1) - who fenced whom, and when;
 - `broker_fencing_replayed` to_state fenced: every controller replaying the fence record (3.3.0-3.3.1,

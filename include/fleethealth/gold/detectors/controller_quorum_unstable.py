@@ -1,8 +1,10 @@
 """controller_quorum_unstable (KRaft): the controllers' Raft quorum keeps electing leaders, or a voter
 cannot fetch from its leader.
 
-The KRaft form of a ZooKeeper follower reset (post-mortem 2; kraft-reference.md section 2). Signals
-(silver.kafka_events of the cluster's nodes, server.log `[RaftManager id=N]` and controller.log):
+The KRaft form of a ZooKeeper follower reset (post-mortem 2; Kafka's
+raft/src/main/java/org/apache/kafka/raft/QuorumState.java, KafkaRaftClient.java, LeaderState.java;
+check-quorum KAFKA-15489, Pre-Vote KIP-996). Signals (silver.kafka_events of the cluster's nodes,
+server.log `[RaftManager id=N]` and controller.log):
 - leader elections: a Raft epoch in which a leader emerged, each counted once however many nodes log
   it: `raft_state_changed` to Leader (the new leader) or to Follower with a leader (voters and the
   brokers observing), a standby controller's `quorum_leader_changed` ("In the new epoch E, the leader is L");

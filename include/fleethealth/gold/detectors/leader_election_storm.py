@@ -3,7 +3,8 @@
 Triggers (silver.kafka_events of the controller):
 - `broker_failure_callback` "Broker failure callback for N" — the storm's broker is N;
 - KRaft: `broker_fenced`, the active controller's "Fencing broker N because its session has timed out"
-  (kraft-reference.md 1.1) — the storm's broker is N (broker_fenced is its own incident);
+  (ReplicationControlManager.java's `handleBrokerFenced: changing N partition(s)`) — the storm's
+  broker is N (broker_fenced is its own incident);
 - without one in the preceding window, a partition going OnlinePartition -> OfflinePartition
   (`partition_state_change`) — the storm's broker is then the controller that logged it.
 Leader changes counted in [trigger, trigger + `leader_election_storm.window_ms`), distinct partitions,

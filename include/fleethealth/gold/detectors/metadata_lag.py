@@ -1,7 +1,9 @@
 """metadata_lag (KRaft): a node's metadata lags the quorum's, or fails to load or apply.
 
-The KRaft form of post-mortem 5's leader-epoch divergence (kraft-reference.md section 3). Signals,
-per node (a broker, or a controller: its entity names its process):
+The KRaft form of post-mortem 5's leader-epoch divergence (Kafka's
+metadata/src/main/java/org/apache/kafka/image/loader/MetadataLoader.java, core's
+BrokerServerMetrics, server-common's fault/LoggingFaultHandler.java). Signals, per node (a broker,
+or a controller: its entity names its process):
 - lag (JMX, gold.facts.metadata_lag.lag_samples): the node's applied offset (a broker's
   broker-metadata-metrics last-applied-record-offset, a controller's LastAppliedRecordOffset) more than
   `metadata_lag.max_lag_records` behind the quorum's committed offset (the controllers'
