@@ -1,9 +1,9 @@
 """Silver: parsers/ + rules/*.yaml → typed events, JMX samples, quarantine, reconciliation.
 
 In: bronze.records and bronze.files of an hour, and the inventory (time zones, roles). Out (`tables`):
-silver.kafka_events, silver.zk_events, silver.jmx_samples, silver.threads, silver.deadlocks,
-silver.partition_sizes, silver.consumer_offsets, silver.quarantine (every record that did not parse,
-with its reason) and silver.reconciliation (bronze records = silver + quarantine, per host, source and hour). Log rules
+the table of each source declared in fleet.sources (`silver_table`, `extra_tables`), silver.quarantine
+(every record that did not parse, with its reason) and silver.reconciliation (bronze records = silver +
+quarantine, per host, source and hour). Log rules
 are data (`rules/*.yaml`), read by the generic engine `parsers/rules.py`; jmx_exporter series map
 back onto MBeans through `jmx_prometheus_mapping.yaml`. The layer's job (`job`: read the published
 bronze, compute, gate, publish) is run by fleethealth.pipeline.
