@@ -12,6 +12,7 @@ from detector_frames import at, event, events, facts, findings, jmx, jmx_sample,
 
 from fleethealth.fleet import mbeans
 from fleethealth.gold import thresholds
+from fleethealth.gold import detectors
 from fleethealth.gold.detectors import DETECTORS, broker_flapping, fd_exhaustion
 from fleethealth.gold.facts.core import KAFKA_UNREAD_EVENTS, kafka_events_read
 from fleethealth.silver.parsers.rules import load_rules
@@ -28,13 +29,14 @@ def _fds(node: int, opens: int, cluster: str = "c1") -> list[tuple]:
 def test_fd_exhaustion_compares_controllers_with_controllers_and_names_them(spark):
     limits = thresholds.load()
     rows = _fds(3000, 310) + _fds(3001, 300) + _fds(3002, 2_000) + _fds(1, 12_800) + _fds(2, 12_900) + _fds(3, 13_000)
-    found = findings(fd_exhaustion.detect(facts(spark, jmx_samples=jmx(spark, rows), hosts=kraft_hosts(spark)), limits))
+    found = findings(detectors.run(fd_exhaustion, facts(spark, jmx_samples=jmx(spark, rows), hosts=kraft_hosts(spark)),
+                                   limits))
     assert [(f["entity"], f["evidence"].split("; ")[1]) for f in found] == [
         ("controller-3002", "> 5.0x the cluster median 310 of 3 controllers this hour (peak 6.5x)")]
     # brokers alone, as before
     brokers = _fds(1, 12_800) + _fds(2, 12_900) + _fds(3, 65_000)
-    found = findings(fd_exhaustion.detect(facts(spark, jmx_samples=jmx(spark, brokers), hosts=kraft_hosts(spark)),
-                                          limits))
+    found = findings(detectors.run(fd_exhaustion, facts(spark, jmx_samples=jmx(spark, brokers),
+                                                        hosts=kraft_hosts(spark)), limits))
     assert [(f["entity"], f["evidence"].split("; ")[1]) for f in found] == [
         ("broker-3", "> 5.0x the cluster median 12900 of 3 brokers this hour (peak 5.0x)")]
 
@@ -45,8 +47,8 @@ def test_zookeeper_only_kinds_do_not_fire_on_a_kraft_cluster(spark):
         return [event(1, at(minute, 0.4), "brokers_changed", cluster, deleted_brokers=[2]),
                 event(2, at(minute, 1.6), "zk_session_expired", cluster)]
     rows = loss("c1", 10) + loss("c1", 30) + loss("z1", 10) + loss("z1", 30)
-    found = findings(broker_flapping.detect(facts(spark, events(spark, rows), hosts=kraft_hosts(spark)),
-                                            thresholds.load()))
+    found = findings(detectors.run(broker_flapping, facts(spark, events(spark, rows), hosts=kraft_hosts(spark)),
+                                   thresholds.load()))
     assert [(f["cluster"], f["entity"]) for f in found] == [("z1", "broker-2")]
 
 
