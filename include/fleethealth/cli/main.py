@@ -26,7 +26,8 @@ def cmd_simulate(args) -> int:
     hours = parse_window(args.start, args.end)
     inventory = simulate(Path(args.out), args.scenario, hours[0], hours[-1] + HOUR,
                          brokers=args.brokers, seed=args.seed, bytes_per_broker_hour=args.bytes_per_broker_hour,
-                         jmx_samples_per_broker_hour=args.jmx_samples_per_broker_hour, layout=args.layout)
+                         jmx_samples_per_broker_hour=args.jmx_samples_per_broker_hour, layout=args.layout,
+                         log_format=args.log_format, timezone=args.timezone)
     print(f"fleet written under {Path(args.out).resolve()}; inventory: {inventory}")
     return 0
 
@@ -199,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     from fleethealth.cli.parse import SOURCES as PARSE_SOURCES  # pure names: no Spark imported here
     from fleethealth.cli.query import CELL_WIDTH
     from fleethealth.simulate import KRAFT_SCENARIOS, SCENARIOS
+    from fleethealth.simulate.forms import FORMS
 
     p = argparse.ArgumentParser(prog="fleethealth", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=_version())
@@ -223,6 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--layout", choices=("hourly", "archive"), default="hourly",
                    help="hourly: one file per hour (default); archive: as copied off the hosts after an incident "
                         "(live and .gz Kafka logs, size-rolled ZooKeeper logs, one truncated .gz, mtimes = now)")
+    s.add_argument("--log-format", choices=tuple(FORMS), default="kafka", metavar="FORM",
+                   help=f"how the clusters' deployment writes its files: {', '.join(FORMS)} (default kafka: "
+                        f"Kafka's default layout in files per log)")
+    s.add_argument("--timezone", default=None, metavar="ZONE",
+                   help="an IANA zone every cluster's logs are written in, e.g. --timezone Asia/Kolkata "
+                        "(default: each scenario's own)")
     s.set_defaults(func=cmd_simulate)
 
     s = _command(sub, "check", "whether an hour would run as set up: the settings, the inventory, every host "

@@ -22,12 +22,13 @@ write Kafka logs and JMX, the first broker the log-dir snapshots, no thread dump
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from datetime import datetime
 from pathlib import Path
 
-from . import archive, jolokia, kraft_jmx, logdirs, threaddumps
+from . import archive, forms, jolokia, kraft_jmx, logdirs, threaddumps
 from .clock import LocalClock, check_window, utc_hours
 from .fleet import Cluster, Host, coordinator_partition, java_string_hashcode, write_inventory
 from .kafka_logs import BrokerLogs
@@ -60,10 +61,13 @@ def resolve(scenarios: list[str] | str) -> list[str]:
 
 def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: datetime, *, brokers: int = 3,
              seed: int = 7, bytes_per_broker_hour: int = 200_000, jmx_samples_per_broker_hour: int = 20_000,
-             layout: str = "hourly", shifts: dict[str, int] | None = None) -> Path:
+             layout: str = "hourly", shifts: dict[str, int] | None = None,
+             log_format: str | dict[str, str] | None = None, timezone: str | None = None) -> Path:
     """Write a fleet for [start, end) (UTC, hour-aligned, tz-aware) under `out`; return the inventory path.
     `shifts` (scenario name -> ms) moves a scenario's events that much later than their usual anchor
-    (the window start), e.g. so that an episode straddles an hour end; its ground truth moves with them."""
+    (the window start), e.g. so that an episode straddles an hour end; its ground truth moves with them.
+    `log_format` (one for all, or cluster name -> form; `forms.FORMS`) writes clusters as a deployment
+    writes them; `timezone` (an IANA zone) replaces every cluster's own."""
     names = resolve(scenarios)
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
@@ -76,15 +80,21 @@ def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: dateti
     out = Path(out)
     root = out / "fleet"
     clusters, expected = [], []
+    chosen = forms.resolve(log_format, [CATALOGUE[n].cluster(brokers).name for n in names])
+    amended = {}
     for name in names:
         sc = CATALOGUE[name]
         cluster = sc.cluster(brokers)
+        if timezone:
+            cluster = dataclasses.replace(cluster, timezone=timezone)
         anchor = start_ms + (shifts or {}).get(name, 0)
         state = ClusterState(cluster, sc.events(cluster, anchor, end_ms), seed)
         base = root / cluster.name
         if base.exists():
             shutil.rmtree(base)  # files are appended hour by hour: start from a clean cluster folder
         write_cluster(state, base, start_ms, end_ms, bytes_per_broker_hour, jmx_samples_per_broker_hour)
+        amended[cluster.name] = entry = cluster.inventory_entry(root.resolve())
+        forms.apply(chosen[cluster.name], base, cluster, entry)
         clusters.append(cluster)
         expected.extend(sc.expected(state, anchor, end_ms))
     out.mkdir(parents=True, exist_ok=True)
@@ -93,7 +103,7 @@ def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: dateti
     else:
         (out / archive.NOTES).unlink(missing_ok=True)   # no stale notes from an earlier archive run
     (out / "expected_incidents.json").write_text(json.dumps(expected, indent=2) + "\n")
-    return write_inventory(out / "inventory.yaml", clusters, root)
+    return write_inventory(out / "inventory.yaml", clusters, root, entries=amended)
 
 
 def write_cluster(state: ClusterState, base: Path, start_ms: int, end_ms: int, bytes_per_hour: int,

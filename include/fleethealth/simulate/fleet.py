@@ -266,11 +266,12 @@ class _FlowDict(dict):
 _InventoryDumper.add_representer(_FlowDict, _flow_dict_representer)
 
 
-def write_inventory(path: Path, clusters: list[Cluster], root: Path) -> Path:
-    """Write the fleet inventory (the shape docs/inventory.md shows) for `clusters` whose files live under `root`."""
+def write_inventory(path: Path, clusters: list[Cluster], root: Path, entries: dict[str, dict] | None = None) -> Path:
+    """Write the fleet inventory (the shape docs/inventory.md shows) for `clusters` whose files live under `root`
+    (`entries`: cluster name -> its entry as a deployment form amended it; else `Cluster.inventory_entry`'s)."""
     doc = {"clusters": []}
     for c in clusters:
-        entry = c.inventory_entry(root.resolve())
+        entry = dict((entries or {}).get(c.name) or c.inventory_entry(root.resolve()))
         entry["hosts"] = [_FlowDict(h) for h in entry["hosts"]]
         doc["clusters"].append(entry)
     path.write_text(yaml.dump(doc, Dumper=_InventoryDumper, sort_keys=False, width=200))
