@@ -89,8 +89,7 @@ def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source) -> tuple[Da
                   .select(*log4j.LINEAGE, "line_number", "line_count", F.col("text").alias("record"),
                           F.col("_bad").alias("reason"))
                   .unionByName(orphans.select(*log4j.LINEAGE, "line_number", F.lit(1).alias("line_count"),
-                                              "record", F.lit("continuation line before the first record "
-                                                              "of its file").alias("reason"))))
+                                              "record", "reason")))
     events = log4j.with_events(parsed.where(F.col("_bad").isNull()).drop("_bad", "text"), source.name)
     # the log's name from its file's: one regex per file, not per record
     logs = lines.select("file").distinct().withColumn("log", F.regexp_extract("file", r"([^/]+?)\.log(?:\.[^/]*)?$", 1))

@@ -13,10 +13,14 @@ from pyspark.sql import functions as F
 
 from fleethealth.fleet.kafka import OFFSETS_TOPIC
 from fleethealth.runtime.frames import local_frame
+from fleethealth.silver.parsers import rules as rule_engine
 
 _2_32 = 1 << 32
 _2_31 = 1 << 31
 COORDINATOR_LOGGERS = "kafka.coordinator.%"   # GroupCoordinator / GroupMetadataManager (all versions)
+# the same written with %c{1} (Strimzi's Kafka 4 layout)
+COORDINATOR_CLASSES = ("kafka.coordinator.group.GroupCoordinator", "kafka.coordinator.group.GroupMetadataManager",
+                       "kafka.coordinator.group.GroupCoordinatorService")
 
 SCHEMA_DDL = ("cluster string, `group` string, offsets_partition int, coordinator_broker int, source string, "
               "first_seen timestamp, last_seen timestamp, events bigint, hour timestamp")
@@ -94,7 +98,8 @@ def group_coordinators(kafka_events: DataFrame, hosts: DataFrame, leaders: DataF
     leaders = offsets_leaders(kafka_events) if leaders is None else leaders
     partitions = hosts.groupBy("cluster").agg(F.max("offsets_topic_partitions").alias("offsets_topic_partitions"))
     named = (kafka_events.where(F.col("group").isNotNull() & F.col("broker_id").isNotNull()
-                                & F.col("logger").like(COORDINATOR_LOGGERS))
+                                & (F.col("logger").like(COORDINATOR_LOGGERS)
+                                   | rule_engine.logger_in(F.col("logger"), COORDINATOR_CLASSES)))
              .join(F.broadcast(partitions), "cluster", "left")
              .withColumn("offsets_partition",
                          coordinator_partition(F.col("group"), F.coalesce("offsets_topic_partitions", F.lit(50)))))

@@ -1,8 +1,9 @@
 """log4j records from bronze lines: multi-line assembly, header fields, UTC timestamps.
 
-A record starts at a line that opens with a timestamp in its format; following lines (stack
-traces, cleaner statistics, `KafkaConfig values:` blocks) belong to it. Lines before the first
-start of a file cannot be placed and go to quarantine.
+A record starts at a line that opens with a timestamp in any known layout (whatever its source:
+a file may mix layouts, a ZooKeeper host may write Kafka's); following lines (stack traces,
+cleaner statistics, `KafkaConfig values:` blocks) belong to it. Lines before the first start of a
+file cannot be placed and go to quarantine; a file with no start at all is in no known layout.
 """
 from __future__ import annotations
 
@@ -27,9 +28,14 @@ class LogFormat:
     groups: dict[str, int]     # field -> group in `header` (0 = not present)
 
 
+_TS = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}"
+# the first line of a record in any known layout (io.fleethealth.engine.Log4jLayouts.isStart):
+# `[%d] `, `%d{ISO8601} `, or `%d{yyyy-MM-dd HH:mm:ss} ` and a level; pull.linecut's _RECORD finds them
+START = rf"^(?:\[{_TS},\d{{3}}\] |{_TS},\d{{3}} |{_TS} [A-Z])"
+
 KAFKA = LogFormat(
     "kafka",
-    start=r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}\] ",
+    start=START,
     # `[%d] %p %m (%c)` or the custom `[%d] [%-5p] [%t] [%c] - %m`
     header=(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3})\] "
             r"(?:\[([A-Z]+) *\] \[([^\]]*)\] \[([^\]]*)\] - |([A-Z]+) )(.*)$"),
@@ -38,22 +44,51 @@ KAFKA = LogFormat(
 
 ZOOKEEPER = LogFormat(
     "zookeeper",
-    start=r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} ",
+    start=START,
     # `%d{ISO8601} [myid:%X{myid}] - %-5p [%t:%C{1}@%L] - %m`, myid optional
     header=(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}) (?:\[myid:(\d*)\] )?- ([A-Z]+) *"
             r"\[(.*?):([\w$.]+)@(\d+)\] - (.*)$"),
     groups={"ts": 1, "myid": 2, "level": 3, "thread": 4, "logger": 5, "code_line": 6, "body": 7},
 )
 
-# the engine's log4j layouts by name (a source's `layout`, fleethealth.fleet.sources)
+# the other layouts the engine reads, whatever the source (Log4jLayouts): their regex twins, each
+# tried after the ones before it; a record's layout is the first whose header its first line matches
+STRIMZI = LogFormat(
+    "strimzi",
+    start=START,
+    # `%d{ISO8601} %p %m (%c) [%t]` (Strimzi before Kafka 4); with `%m` alone the logger ends the last line
+    header=rf"^({_TS},\d{{3}}) ([A-Z]+) +(.*) \(([\w.$-]+)\) \[(.*)\]$",
+    groups={"ts": 1, "level": 2, "body": 3, "logger": 4, "thread": 5},
+)
+THREAD_LOGGER = LogFormat(
+    "thread_logger",
+    start=START,
+    # `%d %p [%t] %c - %m`, Strimzi's Kafka 4 `%d{yyyy-MM-dd HH:mm:ss} %-5p [%t] %c{1}:%L - %m`
+    header=rf"^({_TS}(?:,\d{{3}})?) ([A-Z]+) +\[(.*?)\] ([\w.$-]+)(?::[\d?]+)? - (.*)$",
+    groups={"ts": 1, "level": 2, "thread": 3, "logger": 4, "body": 5},
+)
+MESSAGE_ONLY = LogFormat(
+    "message_only",
+    start=START,
+    header=rf"^({_TS}(?:,\d{{3}})?) ([A-Z]+) +(.*)$",
+    groups={"ts": 1, "level": 2, "body": 3},
+)
+KNOWN = (KAFKA, ZOOKEEPER, STRIMZI, THREAD_LOGGER, MESSAGE_ONLY)
+
+# the engine's log4j layouts by name (a source's `layout`, fleethealth.fleet.sources): what its records'
+# message holds (ZooKeeper's: every line) and the layout of records that are not in a header of another
 LAYOUTS = {f.name: f for f in (KAFKA, ZOOKEEPER)}
+
+
+BEFORE_FIRST = "continuation line before the first record of its file"
 
 
 def assemble(lines: DataFrame, fmt: LogFormat) -> tuple[DataFrame, DataFrame]:
     """(records, orphans) from bronze lines of one log format.
 
     records: lineage + line_number (of the first line), line_count, text (lines joined by \\n).
-    orphans: bronze lines before the first record start of their file.
+    orphans: bronze lines before the first record start of their file, with the quarantine `reason`
+    (a file with no record start at all is in no known layout: the reason says so, with its first line).
 
     Most records are one line: those pass through without a shuffle. Only continuation lines are
     grouped, into runs of consecutive lines; a run belongs to the start line just before it (a run
@@ -65,6 +100,21 @@ def assemble(lines: DataFrame, fmt: LogFormat) -> tuple[DataFrame, DataFrame]:
     w = Window.partitionBy("hour", "file").orderBy("line_number")
     conts = conts.withColumn("_run", F.col("line_number") - F.row_number().over(w))
     orphans = conts.where(F.col("_run") == 0).drop("_start", "_run")
+    # a file whose orphans are followed by a start (line k + 1 of k orphans) is in a known layout
+    ends = (orphans.groupBy("hour", "file")
+            .agg((F.max("line_number") + 1).alias("_next"), F.min_by("record", "line_number").alias("_first"))
+            .select(F.col("hour").alias("_hour"), F.col("file").alias("_file"), "_next", "_first"))
+    started = (marked.where(F.col("_start"))
+               .join(F.broadcast(ends), (F.col("hour") == F.col("_hour")) & (F.col("file") == F.col("_file"))
+                     & (F.col("line_number") == F.col("_next")), "left_semi")
+               .select(F.col("hour").alias("_hour"), F.col("file").alias("_file"), F.lit(True).alias("_started")))
+    no_layout = F.concat(F.lit("no line of the file starts a record in a known log4j layout; its first line: "),
+                         F.substring("_first", 1, 200))
+    orphans = (orphans.join(F.broadcast(ends), (F.col("hour") == F.col("_hour")) & (F.col("file") == F.col("_file")))
+               .drop("_hour", "_file", "_next")
+               .join(F.broadcast(started), (F.col("hour") == F.col("_hour")) & (F.col("file") == F.col("_file")), "left")
+               .withColumn("reason", F.when(F.col("_started"), F.lit(BEFORE_FIRST)).otherwise(no_layout))
+               .drop("_hour", "_file", "_first", "_started"))
     runs = (conts.where(F.col("_run") > 0)
             .groupBy("hour", "file", "_run")
             .agg((F.min("line_number") - 1).alias("_owner"),

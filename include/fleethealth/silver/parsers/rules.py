@@ -21,7 +21,7 @@ from functools import lru_cache
 from importlib import resources
 
 import yaml
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 READERS = ("text", "list", "megabytes")
@@ -36,6 +36,25 @@ class Field:
     type: str          # Spark SQL type
     read: str = "text"
     doc: str = ""
+
+
+def simple_name(logger: str) -> str:
+    """A logger's simple name, as log4j's `%c{1}` writes it: the text after its last dot."""
+    return logger.rsplit(".", 1)[-1]
+
+
+def logger_matches(rule_logger: str, logger: str | None) -> bool:
+    """A record's logger matches a rule's when equal or when one is the other's simple name (a host
+    writing `%c{1}`: `LogCleaner` for `kafka.log.LogCleaner`); as the engine's EventRules matches."""
+    if logger is None:
+        return False
+    return logger == rule_logger or logger == simple_name(rule_logger) or (
+        "." not in rule_logger and simple_name(logger) == rule_logger)
+
+
+def logger_in(logger: Column, qualified: tuple[str, ...]) -> Column:
+    """Whether the column's logger is one of `qualified`, named in full or by its simple name."""
+    return logger.isin(*sorted(set(qualified) | {simple_name(q) for q in qualified}))
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  *   {"rules": [{"match": "regex", "logger": "kafka.Foo" | null, "prefixes": [...], "hints": [...],
  *               "values": null | [{"group": 2} | {"constant": "leader"} | {}, ...]}, ...]}
  * </pre>
- * A rule matches when its logger (if any) equals {@code logger} and its Java regex is found in the
+ * A rule matches when its logger (if any) equals {@code logger} or one is the other's simple name
+ * (log4j's {@code %c{1}}: {@code LogCleaner} for {@code kafka.log.LogCleaner}) and its Java regex is found in the
  * body; {@code prefixes} (one starts every match) and {@code hints} (one occurs in every match) only
  * spare the regex, and are tested on the UTF-8 bytes: a body is decoded to a Java String only for a
  * rule whose regex must run. The result is what Spark SQL gives for the same rules as CASE WHEN ...
@@ -116,7 +117,10 @@ public final class EventRules extends StringFunction<InternalRow> {
         private final long[] noPrefix;
         private final long[] noHint;
         private final long[] noLogger;
+        // a rule's logger, and its simple name (a record written with %c{1}: `LogCleaner`)
         private final Map<UTF8String, long[]> byLogger = new HashMap<>();
+        // rules whose logger is a simple name: a record's qualified logger matches by its own
+        private final Map<UTF8String, long[]> bySimpleName = new HashMap<>();
 
         Index(Rule[] rules) {
             int words = Math.max(1, (rules.length + 63) / 64);
@@ -135,6 +139,9 @@ public final class EventRules extends StringFunction<InternalRow> {
                     set(noLogger, i);
                 } else {
                     set(byLogger.computeIfAbsent(r.logger, k -> new long[words]), i);
+                    UTF8String simple = simpleName(r.logger);
+                    set(simple == r.logger ? bySimpleName.computeIfAbsent(simple, k -> new long[words])
+                            : byLogger.computeIfAbsent(simple, k -> new long[words]), i);
                 }
             }
             prefixes = new ByteSets(prefixTexts, prefixIds.stream().mapToInt(x -> x).toArray(), rules.length);
@@ -154,6 +161,26 @@ public final class EventRules extends StringFunction<InternalRow> {
             }
         }
 
+        private static void or(long[] out, long[] bits) {
+            if (bits != null) {
+                for (int w = 0; w < out.length; w++) {
+                    out[w] |= bits[w];
+                }
+            }
+        }
+
+        /** Loggers match when equal or when one is the other's simple name (log4j's %c{1}): the text
+         * after the last dot; the name itself (the same object) when it has none. */
+        static UTF8String simpleName(UTF8String logger) {
+            int n = logger.numBytes();
+            for (int i = n - 1; i >= 0; i--) {
+                if (logger.getByte(i) == '.') {
+                    return logger.substring(logger.numChars() - (n - 1 - i), logger.numChars());
+                }
+            }
+            return logger;
+        }
+
         private static void set(long[] bits, int i) {
             bits[i >>> 6] |= 1L << (i & 63);
         }
@@ -161,11 +188,10 @@ public final class EventRules extends StringFunction<InternalRow> {
         long[] candidates(UTF8String body, UTF8String logger) {
             long[] out = noLogger.clone();
             if (!byLogger.isEmpty() && logger != null) {
-                long[] named = byLogger.get(logger);
-                if (named != null) {
-                    for (int w = 0; w < out.length; w++) {
-                        out[w] |= named[w];
-                    }
+                or(out, byLogger.get(logger));
+                UTF8String simple = bySimpleName.isEmpty() ? logger : simpleName(logger);
+                if (simple != logger) {
+                    or(out, bySimpleName.get(simple));
                 }
             }
             long[] p = noPrefix.clone();

@@ -72,14 +72,26 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
         int n = b.length;
         int lineBreak = indexOf(b, (byte) '\n', 0, n);
         Header h = new Header();
-        if (format == Format.KAFKA) {
-            parseKafkaHeader(b, lineBreak < 0 ? n : lineBreak, h);
-        } else {
-            parseZookeeperHeader(b, lineBreak < 0 ? n : lineBreak, h);
-        }
-        UTF8String body = h.matched ? slice(b, h.body, h.bodyEnd) : null;
+        // the one place a record's layout is chosen: each record in the first known layout it is in
+        Log4jLayouts.parse(b, lineBreak < 0 ? n : lineBreak, h);
         UTF8String rest = lineBreak < 0 ? null : text(b, lineBreak + 1, n);
-        return format == Format.KAFKA ? kafka(b, h, body, rest, zone) : zookeeper(b, h, body, rest, zone);
+        if (!h.matched) {
+            return format == Format.KAFKA ? kafka(b, h, null, rest, zone)
+                    : row(null, null, null, null, concatWs(null, rest), null);
+        }
+        UTF8String body = slice(b, h.body, h.bodyEnd);
+        InternalRow r;
+        if (h.kind == Log4jLayouts.Kind.KAFKA) {
+            r = kafka(b, h, body, rest, zone);
+        } else if (h.kind == Log4jLayouts.Kind.HEADER) {
+            r = row(timestamp(b, h, zone), slice(b, h.level, h.levelEnd), slice(b, h.thread, h.threadEnd),
+                    slice(b, h.altLogger, h.altLoggerEnd), body, rest);
+        } else {
+            r = trailing(b, h, body, rest, zone);
+        }
+        // ZooKeeper's records keep their lines after the first in the message
+        return format == Format.KAFKA ? r : row(r.isNullAt(0) ? null : r.getLong(0), r.getUTF8String(1),
+                r.getUTF8String(2), r.getUTF8String(3), concatWs(r.getUTF8String(4), r.getUTF8String(5)), null);
     }
 
     // ---- the two layouts ---------------------------------------------------------------------
@@ -111,21 +123,39 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
         UTF8String level = h.matched ? (h.altLevel >= 0 ? slice(b, h.altLevel, h.altLevelEnd)
                 : slice(b, h.level, h.levelEnd)) : null;
         UTF8String thread = h.matched ? slice(b, h.thread, h.threadEnd) : null;
-        return row(h.matched ? timestamp(b, h.ts, zone) : null, level, thread, logger, message,
+        return row(h.matched ? timestamp(b, h, zone) : null, level, thread, logger, message,
                 inFirst ? rest : null);
     }
 
-    private InternalRow zookeeper(byte[] b, Header h, UTF8String body, UTF8String rest, UTF8String zone) {
-        if (!h.matched) {
-            return row(null, null, null, null, concatWs(null, rest), null);
+    /**
+     * `%m (%c) [%t]`: logger and thread after the first line's body (message: that body, detail: the
+     * lines after), else after the last line's (message: all lines less ` (logger) [thread]`).
+     */
+    private InternalRow trailing(byte[] b, Header h, UTF8String body, UTF8String rest, UTF8String zone) {
+        Long ts = timestamp(b, h, zone);
+        UTF8String level = slice(b, h.level, h.levelEnd);
+        if (h.altLogger >= 0) {
+            return row(ts, level, slice(b, h.thread, h.threadEnd), slice(b, h.altLogger, h.altLoggerEnd),
+                    text(b, h.body, h.bodyEnd), rest);
         }
-        return row(timestamp(b, h.ts, zone), slice(b, h.level, h.levelEnd), slice(b, h.thread, h.threadEnd),
-                slice(b, h.altLogger, h.altLoggerEnd), concatWs(body, rest), null);
+        if (rest != null) {
+            int n = b.length;
+            int lastStart = lastIndexOf(b, (byte) '\n', n) + 1;
+            Header last = new Header();
+            if (Log4jLayouts.trailingThread(b, lastStart, endBeforeFinalTerminator(b, lastStart, n), last)) {
+                int cut = last.bodyEnd > h.body && b[last.bodyEnd - 1] == '\n' ? last.bodyEnd - 1 : last.bodyEnd;
+                return row(ts, level, slice(b, last.thread, last.threadEnd),
+                        slice(b, last.altLogger, last.altLoggerEnd), text(b, h.body, Math.max(cut, h.body)), null);
+            }
+        }
+        return row(ts, level, null, null, concatWs(body, rest), null);
     }
 
     /** Positions of a header's groups in the record's bytes (start inclusive, end exclusive; -1: none). */
-    private static final class Header {
+    static final class Header {
+        Log4jLayouts.Kind kind;
         boolean matched;
+        boolean seconds;                         // a timestamp without milliseconds
         int ts = -1;
         int level = -1, levelEnd = -1;
         int altLevel = -1, altLevelEnd = -1;
@@ -276,7 +306,7 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
      * terminator, or at the end; Integer.MIN_VALUE when a line terminator occurs elsewhere in it
      * (`.` cannot cross it).
      */
-    private static int bodyEnd(byte[] b, int from, int end) {
+    static int bodyEnd(byte[] b, int from, int end) {
         int stop = endBeforeFinalTerminator(b, from, end);
         for (int i = from; i < stop; i++) {
             if (b[i] == '\r' || ((b[i] & 0xFF) >= 0xC2 && terminatorLength(b, i, stop) > 0)) {
@@ -374,18 +404,19 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
 
     // ---- the timestamp -----------------------------------------------------------------------
 
-    /** Local `yyyy-MM-dd HH:mm:ss,SSS` at b[at] in `zone` -> microseconds since the epoch, or null. */
-    private Long timestamp(byte[] b, int at, UTF8String zone) {
+    /** Local `yyyy-MM-dd HH:mm:ss[,SSS]` at b[h.ts] in `zone` -> microseconds since the epoch, or null. */
+    private Long timestamp(byte[] b, Header h, UTF8String zone) {
         if (zone == null) {
             return null;
         }
+        int at = h.ts;
         int year = number(b, at, 4);
         int month = number(b, at + 5, 2);
         int day = number(b, at + 8, 2);
         int hour = number(b, at + 11, 2);
         int minute = number(b, at + 14, 2);
         int second = number(b, at + 17, 2);
-        int milli = number(b, at + 20, 3);
+        int milli = h.seconds ? 0 : number(b, at + 20, 3);
         if (hour > 23 || minute > 59 || second > 59) {
             return null;
         }
@@ -470,36 +501,8 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
         return c == null ? a : UTF8String.concatWs(UTF8String.fromString("\n"), a, c);
     }
 
-    // \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}: 'd' a digit, else that character
-    private static final String TS_SHAPE = "dddd-dd-dd dd:dd:dd,ddd";
-
     private static boolean isTimestamp(byte[] b, int at) {
-        if (at + TS_LENGTH > b.length) {
-            return false;
-        }
-        for (int i = 0; i < TS_LENGTH; i++) {
-            if (!fits(TS_SHAPE.charAt(i), b[at + i])) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Whether a timestamp starts at byte `at` of `s`. */
-    static boolean isTimestamp(UTF8String s, int at) {
-        if (at + TS_LENGTH > s.numBytes()) {
-            return false;
-        }
-        for (int i = 0; i < TS_LENGTH; i++) {
-            if (!fits(TS_SHAPE.charAt(i), s.getByte(at + i))) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static boolean fits(char shape, byte c) {
-        return shape == 'd' ? isDigit(c) : c == shape;
+        return Log4jLayouts.isTimestamp(b, at, b.length, TS_LENGTH);
     }
 
     private static int number(byte[] b, int at, int digits) {
@@ -548,7 +551,7 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
         return -1;
     }
 
-    private static boolean isDigit(byte c) {
+    static boolean isDigit(byte c) {
         return c >= '0' && c <= '9';
     }
 
@@ -556,7 +559,7 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
         return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
     }
 
-    private static boolean isLoggerChar(byte c) {
+    static boolean isLoggerChar(byte c) {
         return isWord(c) || c == '.' || c == '$' || c == '-';
     }
 }
