@@ -32,6 +32,7 @@ from fleethealth.runtime.text import printable
 
 log = logging.getLogger(__name__)
 MAX_FILE_BYTES = 2 * 1024**3          # the default of an inventory's max_file_bytes
+PROBED_FILES = 4                      # a source's latest files whose lines zone_probe compares with their mtime
 
 
 class PullDeadline(TransportError):
@@ -384,28 +385,34 @@ class HostPull:
         return self.landed
 
     def zone_probe(self, transport) -> None:
-        """A log source of which no line landed though its files were written in the hour (or its live
-        window): when the newest line of the latest of them, read in the cluster's zone, runs whole or
-        half hours away from the file's mtime (fleethealth.pull.zoneprobe), its lines fall in other
-        hours because the cluster's `timezone:` is wrong. That file is listed as rejected with the
-        offset and the zones that fit (gold's timezone_mismatch), not left a silent hour."""
+        """The log sources of which no line landed though their files were written in the hour (or its
+        live window): when the newest line of each such file, read in the cluster's zone, runs the same
+        whole or half hours away from the file's mtime (fleethealth.pull.zoneprobe), their lines fall
+        in other hours because the cluster's `timezone:` is wrong. The latest file of each source is
+        then listed as rejected with the offset and the zones that fit (gold's timezone_mismatch), not
+        left a silent hour (`zoneprobe.agreed`: lines behind their mtime take two files)."""
         hour = self.hour
         fresh = (hour.timestamp(), (hour + HOUR + LIVE_WINDOW).timestamp())
+        latest, offsets = {}, []
         for source in self.host.expect:
             if SOURCES[source].placed_by != "lines" or any(x.source == source for x in self.landed):
                 continue
             folder = self.host.source_dir(source)
             try:
-                written = [rf for rf in transport.list_files(folder) if safe_name(rf.name)
-                           and not rf.name.endswith(".gz") and fresh[0] <= rf.mtime < fresh[1]]
-                if not written:
-                    continue
-                rf = max(written, key=lambda f: f.mtime)
-                stamp = linecut.newest_stamp(lambda offset, n: transport.read(folder, rf.name, offset, n), rf.size)
+                written = sorted((rf for rf in transport.list_files(folder) if safe_name(rf.name)
+                                  and not rf.name.endswith(".gz") and fresh[0] <= rf.mtime < fresh[1]),
+                                 key=lambda f: -f.mtime)[:PROBED_FILES]
+                for rf in written:
+                    stamp = linecut.newest_stamp(lambda offset, n: transport.read(folder, rf.name, offset, n),
+                                                 rf.size)
+                    if stamp:
+                        offsets.append(zoneprobe.offset(stamp, rf.mtime, self.timezone_name))
+                        latest.setdefault(source, (folder, rf))
             except FileError:
                 continue
-            ahead = zoneprobe.offset(stamp, rf.mtime, self.timezone_name) if stamp else None
-            if ahead:
+        ahead = zoneprobe.agreed(offsets)
+        if ahead:
+            for source, (folder, rf) in latest.items():
                 self.reject(source, rf, posixpath.join(folder, rf.name),
                             zoneprobe.reason(ahead, self.timezone_name, rf.mtime))
 

@@ -43,6 +43,15 @@ def offset(stamp: bytes | str, mtime: float, timezone: str) -> timedelta | None:
     return quarters * QUARTER
 
 
+def agreed(offsets: list[timedelta | None]) -> timedelta | None:
+    """The offset several files of a host show, if they all show the same one: lines ahead of their
+    file's mtime from one file (no touch writes a line of the future), behind it from two (a file
+    touched without a new line looks behind)."""
+    if not offsets or len(set(offsets)) != 1 or not offsets[0]:
+        return None
+    return offsets[0] if offsets[0] > timedelta(0) or len(offsets) > 1 else None
+
+
 def text(ahead: timedelta) -> str:
     """'5:30 ahead of' / '1:00 behind'."""
     minutes = abs(ahead) // timedelta(minutes=1)
@@ -61,10 +70,12 @@ def _zones() -> tuple[str, ...]:
 
 
 def likely_zones(ahead: timedelta, timezone: str, at: float, most: int = 3) -> list[str]:
-    """The zones whose lines would be stamped `ahead` of those of `timezone` at the time `at`."""
+    """The zones whose lines would be stamped `ahead` of those of `timezone` at the time `at`: the
+    best-known one alone (_PREFERRED), else up to `most`."""
     when = datetime.fromtimestamp(at, UTC)
     want = when.astimezone(ZoneInfo(timezone)).utcoffset() + ahead
-    return [z for z in _zones() if when.astimezone(ZoneInfo(z)).utcoffset() == want][:most]
+    fits = [z for z in _zones() if when.astimezone(ZoneInfo(z)).utcoffset() == want]
+    return fits[:1] if fits and fits[0] in _PREFERRED else fits[:most]
 
 
 def hint(ahead: timedelta, timezone: str, at: float) -> str:
