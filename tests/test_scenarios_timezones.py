@@ -37,7 +37,7 @@ STAMP = re.compile(rb"^\[?(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", re.M)
 def _as_written(fleet: Path, zone: str) -> None:
     """Each log file's mtime its last line's time, as a host's filesystem keeps it (the simulator
     leaves the time it wrote them)."""
-    for path in fleet.glob("*/*/*/*"):
+    for path in fleet.glob("*/*/*"):              # <host>/<source>/<file>
         if path.parent.name in ("kafka", "zookeeper") and path.is_file():
             stamps = STAMP.findall(path.read_bytes())
             if stamps:
