@@ -8,7 +8,6 @@ import os
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
-import pytest
 
 from fleethealth.cli import main as cli
 
@@ -66,5 +65,6 @@ def test_logs_in_their_zone_or_one_file_touched_later_pass(tmp_path, capsys, mon
     assert check(capsys, _host(tmp_path / "a", monkeypatch, "America/St_Johns", "America/St_Johns")) == (
         0, [SUMMARY + "an hour would run"])
     # one file last touched an hour after its newest line: no zone says that
-    touched = _host(tmp_path / "b", monkeypatch, "UTC", "UTC", files=("server.log",), mtime=WRITTEN + timedelta(hours=1))
+    touched = _host(tmp_path / "b", monkeypatch, "UTC", "UTC", files=("server.log",),
+                    mtime=WRITTEN + timedelta(hours=1))
     assert check(capsys, touched) == (0, [SUMMARY + "an hour would run"])

@@ -21,7 +21,6 @@ from fleethealth.cli import demo
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import hours_between
-
 from fleethealth.simulate import simulate
 
 pytestmark = pytest.mark.spark

@@ -17,8 +17,8 @@ the lines of both repeated hours then land in the later one.
 An hourly-rolled file (`server.log.2026-11-20-10`) is not searched: its name says its local hour, except
 for the records at its head stamped in the hour before (written just after the roll), which go to that
 hour (`rolled_range`); in a zone whose offset is not whole hours (UTC+05:30, +05:45, -03:30) a local
-hour overlaps two UTC hours, and is cut between them by its records' stamps. A stray stamp inside it (a clock jump, an impossible date) cannot move lines.
-In a live or size-rolled file such a stamp can misplace the lines around it: there only the stamps
+hour overlaps two UTC hours, and is cut between them by its records' stamps. A stray stamp inside it
+(a clock jump, an impossible date) cannot move lines out of the file's local hours. In a live or size-rolled file such a stamp can misplace the lines around it: there only the stamps
 tell the hours.
 
 JSON-lines JMX exports (one Jolokia response, or bulk-read array, per line) are cut the same way by
