@@ -8,7 +8,6 @@ import os
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
-
 from fleethealth.cli import main as cli
 
 WRITTEN = datetime(2026, 11, 20, 10, 0, 7, tzinfo=timezone.utc)     # the files' last write
