@@ -3,8 +3,9 @@
 A silent host is one incident of its own, at least major: the host may be down, cut off, or its
 collection broken, and nothing about it can be called healthy. Signal: gold.broker_health_hourly
 with sources expected and none arrived; the evidence names the files that were listed but could not
-be read (file_problems). A host whose files were written but whose lines fall in other hours (its
-cluster's timezone: is wrong) is timezone_mismatch's, not silent. Its entity is the host's process (the hosts frame's `entity`), like the other kinds'.
+be read (file_problems). The hosts of a cluster-hour in which some host's files were written but
+their lines fall in other hours (the cluster's timezone: is wrong) are timezone_mismatch's, not
+silent. Its entity is the host's process (the hosts frame's `entity`), like the other kinds'.
 """
 from __future__ import annotations
 
