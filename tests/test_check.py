@@ -63,7 +63,7 @@ def fleet(servers, tmp_path, monkeypatch):
     def write(notifications: list | None = None, **changes) -> str:
         for name, keys in changes.items():
             hosts[name.replace("_", "-")].update(keys)
-        doc = {"clusters": [{"name": "loop", "transport": "sftp", "ssh_conn_id": "fleet_ssh",
+        doc = {"clusters": [{"name": "loop", "timezone": "UTC", "transport": "sftp", "ssh_conn_id": "fleet_ssh",
                              "hosts": list(hosts.values())}],
                "notifications": [{"name": "hook", "webhook": f"{hook.url}/hook"}] + (notifications or [])}
         path = tmp_path / "inventory.yaml"
@@ -171,7 +171,7 @@ def test_a_local_host_is_checked_by_the_local_transport(tmp_path, capsys, monkey
     (tmp_path / "fleet" / "c" / "z1").mkdir(parents=True)
     (tmp_path / "fleet" / "c" / "z1" / "zookeeper").symlink_to(tmp_path / "elsewhere")
     inventory = tmp_path / "inventory.yaml"
-    inventory.write_text(f"clusters:\n  - name: c\n    root: {tmp_path / 'fleet'}\n"
+    inventory.write_text(f"clusters:\n  - name: c\n    timezone: UTC\n    root: {tmp_path / 'fleet'}\n"
                          "    hosts:\n      - {host: z1, role: zookeeper, zk_myid: 1}\n")
     folder = tmp_path / "fleet" / "c" / "z1" / "zookeeper"
     assert check(capsys, "--inventory", str(inventory)) == (2, [

@@ -183,6 +183,7 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
         for line in found:
             echo(printable(line))
         problems += found
+    problems += timezone_lines(inventory, echo)
     channels = inventory.notifications
     notes = f"{len(channels)} channel(s) not tested (--notify sends each a test message)"
     if notify:
@@ -202,3 +203,47 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
     what = "an hour would run" if not problems else f"{len(problems)} problem(s): an hour would not run as set up"
     echo(f"check: {len(inventory.clusters)} cluster(s), {len(inventory.hosts)} host(s), {notes}: {what}")
     return 2 if problems else 0
+
+
+def timezone_lines(inventory, echo: Callable[[str], None]) -> list[str]:
+    """Each cluster without `timezone:` is noted (its logs are read as UTC, the default); each host
+    whose live log files' newest lines, read in its cluster's zone, run whole or half hours away from
+    the files' mtimes is a problem naming the offset and the zones that fit
+    (fleethealth.pull.zoneprobe: the same comparison the pull makes of an hour without lines)."""
+    from fleethealth.fleet.sources import SOURCES
+    from fleethealth.lake.hours import time_in_name
+    from fleethealth.pull import linecut, zoneprobe
+
+    problems = []
+    for cluster in inventory.clusters:
+        if not cluster.timezone_given:
+            echo(f"clusters[{cluster.name}]: timezone: not set, logs read as UTC (set it to the zone its logs are "
+                 "written in, e.g. timezone: Europe/Berlin)")
+        for host in cluster.hosts:
+            if host.transport == "http":
+                continue
+            offsets, newest = [], 0.0
+            try:
+                with open_transport(host) as transport:
+                    for source in host.expect:
+                        if SOURCES[source].placed_by != "lines":
+                            continue
+                        folder = host.source_dir(source)
+                        live = [f for f in transport.list_files(folder) if not time_in_name(f.name)
+                                and not f.name.endswith(".gz")]
+                        for rf in sorted(live, key=lambda f: -f.mtime)[:2]:
+                            stamp = linecut.newest_stamp(
+                                lambda offset, n, rf=rf, folder=folder: transport.read(folder, rf.name, offset, n),
+                                rf.size)
+                            if stamp:
+                                offsets.append(zoneprobe.offset(stamp, rf.mtime, cluster.timezone))
+                                newest = max(newest, rf.mtime)
+            except TransportError:          # reported by hosts_problems
+                continue
+            ahead = zoneprobe.agreed(offsets)
+            if ahead:
+                line = (f"logs of {host.host} run {zoneprobe.text(ahead)} their files (read as {cluster.timezone}): "
+                        f"{zoneprobe.hint(ahead, cluster.timezone, newest)}")
+                echo(printable(line))
+                problems.append(line)
+    return problems

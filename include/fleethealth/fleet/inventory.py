@@ -85,6 +85,7 @@ class Cluster:
     offsets_topic_partitions: int
     hosts: tuple[Host, ...]
     mode: str = "zookeeper"     # kraft when a host runs a controller (validated against the versions)
+    timezone_given: bool = True  # False: no `timezone:` in the inventory, its logs are read as UTC
 
 
 @dataclass(frozen=True)
@@ -341,7 +342,8 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
         problems += lines
         if spec is not None:
             clusters.append(Cluster(spec.name, spec.timezone, spec.offsets_topic_partitions,
-                                    tuple(dataclasses.replace(h, mode=mode) for _, h in hosts), mode))
+                                    tuple(dataclasses.replace(h, mode=mode) for _, h in hosts), mode,
+                                    timezone_given="timezone" in c))
     channels: tuple[Channel, ...] = ()
     if notifications is not None:
         channels, lines = notifications(doc.get("notifications"), cluster_names)

@@ -153,7 +153,8 @@ def time_in_name(name: str) -> bool:
 def file_span(name: str, mtime: float, tz: str) -> tuple[datetime, datetime]:
     """The UTC time span a fleet file covers, from its name or else its mtime.
 
-    Hourly-rolled log4j files (`server.log.2026-11-20-10[.gz]`) cover that local hour; snapshots
+    Hourly-rolled log4j files (`server.log.2026-11-20-10[.gz]`) cover that local hour (in a zone whose
+    offset is not whole hours, parts of two UTC hours: `straddles`); snapshots
     with a timestamp in the name (`jstack-2026-11-20T10-30-00.txt`, local unless it ends in Z) and
     anything else (size-rolled, live files: by mtime) cover one instant.
     """
@@ -161,8 +162,9 @@ def file_span(name: str, mtime: float, tz: str) -> tuple[datetime, datetime]:
     m = _ROLLED.search(name)
     if m:
         y, mo, d, h = map(int, m.groups())
-        start = datetime(y, mo, d, h, tzinfo=zone).astimezone(UTC)
-        return start, start + HOUR
+        local = datetime(y, mo, d, h)
+        # to the next local hour's start: two UTC hours for the repeated hour of a fall-back
+        return local.replace(tzinfo=zone).astimezone(UTC), (local + HOUR).replace(tzinfo=zone).astimezone(UTC)
     m = _STAMP.search(name)
     if m:
         y, mo, d, h, mi = map(int, m.groups()[:5])
@@ -171,6 +173,15 @@ def file_span(name: str, mtime: float, tz: str) -> tuple[datetime, datetime]:
         return at, at
     at = datetime.fromtimestamp(mtime, UTC)
     return at, at
+
+
+def straddles(name: str, tz: str) -> bool:
+    """Whether a file named for a local hour covers other than exactly one UTC hour (UTC+05:30, or
+    the repeated hour of a fall-back): its lines then find their UTC hours by their own times."""
+    if not _ROLLED.search(name):
+        return False
+    start, end = file_span(name, 0.0, tz)
+    return start != floor_hour(start) or end - start != HOUR
 
 
 def in_hour(span: tuple[datetime, datetime], hour: datetime) -> bool:

@@ -17,8 +17,9 @@ from pathlib import Path
 from fleethealth.fleet.inventory import Host
 from fleethealth.fleet.sources import SOURCES
 from fleethealth.lake.catalog import Lakehouse
-from fleethealth.lake.hours import HOUR, LIVE_WINDOW, file_span, hour_label, in_hour, time_in_name
-from fleethealth.pull import linecut
+from fleethealth.lake.hours import (HOUR, LIVE_WINDOW, file_span, floor_hour, hour_label, in_hour, straddles,
+                                    time_in_name)
+from fleethealth.pull import linecut, zoneprobe
 from fleethealth.pull.identity import Seen, SeenIndex, load_state, save_state
 from fleethealth.pull.inflate import cut_after_last_newline, ends_with_newline, gunzip, gzip_damage
 from fleethealth.pull.landing import (MANIFEST, PARTIAL, PROMETHEUS_FILE, Landed, PullError, inside, landed_name,
@@ -31,22 +32,24 @@ from fleethealth.runtime.text import printable
 
 log = logging.getLogger(__name__)
 MAX_FILE_BYTES = 2 * 1024**3          # the default of an inventory's max_file_bytes
+PROBED_FILES = 4                      # a source's latest files whose lines zone_probe compares with their mtime
 
 
 class PullDeadline(TransportError):
     """The host's FLEETHEALTH_PULL_TIMEOUT_S passed: its pull ends where it is."""
 
 
-def placed_by_lines(source: str, name: str) -> str:
+def placed_by_lines(source: str, name: str, tz: str = "UTC") -> str:
     """How a file's records find their hours (its source's `placed_by`, fleethealth.fleet.sources):
     "log" (by its lines' timestamps: every log, and thread dumps without a capture time in their name),
-    "json" (a JSON-lines JMX export without a time in its name: by its lines' Jolokia timestamps, if it
-    has any) or "" (by the time in its name, else its mtime: snapshots, scrapes, rolled exports)."""
+    "json" (a JSON-lines JMX export without a time in its name, or named for a local hour that is not
+    one UTC hour in the cluster's zone `tz`: by its lines' Jolokia timestamps, if it has any) or "" (by
+    the time in its name, else its mtime: snapshots, scrapes, rolled exports)."""
     placed_by = SOURCES[source].placed_by
     if placed_by == "lines" or (placed_by == "lines_unless_named" and not time_in_name(name)):
         return "log"
-    if placed_by == "json_lines" and not time_in_name(name) and not name.endswith(".gz") \
-            and not re.search(PROMETHEUS_FILE, name):
+    if placed_by == "json_lines" and (not time_in_name(name) or straddles(name, tz)) \
+            and not name.endswith(".gz") and not re.search(PROMETHEUS_FILE, name):
         return "json"
     return ""
 
@@ -54,13 +57,14 @@ def placed_by_lines(source: str, name: str) -> str:
 def may_hold(name: str, mtime: float, hour: datetime, tz: str) -> bool:
     """Whether a file may hold lines of `hour`: not if it was last written before the hour began, nor
     if its name says a later time. An hourly-rolled file holds its hour and, first, any lines of the
-    hour before that were written after the roll."""
+    hour before that were written after the roll (in a zone of half hours, the two UTC hours that
+    local hour overlaps)."""
     if mtime < hour.timestamp():
         return False
     if not time_in_name(name):
         return True
     start, end = file_span(name, mtime, tz)
-    return start - HOUR <= hour and (start == end or hour < end)
+    return floor_hour(start - HOUR) <= hour and (start == end or hour < end)
 
 
 def byte_range(known: Seen | None, size: int, hour: str) -> tuple[int, int | None]:
@@ -140,7 +144,7 @@ class HostPull:
             read = lambda offset, n: transport.read(folder, name, offset, n)  # noqa: E731
             named, named_end = file_span(rf.name, rf.mtime, timezone_name)
             if named < named_end:   # hourly-rolled: its hour, but for a head of the hour before's records
-                span = linecut.rolled_range(read, size, hour, named, timezone_name)
+                span = linecut.rolled_range(read, size, hour, named, timezone_name, named_end)
             else:
                 span = linecut.hour_range(read, size, hour, timezone_name)
             if span is None:   # not one timestamped line: the hour its name or mtime says (silver
@@ -266,7 +270,7 @@ class HostPull:
         store, a read that fails) rejects this file only: the host's other files still land. A lost
         connection (TransportError) is the host's."""
         try:
-            placed = placed_by_lines(source, rf.name)
+            placed = placed_by_lines(source, rf.name, self.timezone_name)
             if placed:
                 # its lines of the hour, by their own timestamps; its name and mtime only say
                 # which hours it may hold (a file last written before the hour began cannot)
@@ -344,6 +348,7 @@ class HostPull:
                 watchdog.start()
                 try:
                     self.files(transport, seen)
+                    self.zone_probe(transport)
                 except PullDeadline as exc:     # what landed before stays, the task fails and retries
                     stopped = exc
                 finally:
@@ -378,6 +383,38 @@ class HostPull:
             raise PullError(f"{host.host}: live Jolokia read failed ({live_error}); "
                             f"its {len(self.landed)} files landed")
         return self.landed
+
+    def zone_probe(self, transport) -> None:
+        """The log sources of which no line landed though their files were written in the hour (or its
+        live window): when the newest line of each such file, read in the cluster's zone, runs the same
+        whole or half hours away from the file's mtime (fleethealth.pull.zoneprobe), their lines fall
+        in other hours because the cluster's `timezone:` is wrong. The latest file of each source is
+        then listed as rejected with the offset and the zones that fit (gold's timezone_mismatch), not
+        left a silent hour (`zoneprobe.agreed`: lines behind their mtime take two files)."""
+        hour = self.hour
+        fresh = (hour.timestamp(), (hour + HOUR + LIVE_WINDOW).timestamp())
+        latest, offsets = {}, []
+        for source in self.host.expect:
+            if SOURCES[source].placed_by != "lines" or any(x.source == source for x in self.landed):
+                continue
+            folder = self.host.source_dir(source)
+            try:
+                written = sorted((rf for rf in transport.list_files(folder) if safe_name(rf.name)
+                                  and not rf.name.endswith(".gz") and fresh[0] <= rf.mtime < fresh[1]),
+                                 key=lambda f: -f.mtime)[:PROBED_FILES]
+                for rf in written:
+                    stamp = linecut.newest_stamp(lambda offset, n: transport.read(folder, rf.name, offset, n),
+                                                 rf.size)
+                    if stamp:
+                        offsets.append(zoneprobe.offset(stamp, rf.mtime, self.timezone_name))
+                        latest.setdefault(source, (folder, rf))
+            except FileError:
+                continue
+        ahead = zoneprobe.agreed(offsets)
+        if ahead:
+            for source, (folder, rf) in latest.items():
+                self.reject(source, rf, posixpath.join(folder, rf.name),
+                            zoneprobe.reason(ahead, self.timezone_name, rf.mtime))
 
     def files(self, transport, seen) -> None:
         """Every source folder's files, until the deadline."""

@@ -14,10 +14,11 @@ Timestamps are compared as the text the log writes (`2026-11-20 10:00:00`, local
 cluster's clock falls back (the repeated local hour of a DST change) local text is not in time order;
 the lines of both repeated hours then land in the later one.
 
-An hourly-rolled file (`server.log.2026-11-20-10`) is not searched: its name says its hour, except for
-the records at its head stamped in the hour before (written just after the roll), which go to that
-hour (`rolled_range`). A stray stamp inside it (a clock jump, an impossible date) cannot move lines.
-In a live or size-rolled file such a stamp can misplace the lines around it: there only the stamps
+An hourly-rolled file (`server.log.2026-11-20-10`) is not searched: its name says its local hour, except
+for the records at its head stamped in the hour before (written just after the roll), which go to that
+hour (`rolled_range`); in a zone whose offset is not whole hours (UTC+05:30, +05:45, -03:30) a local
+hour overlaps two UTC hours, and is cut between them by its records' stamps. A stray stamp inside it
+(a clock jump, an impossible date) cannot move lines out of the file's local hours. In a live or size-rolled file such a stamp can misplace the lines around it: there only the stamps
 tell the hours.
 
 JSON-lines JMX exports (one Jolokia response, or bulk-read array, per line) are cut the same way by
@@ -27,11 +28,11 @@ the line before them.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Callable
 from zoneinfo import ZoneInfo
 
-from fleethealth.lake.hours import HOUR
+from fleethealth.lake.hours import HOUR, UTC, floor_hour
 
 Reader = Callable[[int, int], bytes]   # (offset, n) -> up to n bytes of the file from offset
 
@@ -167,10 +168,15 @@ def hour_range(read: Reader, size: int, hour: datetime, timezone: str,
     return start, end
 
 
-def rolled_range(read: Reader, size: int, hour: datetime, named: datetime, timezone: str) -> tuple[int, int] | None:
-    """[start, end) bytes of the lines of `hour` (UTC) in an hourly-rolled log file named for the hour
-    `named`: the records at its head stamped in the hour before `named` belong to that hour, all the
-    rest to `named`; None when the file has no record start at all."""
+def rolled_range(read: Reader, size: int, hour: datetime, named: datetime, timezone: str,
+                 named_end: datetime | None = None) -> tuple[int, int] | None:
+    """[start, end) bytes of the lines of `hour` (UTC) in an hourly-rolled log file named for the local
+    hour that runs from `named` to `named_end` (UTC; two hours for the repeated hour of a fall-back):
+    the records at its head stamped in the hour before `named` are that hour's, all the rest the named
+    hour's. Where the zone's offset is not whole hours (Asia/Kolkata, Asia/Kathmandu) each of these
+    local hours overlaps two UTC hours and is cut between them by its records' stamps, never moving
+    lines out of it; None when the file has no record start at all."""
+    named_end = named_end or named + HOUR
     before, key = local_key(named - HOUR, timezone), local_key(named, timezone)
     first, head_end = None, None
     for offset, stamp in _records_from(read, size, 0):
@@ -185,6 +191,63 @@ def rolled_range(read: Reader, size: int, hour: datetime, named: datetime, timez
         head_end = size
     if head_end == first:
         head_end = 0                   # no record of the hour before: lines before the first record go with it
-    if hour == named:
-        return head_end, size
-    return (0, head_end) if hour == named - HOUR else (size, size)
+    pieces = _by_utc_hour(read, size, 0, head_end, named - HOUR, named, timezone) \
+        + _by_utc_hour(read, size, head_end, size, named, named_end, timezone)
+    own = [(lo, hi) for at, lo, hi in pieces if at == hour]
+    if not own:
+        return size, size
+    return own[0][0], own[-1][1]
+
+
+def _by_utc_hour(read: Reader, size: int, lo: int, hi: int, start: datetime, end: datetime,
+                 timezone: str) -> list[tuple[datetime, int, int]]:
+    """(UTC hour, lo, hi): the bytes [lo, hi) of records stamped from `start` to `end` (UTC), one piece
+    per UTC hour they overlap, cut where the first record of each later hour starts (clamped to
+    [lo, hi): a stray stamp moves lines between these hours only)."""
+    hours, at = [], floor_hour(start)
+    while at < end:
+        hours.append(at)
+        at += HOUR
+    if end - start > HOUR:             # the repeated local hour of a fall-back: its stamps go back once
+        cuts = _cuts_across_fold(read, size, lo, hi, hours[1:], timezone)
+    else:
+        cuts = [cut(read, size, local_key(h, timezone)) for h in hours[1:]]
+    bounds = [lo]
+    for c in cuts:
+        bounds.append(min(max(c, bounds[-1]), hi))
+    bounds.append(hi)
+    return [(h, bounds[i], bounds[i + 1]) for i, h in enumerate(hours)]
+
+
+FOLD_DROP = timedelta(minutes=1)   # a record stamped this much before an earlier one: the clock fell back
+
+
+def _cuts_across_fold(read: Reader, size: int, lo: int, hi: int, starts: list[datetime],
+                      timezone: str) -> list[int]:
+    """Offsets of the first record in [lo, hi) at or after each of `starts` (UTC), in a stretch whose
+    local stamps run through a repeated hour twice: read in file order, a record stamped well before
+    one already seen is of the second pass (fold=1)."""
+    zone, fold, top, cuts = ZoneInfo(timezone), 0, None, []
+    for offset, stamp in _records_from(read, size, lo):
+        if offset >= hi or len(cuts) == len(starts):
+            break
+        try:
+            local = datetime.strptime(stamp.decode(), "%Y-%m-%d %H:%M:%S")
+        except ValueError:             # an impossible date: no time of its own
+            continue
+        if top is not None and top - local >= FOLD_DROP:
+            fold = 1
+        top = local if top is None else max(top, local)
+        at = local.replace(tzinfo=zone, fold=fold).astimezone(UTC)
+        while len(cuts) < len(starts) and at >= starts[len(cuts)]:
+            cuts.append(offset)
+    return cuts + [hi] * (len(starts) - len(cuts))
+
+
+def newest_stamp(read: Reader, size: int) -> bytes | None:
+    """The local timestamp (`local_key` form) of the last record start of a log file, from its last
+    window: None when none is there."""
+    last = None
+    for _, stamp in _records_from(read, size, max(0, size - WINDOW)):
+        last = stamp
+    return last

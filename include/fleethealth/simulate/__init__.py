@@ -62,12 +62,12 @@ def resolve(scenarios: list[str] | str) -> list[str]:
 def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: datetime, *, brokers: int = 3,
              seed: int = 7, bytes_per_broker_hour: int = 200_000, jmx_samples_per_broker_hour: int = 20_000,
              layout: str = "hourly", shifts: dict[str, int] | None = None,
-             log_format: str | dict[str, str] | None = None, timezone: str | None = None) -> Path:
+             log_format: str | dict[str, str] | None = None, timezone: str | dict[str, str] | None = None) -> Path:
     """Write a fleet for [start, end) (UTC, hour-aligned, tz-aware) under `out`; return the inventory path.
     `shifts` (scenario name -> ms) moves a scenario's events that much later than their usual anchor
     (the window start), e.g. so that an episode straddles an hour end; its ground truth moves with them.
     `log_format` (one for all, or cluster name -> form; `forms.FORMS`) writes clusters as a deployment
-    writes them; `timezone` (an IANA zone) replaces every cluster's own."""
+    writes them; `timezone` (an IANA zone for all, or cluster name -> zone) replaces the clusters' own."""
     names = resolve(scenarios)
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
@@ -80,13 +80,18 @@ def simulate(out: Path, scenarios: list[str] | str, start: datetime, end: dateti
     out = Path(out)
     root = out / "fleet"
     clusters, expected = [], []
-    chosen = forms.resolve(log_format, [CATALOGUE[n].cluster(brokers).name for n in names])
+    cluster_names = [CATALOGUE[n].cluster(brokers).name for n in names]
+    chosen = forms.resolve(log_format, cluster_names)
+    zones = timezone if isinstance(timezone, dict) else {n: timezone for n in cluster_names if timezone}
+    if set(zones) - set(cluster_names):
+        raise ValueError(f"timezone for unknown cluster(s) {', '.join(sorted(set(zones) - set(cluster_names)))} "
+                         f"(the clusters: {', '.join(cluster_names)})")
     amended = {}
     for name in names:
         sc = CATALOGUE[name]
         cluster = sc.cluster(brokers)
-        if timezone:
-            cluster = dataclasses.replace(cluster, timezone=timezone)
+        if zones.get(cluster.name):
+            cluster = dataclasses.replace(cluster, timezone=zones[cluster.name])
         anchor = start_ms + (shifts or {}).get(name, 0)
         state = ClusterState(cluster, sc.events(cluster, anchor, end_ms), seed)
         base = root / cluster.name

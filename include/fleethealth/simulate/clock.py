@@ -49,10 +49,10 @@ class LocalClock:
 
     def _hour(self, ms: int) -> tuple[str, int]:
         """(local 'YYYY-MM-DD HH' of ms, epoch ms of that local hour's start) — cached per UTC hour."""
-        key = ms // 60_000 // 30  # half-hour buckets: also right for zones with :30 offsets
+        key = ms // 60_000 // 15  # quarter-hour buckets: also right for zones with :30 and :45 offsets
         hit = self._hour_cache.get(key)
         if hit is None:
-            base = key * 30 * 60_000
+            base = key * 15 * 60_000
             local = datetime.fromtimestamp(base / 1000, UTC).astimezone(self.tz)
             label = local.strftime("%Y-%m-%d %H")
             hour_start = base - (local.minute * 60_000)

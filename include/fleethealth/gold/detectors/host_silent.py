@@ -3,13 +3,16 @@
 A silent host is one incident of its own, at least major: the host may be down, cut off, or its
 collection broken, and nothing about it can be called healthy. Signal: gold.broker_health_hourly
 with sources expected and none arrived; the evidence names the files that were listed but could not
-be read (file_problems). Its entity is the host's process (the hosts frame's `entity`), like the other kinds'.
+be read (file_problems). The hosts of a cluster-hour in which some host's files were written but
+their lines fall in other hours (the cluster's timezone: is wrong) are timezone_mismatch's, not
+silent. Its entity is the host's process (the hosts frame's `entity`), like the other kinds'.
 """
 from __future__ import annotations
 
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import finding
+from fleethealth.gold.detectors.timezone_mismatch import zoned_hours
 
 KIND = "host_silent"
 REPORT = {"chart": "chart-completeness", "table": "broker_health_hourly",
@@ -21,6 +24,7 @@ def detect(facts, thresholds):
     if "file_problems" not in health.columns:
         health = health.withColumn("file_problems", F.array().cast("array<string>"))
     silent = health.where((F.size("sources_expected") > 0) & (F.size("sources_arrived") == 0))
+    silent = silent.join(zoned_hours(health), ["cluster", "hour"], "left_anti")   # timezone_mismatch's
     silent = silent.join(F.broadcast(facts.hosts.select("cluster", "host", "entity").distinct()), ["cluster", "host"])
     evidence = F.format_string("nothing from %s for this hour (expected: %s)", F.col("host"),
                                F.array_join("sources_expected", ", "))
