@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from . import patterns
 from .fleet import Cluster
 
 Form = Callable[[Path, Cluster, dict], None]
@@ -26,6 +27,8 @@ def _kafka(base: Path, cluster: Cluster, entry: dict) -> None:
 
 FORMS: dict[str, Form] = {
     "kafka": _kafka,
+    "json-ecs": patterns.json_ecs,
+    "custom-pattern": patterns.custom_pattern,
 }
 DEFAULT = "kafka"
 

@@ -1,0 +1,74 @@
+"""The layouts of a log4j source beyond its built-in one: a host's `log_pattern:` (the inventory's log4j
+ConversionPattern, compiled by fleet.conversion_pattern) and log4j 2's JSON layout (JsonTemplateLayout,
+a record per line opening with `{"`).
+
+`record_start` and `header` are the columns silver.tables `_log_events` reads records with: a host with
+a pattern has its records started and read by the pattern (the engine's pattern_start, pattern_log:
+io.fleethealth.engine.RegexLayout), a JSON line is a record of its own read by json_log
+(io.fleethealth.engine.JsonLayout), any other line as the source's layout says (log4j.LogFormat).
+"""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from fleethealth.silver.parsers import log4j
+from fleethealth.silver.parsers.rules import ENGINE_FUNCTIONS
+
+PATTERN_COLUMNS = ("log_start", "log_regex", "log_time_format")   # hosts frame: NULL for a host without a pattern
+
+
+def _fn(name: str, *args: Column) -> Column:
+    return F.call_function(f"{ENGINE_FUNCTIONS}.{name}", *args)
+
+
+def record_start(fmt: log4j.LogFormat, hosts: DataFrame) -> Column:
+    """Whether a bronze line (`record`, of `cluster` and `host`) starts a record. The hosts with a
+    pattern are literals in the column (a fleet has a few): no join of the hour's lines."""
+    pattern_hosts = hosts.where(F.col("log_start").isNotNull()).select("cluster", "host", "log_start").collect()
+    start = _fn("json_start", F.col("record")) | _fn(f"{fmt.name}_start", F.col("record"))
+    for h in pattern_hosts:
+        start = F.when((F.col("cluster") == h.cluster) & (F.col("host") == h.host),
+                       _fn("pattern_start", F.col("record"), F.lit(h.log_start))).otherwise(start)
+    return start
+
+
+def header(fmt: log4j.LogFormat, zone: Column) -> Column:
+    """The struct (ts, level, thread, logger, message, detail) of an assembled record (`text`, with its
+    host's PATTERN_COLUMNS joined)."""
+    text = F.col("text")
+    return (F.when(F.col("log_regex").isNotNull(),
+                   _fn("pattern_log", text, zone, F.col("log_regex"), F.col("log_time_format")))
+            .when(_fn("json_start", text), _fn("json_log", text, zone))
+            .otherwise(_fn(f"{fmt.name}_log", text, zone)))
+
+
+def parse_records(records: DataFrame, fmt: log4j.LogFormat, zone: Column) -> DataFrame:
+    """log4j.parse_records, with the header read by `header`."""
+    parsed = records.withColumn("_h", header(fmt, zone))
+    return parsed.select(*records.columns, *[F.col(f"_h.{c}").alias(c) for c in log4j.PARSED])
+
+
+def assemble(lines: DataFrame, start: Column) -> tuple[DataFrame, DataFrame]:
+    """log4j.assemble with the record start given as a column (`record_start`).
+    (A copy of its body: at the merge with the layouts work, log4j.assemble becomes this one's caller.)"""
+    marked = lines.withColumn("_start", start)
+    conts = marked.where(~F.col("_start"))
+    w = Window.partitionBy("hour", "file").orderBy("line_number")
+    conts = conts.withColumn("_run", F.col("line_number") - F.row_number().over(w))
+    orphans = conts.where(F.col("_run") == 0).drop("_start", "_run")
+    runs = (conts.where(F.col("_run") > 0)
+            .groupBy("hour", "file", "_run")
+            .agg((F.min("line_number") - 1).alias("_owner"),
+                 F.count(F.lit(1)).cast("int").alias("_more"),
+                 F.array_sort(F.collect_list(F.struct("line_number", "record"))).alias("_parts"))
+            .select(F.col("hour").alias("_hour"), F.col("file").alias("_file"), "_owner", "_more",
+                    F.array_join(F.transform("_parts", lambda p: p["record"]), "\n").alias("_rest")))
+    starts = marked.where(F.col("_start"))
+    joined = starts.join(F.broadcast(runs), (F.col("hour") == F.col("_hour")) & (F.col("file") == F.col("_file"))
+                         & (F.col("line_number") == F.col("_owner")), "left")
+    records = joined.select(
+        *log4j.LINEAGE, "line_number", (F.lit(1) + F.coalesce("_more", F.lit(0))).cast("int").alias("line_count"),
+        F.when(F.col("_rest").isNull(), F.col("record"))
+         .otherwise(F.concat(F.col("record"), F.lit("\n"), F.col("_rest"))).alias("text"))
+    return records, orphans
