@@ -87,8 +87,7 @@ def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source) -> tuple[Da
     records = records.join(F.broadcast(hosts.select("cluster", "host", "timezone", "broker_id", "zk_myid",
                                                     *user_layouts.PATTERN_COLUMNS)), ["cluster", "host"], "left")
     parsed = user_layouts.parse_records(records, fmt, F.coalesce(F.col("timezone"), F.lit("UTC")))
-    bad_reason = (F.when(F.col("level").isNull() & F.col("log_regex").isNotNull(), F.lit("not in the host's log_pattern"))
-                   .when(F.col("level").isNull(), F.lit(f"not a {fmt.name} log4j header"))
+    bad_reason = (F.when(F.col("level").isNull(), user_layouts.not_read(fmt))
                    .when(F.col("ts").isNull(), F.lit("unparseable timestamp")))
     # parsed feeds both the events and the quarantine: parsing again (the engine's functions) costs
     # less than caching the parsed hour (a third of the Kafka part's time, and memory)

@@ -24,12 +24,13 @@ def _fn(name: str, *args: Column) -> Column:
 
 def record_start(fmt: log4j.LogFormat, hosts: DataFrame) -> Column:
     """Whether a bronze line (`record`, of `cluster` and `host`) starts a record. The hosts with a
-    pattern are literals in the column (a fleet has a few): no join of the hour's lines."""
-    pattern_hosts = hosts.where(F.col("log_start").isNotNull()).select("cluster", "host", "log_start").collect()
+    pattern are literals in the column, one branch per distinct pattern: no join of the hour's lines."""
+    by_start: dict[str, list[str]] = {}     # host names are unique in an inventory
+    for h in hosts.where(F.col("log_start").isNotNull()).select("host", "log_start").collect():
+        by_start.setdefault(h.log_start, []).append(h.host)
     start = _fn("json_start", F.col("record")) | _fn(f"{fmt.name}_start", F.col("record"))
-    for h in pattern_hosts:
-        start = F.when((F.col("cluster") == h.cluster) & (F.col("host") == h.host),
-                       _fn("pattern_start", F.col("record"), F.lit(h.log_start))).otherwise(start)
+    for regex, names in by_start.items():
+        start = F.when(F.col("host").isin(names), _fn("pattern_start", F.col("record"), F.lit(regex))).otherwise(start)
     return start
 
 
@@ -41,6 +42,13 @@ def header(fmt: log4j.LogFormat, zone: Column) -> Column:
                    _fn("pattern_log", text, zone, F.col("log_regex"), F.col("log_time_format")))
             .when(_fn("json_start", text), _fn("json_log", text, zone))
             .otherwise(_fn(f"{fmt.name}_log", text, zone)))
+
+
+def not_read(fmt: log4j.LogFormat) -> Column:
+    """Why a record `header` gave no level is quarantined, by the layout it was read in."""
+    return (F.when(F.col("log_regex").isNotNull(), F.lit("not in the host's log_pattern"))
+            .when(_fn("json_start", F.col("text")), F.lit("not a JSON layout record (log4j 2 JsonTemplateLayout)"))
+            .otherwise(F.lit(f"not a {fmt.name} log4j header")))
 
 
 def parse_records(records: DataFrame, fmt: log4j.LogFormat, zone: Column) -> DataFrame:
