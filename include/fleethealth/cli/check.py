@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from fleethealth.fleet import mbeans
+from fleethealth.fleet import conversion_pattern, mbeans
 from fleethealth.fleet.inventory import Host, InventoryError
 from fleethealth.notify.inventory import load_inventory
 from fleethealth.pull.transports import jolokia, open_transport
@@ -119,6 +119,41 @@ def host_problems(host: Host, deadline: float) -> list[str]:
     return problems
 
 
+PATTERN_HEAD_BYTES = 64 * 1024     # of a host's newest Kafka log, read with its log_pattern
+
+
+def log_pattern_lines(hosts: list[Host], echo: Callable[[str], None]) -> list[str]:
+    """For each reachable host with a `log_pattern:`, the first line of its newest Kafka log (server.log
+    before the others) the pattern reads, echoed with its fields; a problem when it reads none of its
+    first PATTERN_HEAD_BYTES (every record of the host would be quarantined)."""
+    problems = []
+    for host in hosts:
+        if not host.log_pattern or "kafka" not in host.expect or host.transport == "http":
+            continue
+        folder = host.source_dir("kafka")
+        try:
+            with open_transport(host) as transport:
+                files = [f for f in transport.list_files(folder) if not f.name.endswith(".gz")]
+                if not files:
+                    continue
+                newest = max(files, key=lambda f: (f.name.startswith("server.log"), f.mtime))
+                head = transport.head(folder, newest.name, PATTERN_HEAD_BYTES)
+        except TransportError:
+            continue                # source_problems says what keeps the file from being read
+        lines = head.decode("utf-8", "replace").splitlines()
+        got = conversion_pattern.first_parsed(conversion_pattern.compile_pattern(host.log_pattern), lines)
+        if got:
+            echo(printable(f"{host.host}: log_pattern reads {newest.name}: time {got['ts']}, level {got['level']}, "
+                           f"logger {got['logger']}, message {got['message'][:80]!r}"))
+        else:
+            first = next((line for line in lines if line.strip()), "")
+            problems.append(printable(
+                f"{host.host}: log_pattern reads no line of {newest.name} (its first: {first[:120]!r}): set "
+                "log_pattern to the broker's log4j ConversionPattern, or remove it for the built-in layouts"))
+            echo(problems[-1])
+    return problems
+
+
 def _checked(host: Host, deadline: float, out: dict[str, list[str]]) -> None:
     try:
         found = host_problems(host, deadline)
@@ -179,11 +214,13 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
         echo(f"check: {len(problems)} problem(s) in the settings or the inventory {inventory_path}; "
              "no host reached until they are fixed")
         return 2
-    for found in hosts_problems(list(inventory.hosts)):
+    hosts_found = hosts_problems(list(inventory.hosts))
+    for found in hosts_found:
         for line in found:
             echo(printable(line))
         problems += found
     problems += timezone_lines(inventory, echo)
+    problems += log_pattern_lines([h for h, found in zip(inventory.hosts, hosts_found) if not found], echo)
     channels = inventory.notifications
     notes = f"{len(channels)} channel(s) not tested (--notify sends each a test message)"
     if notify:

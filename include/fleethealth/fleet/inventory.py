@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints, ValidationInfo, field_validator
 
-from fleethealth.fleet import entities
+from fleethealth.fleet import conversion_pattern, entities
 from fleethealth.fleet.channels import MAX_NAME, Channel, is_name, name_of
 from fleethealth.fleet.kafka import OFFSETS_TOPIC_PARTITIONS
 from fleethealth.fleet.sources import EXPECTED
@@ -56,6 +56,7 @@ class Host:
     paths: dict[str, str] = field(default_factory=dict)
     expect: tuple[str, ...] = ()
     max_file_bytes: int | None = None   # pull's size cap for one file (None: fleethealth.pull.hour's default)
+    log_pattern: str | None = None      # its Kafka logs' log4j ConversionPattern, when no built-in layout reads them
 
     @property
     def entity(self) -> str:
@@ -148,11 +149,25 @@ Paths = Annotated[dict[Source, Any] | None, BeforeValidator(lambda v: v or None)
 Sources = Annotated[tuple[Source, ...], says(f"expected a list of sources ({', '.join(SOURCES)})")]
 Size = Annotated[Int, Field(ge=1), says("expected a size in bytes (an integer >= 1), got {got}")]
 # what a cluster says for its hosts (a host may say otherwise)
-INHERITED = ("transport", "root", "ssh_conn_id", "paths", "expect", "max_file_bytes")
+INHERITED = ("transport", "root", "ssh_conn_id", "paths", "expect", "max_file_bytes", "log_pattern")
 # what each transport needs of a host: (transport, key) -> the mistake without it
 NEEDS = {("local", "root"): "local transport needs a root (on the cluster or host) or paths",
          ("sftp", "ssh_conn_id"): "sftp transport needs an Airflow SSH connection id",
          ("http", "jolokia_url"): "http transport needs a jolokia_url"}
+
+
+def _log_pattern(pattern: Any) -> Any:
+    """A ConversionPattern silver can read (compiled here once to tell a mistake; silver compiles it again)."""
+    if pattern is not None:
+        try:
+            conversion_pattern.compile_pattern(pattern)
+        except conversion_pattern.PatternError as exc:
+            raise fail(f"{exc} in {{got}}", pattern) from None
+    return pattern
+
+
+LogPattern = Annotated[str | None, says("expected a log4j ConversionPattern in quotes, e.g. "
+                                        "\"%d{ISO8601} %p %m (%c)%n\", got {got}"), AfterValidator(_log_pattern)]
 
 
 class ClusterSpec(Schema):
@@ -166,6 +181,7 @@ class ClusterSpec(Schema):
     paths: Paths = None
     expect: Sources | None = None
     ssh_conn_id: Text = None
+    log_pattern: LogPattern = None
     hosts: Annotated[list[Any], Field(min_length=1), says("expected a non-empty list of hosts")] = required()
 
 
@@ -188,6 +204,7 @@ class HostSpec(Schema):
                            AfterValidator(_jolokia_url)] = Field(None, validate_default=True)
     expect: Sources | None = None
     max_file_bytes: Size | None = None
+    log_pattern: LogPattern = None
 
     @field_validator("root", "ssh_conn_id", "jolokia_url")
     @classmethod
@@ -336,7 +353,9 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
                 ssh_conn_id=hspec.ssh_conn_id, jolokia_url=hspec.jolokia_url,
                 paths={k: str(v) for k, v in (hspec.paths or {}).items()},
                 expect=EXPECTED[hspec.role] if hspec.expect is None else hspec.expect,
-                max_file_bytes=hspec.max_file_bytes,
+                max_file_bytes=hspec.max_file_bytes, 
+                # a cluster's is its Kafka processes' (a ZooKeeper server writes its own layout unless told)
+                log_pattern=hspec.log_pattern if hspec.role != "zookeeper" or "log_pattern" in h else None,
             )))
         mode, lines = _mode_problems(hosts)
         problems += lines

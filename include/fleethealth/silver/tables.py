@@ -11,10 +11,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from fleethealth.bronze.tables import is_prometheus
+from fleethealth.fleet import conversion_pattern
 from fleethealth.fleet.inventory import Cluster, Host, Inventory
 from fleethealth.fleet.sources import SOURCES, Source
 from fleethealth.runtime.frames import local_frame
-from fleethealth.silver.parsers import jolokia, log4j, prometheus, threaddump
+from fleethealth.silver.parsers import jolokia, log4j, prometheus, threaddump, user_layouts
 
 MAX_QUARANTINED_RECORD_CHARS = 4000
 MAX_FILE_PROBLEMS = 5   # per host, source and hour in silver.reconciliation (all are in silver.quarantine)
@@ -36,7 +37,9 @@ HOSTS_SCHEMA = T.StructType([
 # mbeans.yaml and known_bugs.yaml name them). Gold joins on these; it computes none of them again.
 HOSTS_NAMED_FIELDS = [T.StructField("mode", T.StringType(), False), T.StructField("controller", T.BooleanType(), False),
                       T.StructField("entity", T.StringType(), False),
-                      T.StructField("processes", T.ArrayType(T.StringType(), False), False)]
+                      T.StructField("processes", T.ArrayType(T.StringType(), False), False)] + [
+    # its log_pattern compiled (fleet.conversion_pattern; NULL without one): silver.parsers.user_layouts
+    T.StructField(c, T.StringType(), True) for c in user_layouts.PATTERN_COLUMNS]
 HOSTS_FRAME_SCHEMA = T.StructType(HOSTS_SCHEMA.fields + HOSTS_NAMED_FIELDS)
 
 ID_COLUMNS = ("broker_id", "zk_myid")   # the inventory ids a source's rows may carry (its `id_column`)
@@ -61,9 +64,12 @@ def hosts_of(spark: SparkSession, rows) -> DataFrame:
 
 
 def _hosts(spark: SparkSession, hosts: list[tuple[Cluster, Host]]) -> DataFrame:
+    def pattern(h: Host) -> tuple:
+        p = h.log_pattern and conversion_pattern.compile_pattern(h.log_pattern)
+        return (p.start, p.regex, p.time_format) if p else (None, None, None)
     rows = [(h.cluster, h.host, h.role, h.broker_id, h.zk_myid, h.kafka_version, c.timezone,
-             c.offsets_topic_partitions, list(h.expect), c.mode, h.controller, h.entity, list(h.processes))
-            for c, h in hosts]
+             c.offsets_topic_partitions, list(h.expect), c.mode, h.controller, h.entity, list(h.processes),
+             *pattern(h)) for c, h in hosts]
     return local_frame(spark, rows, HOSTS_FRAME_SCHEMA)
 
 
@@ -76,11 +82,12 @@ def _quarantine(df: DataFrame) -> DataFrame:
 def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source) -> tuple[DataFrame, DataFrame]:
     fmt = log4j.LAYOUTS[source.layout]
     lines = bronze.where(F.col("source") == source.name)
-    records, orphans = log4j.assemble(lines, fmt)
-    records = records.join(F.broadcast(hosts.select("cluster", "host", "timezone", "broker_id", "zk_myid")),
-                           ["cluster", "host"], "left")
-    parsed = log4j.parse_records(records, fmt, F.coalesce(F.col("timezone"), F.lit("UTC")))
-    bad_reason = (F.when(F.col("level").isNull(), F.lit(f"not a {fmt.name} log4j header"))
+    # a host's log_pattern and JSON lines (user_layouts), else the source's layout
+    records, orphans = log4j.assemble(lines, fmt, user_layouts.record_start(fmt, hosts))
+    records = records.join(F.broadcast(hosts.select("cluster", "host", "timezone", "broker_id", "zk_myid",
+                                                    *user_layouts.PATTERN_COLUMNS)), ["cluster", "host"], "left")
+    parsed = user_layouts.parse_records(records, fmt, F.coalesce(F.col("timezone"), F.lit("UTC")))
+    bad_reason = (F.when(F.col("level").isNull(), user_layouts.not_read(fmt))
                    .when(F.col("ts").isNull(), F.lit("unparseable timestamp")))
     # parsed feeds both the events and the quarantine: parsing again (the engine's functions) costs
     # less than caching the parsed hour (a third of the Kafka part's time, and memory)
@@ -90,7 +97,8 @@ def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source) -> tuple[Da
                           F.col("_bad").alias("reason"))
                   .unionByName(orphans.select(*log4j.LINEAGE, "line_number", F.lit(1).alias("line_count"),
                                               "record", "reason")))
-    events = log4j.with_events(parsed.where(F.col("_bad").isNull()).drop("_bad", "text"), source.name)
+    events = log4j.with_events(parsed.where(F.col("_bad").isNull()).drop("_bad", "text", *user_layouts.PATTERN_COLUMNS),
+                               source.name)
     # the log's name from its file's: one regex per file, not per record
     logs = lines.select("file").distinct().withColumn("log", F.regexp_extract("file", r"([^/]+?)\.log(?:\.[^/]*)?$", 1))
     other_ids = [c for c in ID_COLUMNS if c != source.id_column]

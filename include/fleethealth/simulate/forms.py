@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import layouts
+from . import patterns
 from .fleet import Cluster
 
 Form = Callable[[Path, Cluster, dict], None]
@@ -28,6 +29,8 @@ def _kafka(base: Path, cluster: Cluster, entry: dict) -> None:
 FORMS: dict[str, Form] = {
     "kafka": _kafka,
     **layouts.FORMS,
+    "json-ecs": patterns.json_ecs,
+    "custom-pattern": patterns.custom_pattern,
 }
 DEFAULT = "kafka"
 

@@ -83,8 +83,9 @@ LAYOUTS = {f.name: f for f in (KAFKA, ZOOKEEPER)}
 BEFORE_FIRST = "continuation line before the first record of its file"
 
 
-def assemble(lines: DataFrame, fmt: LogFormat) -> tuple[DataFrame, DataFrame]:
-    """(records, orphans) from bronze lines of one log format.
+def assemble(lines: DataFrame, fmt: LogFormat, start: Column | None = None) -> tuple[DataFrame, DataFrame]:
+    """(records, orphans) from bronze lines of one log format (`start`: the record-start test of a line's
+    `record`, e.g. silver.parsers.user_layouts.record_start's; default the format's own).
 
     records: lineage + line_number (of the first line), line_count, text (lines joined by \\n).
     orphans: bronze lines before the first record start of their file, with the quarantine `reason`
@@ -94,7 +95,9 @@ def assemble(lines: DataFrame, fmt: LogFormat) -> tuple[DataFrame, DataFrame]:
     grouped, into runs of consecutive lines; a run belongs to the start line just before it (a run
     from line 1 has none: orphans) and is joined to it by broadcast.
     """
-    marked = lines.withColumn("_start", F.call_function(f"{rule_engine.ENGINE_FUNCTIONS}.{fmt.name}_start", F.col("record")))
+    if start is None:
+        start = F.call_function(f"{rule_engine.ENGINE_FUNCTIONS}.{fmt.name}_start", F.col("record"))
+    marked = lines.withColumn("_start", start)
     conts = marked.where(~F.col("_start"))
     # consecutive continuation lines share line_number - rank; a run from line 1 has 0
     w = Window.partitionBy("hour", "file").orderBy("line_number")

@@ -17,7 +17,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *
  * <p>Configured as {@code spark.sql.catalog.<name>=io.fleethealth.engine.Functions}; then
  * {@code <name>.engine.kafka_log(text, zone)} and {@code <name>.engine.zookeeper_log(text, zone)}
- * ({@link Log4jRecords}), {@code kafka_start(line)} and {@code zookeeper_start(line)} ({@link Log4jStart}), and each set of event rules registered by {@link #registerEvents}.
+ * ({@link Log4jRecords}), {@code kafka_start(line)} and {@code zookeeper_start(line)} ({@link Log4jStart}),
+ * {@code pattern_start}, {@code pattern_log} ({@link RegexLayout}), {@code json_start}, {@code json_log}
+ * ({@link JsonLayout}), and each set of event rules registered by {@link #registerEvents}.
  */
 public final class Functions implements FunctionCatalog {
     public static final String NAMESPACE = "engine";
@@ -34,6 +36,11 @@ public final class Functions implements FunctionCatalog {
             functions.put(fn.name(), fn);
             Log4jStart start = new Log4jStart(f);
             functions.put(start.name(), start);
+        }
+        // a user's log_pattern (RegexLayout) and log4j 2's JSON layout (JsonLayout)
+        for (StringFunction<?> fn : new StringFunction<?>[] {new RegexLayout.Start(), new RegexLayout.Log(),
+                new JsonLayout.Start(), new JsonLayout.Log()}) {
+            functions.put(fn.name(), fn);
         }
     }
 
