@@ -14,7 +14,7 @@ from fleethealth.bronze.tables import is_prometheus
 from fleethealth.fleet.inventory import Cluster, Host, Inventory
 from fleethealth.fleet.sources import SOURCES, Source
 from fleethealth.runtime.frames import local_frame
-from fleethealth.silver.parsers import jolokia, log4j, prometheus, threaddump
+from fleethealth.silver.parsers import containers, jolokia, log4j, prometheus, threaddump
 
 MAX_QUARANTINED_RECORD_CHARS = 4000
 MAX_FILE_PROBLEMS = 5   # per host, source and hour in silver.reconciliation (all are in silver.quarantine)
@@ -76,10 +76,11 @@ def _quarantine(df: DataFrame) -> DataFrame:
 def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source) -> tuple[DataFrame, DataFrame]:
     fmt = log4j.LAYOUTS[source.layout]
     lines = bronze.where(F.col("source") == source.name)
-    records, orphans = log4j.assemble(lines, fmt)
+    records, orphans = containers.assemble(lines, fmt)   # container wrappers off, split lines joined
     records = records.join(F.broadcast(hosts.select("cluster", "host", "timezone", "broker_id", "zk_myid")),
                            ["cluster", "host"], "left")
     parsed = log4j.parse_records(records, fmt, F.coalesce(F.col("timezone"), F.lit("UTC")))
+    parsed = parsed.withColumn("ts", F.coalesce("ts", "wrapped_at"))   # a wrapper's time: the fallback
     bad_reason = (F.when(F.col("level").isNull(), F.lit(f"not a {fmt.name} log4j header"))
                    .when(F.col("ts").isNull(), F.lit("unparseable timestamp")))
     # parsed feeds both the events and the quarantine: parsing again (the engine's functions) costs
@@ -88,7 +89,7 @@ def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source) -> tuple[Da
     quarantine = (parsed.where(F.col("_bad").isNotNull())
                   .select(*log4j.LINEAGE, "line_number", "line_count", F.col("text").alias("record"),
                           F.col("_bad").alias("reason"))
-                  .unionByName(orphans.select(*log4j.LINEAGE, "line_number", F.lit(1).alias("line_count"),
+                  .unionByName(orphans.select(*log4j.LINEAGE, "line_number", "line_count",
                                               "record", F.lit("continuation line before the first record "
                                                               "of its file").alias("reason"))))
     events = log4j.with_events(parsed.where(F.col("_bad").isNull()).drop("_bad", "text"), source.name)
@@ -96,6 +97,7 @@ def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source) -> tuple[Da
     logs = lines.select("file").distinct().withColumn("log", F.regexp_extract("file", r"([^/]+?)\.log(?:\.[^/]*)?$", 1))
     other_ids = [c for c in ID_COLUMNS if c != source.id_column]
     events = events.join(F.broadcast(logs), "file", "left").drop("timezone", "file_sha256", *other_ids)
+    events = containers.with_log(events)   # a pod's stream: the log of each record's logger
     lead = ["cluster", "host", *[c for c in (source.id_column,) if c], "log", "ts", "level", "logger", "thread",
             "message", "detail", "event_type"]
     rest = [c for c in events.columns if c not in lead]

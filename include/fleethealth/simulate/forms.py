@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from . import containers
 from .fleet import Cluster
 
 Form = Callable[[Path, Cluster, dict], None]
@@ -26,6 +27,9 @@ def _kafka(base: Path, cluster: Cluster, entry: dict) -> None:
 
 FORMS: dict[str, Form] = {
     "kafka": _kafka,
+    "cri": containers.cri,
+    "docker-json": containers.docker_json,
+    "kubectl": containers.kubectl,
 }
 DEFAULT = "kafka"
 
