@@ -60,14 +60,17 @@ def _files_in_order(folder: Path) -> list[list[Path]]:
 
 def stream(folder: Path, tz: str) -> list[tuple[datetime, str]]:
     """Every physical line of the host's logs in `folder`, merged in time order: (UTC time, line). A
-    record's lines get its time, a microsecond apart (a runtime stamps each line as it is written)."""
+    record's lines get its time, each line at least a microsecond after the one before (a runtime stamps
+    each line as it is written)."""
     zone = ZoneInfo(tz)
     per_log = [[rec for p in paths for rec in _records(p)] for paths in _files_in_order(folder)]
-    out = []
+    out, tick = [], timedelta(microseconds=1)
     for local, ms, lines in heapq.merge(*per_log, key=lambda r: (r[0], r[1])):
         at = (datetime.strptime(local, "%Y-%m-%d %H:%M:%S").replace(tzinfo=zone).astimezone(timezone.utc)
               + timedelta(milliseconds=ms))
-        out.extend((at + timedelta(microseconds=i), line) for i, line in enumerate(lines))
+        for line in lines:
+            at = max(at, out[-1][0] + tick) if out else at
+            out.append((at, line))
     return out
 
 

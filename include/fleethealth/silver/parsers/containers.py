@@ -28,17 +28,18 @@ from pyspark.sql import types as T
 from fleethealth.silver.parsers import log4j
 
 # the log Kafka's default log4j configuration sends a logger to (config/log4j.properties, 3.x;
-# config/log4j2.yaml, 4.x; kraft-reference.md 0.1-0.2): (logger prefix, log), first match wins; a
-# prefix ending in "." matches the loggers below it, any other the logger itself and its `$` inner classes
-LOG_OF_LOGGER: tuple[tuple[str, str], ...] = (
-    ("state.change.logger", "state-change"),
-    ("kafka.controller.", "controller"),                       # ZooKeeper-era controller
-    ("org.apache.kafka.controller.", "controller"),            # KRaft controller (3.3.2+)
-    ("kafka.log.LogCleaner", "log-cleaner"),                   # and kafka.log.LogCleaner$CleanerThread
-    ("kafka.log.Cleaner", "log-cleaner"),
-    ("org.apache.kafka.storage.internals.log.LogCleaner", "log-cleaner"),   # 4.1+
-    ("org.apache.kafka.storage.internals.log.Cleaner", "log-cleaner"),
-)
+# config/log4j2.yaml, 4.x; kraft-reference.md 0.1-0.2): logger name -> log. As in log4j, a name covers
+# the loggers below it (split on "." only: kafka.log.LogCleaner$CleanerThread is not below
+# kafka.log.LogCleaner, and goes to server.log); any other logger: DEFAULT_LOG
+LOG_OF_LOGGER: dict[str, str] = {
+    "state.change.logger": "state-change",
+    "kafka.controller": "controller",                            # ZooKeeper-era controller
+    "org.apache.kafka.controller": "controller",                 # KRaft controller (3.3.2+)
+    "kafka.log.LogCleaner": "log-cleaner",
+    "org.apache.kafka.storage.internals.log.LogCleaner": "log-cleaner",                # 4.1+
+    "org.apache.kafka.storage.internals.log.LogCleaner$CleanerThread": "log-cleaner",
+    "org.apache.kafka.storage.internals.log.Cleaner": "log-cleaner",
+}
 DEFAULT_LOG = "server"
 
 _STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)"
@@ -50,10 +51,8 @@ _DOCKER = T.StructType([T.StructField("log", T.StringType()), T.StructField("str
 
 def log_of_logger(logger: Column) -> Column:
     out = F.lit(DEFAULT_LOG)
-    for prefix, log in reversed(LOG_OF_LOGGER):
-        hit = logger.startswith(prefix) if prefix.endswith(".") else \
-            (logger == prefix) | logger.startswith(prefix + "$")
-        out = F.when(hit, F.lit(log)).otherwise(out)
+    for name, log in LOG_OF_LOGGER.items():
+        out = F.when((logger == name) | logger.startswith(name + "."), F.lit(log)).otherwise(out)
     return out
 
 
@@ -87,6 +86,11 @@ def unwrap(lines: DataFrame) -> DataFrame:
             .withColumn("record", F.coalesce(inner, r)).drop("_kind"))
 
 
+def _numbers(first: Column, last: Column) -> Column:
+    """[first, last] (empty when last < first: Spark's sequence would count down)."""
+    return F.when(last >= first, F.sequence(first, last)).otherwise(F.array().cast("array<int>"))
+
+
 def _joined(lines: DataFrame) -> tuple[DataFrame, DataFrame]:
     """(lines, split): the pieces of each split line joined into its first piece's line; `split` per
     hour and file holding any: `_absorbed`, the line numbers of the pieces after a first one (gone)."""
@@ -105,7 +109,7 @@ def _joined(lines: DataFrame) -> tuple[DataFrame, DataFrame]:
             .select("hour", "file", (F.col("line_number") - 1).alias("_last"), F.col("record").alias("_end")))
     runs = runs.join(ends, ["hour", "file", "_last"], "left").select(
         "hour", "file", "_head", F.concat("_text", F.coalesce("_end", F.lit(""))).alias("_text"),
-        F.sequence(F.col("_head") + 1, F.col("_last") + F.when(F.col("_end").isNotNull(), 1).otherwise(0))
+        _numbers(F.col("_head") + 1, F.col("_last") + F.when(F.col("_end").isNotNull(), 1).otherwise(0))
         .alias("_gone"))
     split = runs.groupBy("hour", "file").agg(
         F.map_from_entries(F.collect_list(F.struct("_head", "_text"))).alias("_heads"),
@@ -115,7 +119,7 @@ def _joined(lines: DataFrame) -> tuple[DataFrame, DataFrame]:
     marked = lines.join(F.broadcast(split), ["hour", "file"], "left")
     gone = F.coalesce(F.array_contains("_absorbed", F.col("line_number")), F.lit(False))
     kept = marked.where(~gone).withColumn(
-        "record", F.coalesce(F.element_at(F.col("_heads"), F.col("line_number")), F.col("record")))
+        "record", F.coalesce(F.try_element_at(F.col("_heads"), F.col("line_number")), F.col("record")))
     # renumbered: consecutive again, as log4j assembly needs
     kept = kept.withColumn("line_number", F.when(F.col("_absorbed").isNull(), F.col("line_number")).otherwise(
         F.col("line_number") - F.size(F.filter("_absorbed", lambda a: a < F.col("line_number")))))
