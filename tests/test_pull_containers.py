@@ -107,3 +107,14 @@ def test_without_any_kafka_timestamp_the_wrappers_utc_time_cuts_the_hours():
 def test_a_plain_log_is_cut_as_before():
     data = b"[2026-03-10 01:59:00,000] INFO a (x)\n[2026-03-10 02:00:00,000] INFO b (x)\n"
     assert containers.hour_range(reader(data), len(data), H2, "UTC") == (data.index(b"\n") + 1, len(data))
+
+
+def test_check_lists_a_glob_folder_and_names_one_matching_nothing(pods):
+    from fleethealth.cli.check import source_problems
+    host = load_inventory(pods / "inventory.yaml").host("my-cluster-kafka-0")
+    assert [p for p in source_problems(host, LocalTransport()) if ": kafka:" in p] == []
+    (pods / "inventory.yaml").write_text((pods / "inventory.yaml").read_text().replace("kafka-0_*", "kafka-7_*"))
+    host = load_inventory(pods / "inventory.yaml").host("my-cluster-kafka-0")
+    assert [p for p in source_problems(host, LocalTransport()) if ": kafka:" in p] == [
+        f"my-cluster-kafka-0: kafka: no folder {pods}/var/log/pods/kafka_my-cluster-kafka-7_*/kafka (set paths.kafka "
+        "of the host, or its root, to where they are; or `expect:` without kafka)"]
