@@ -30,6 +30,7 @@ from fleethealth.pull.transports.base import RemoteFile
 
 MAGIC = re.compile(r"[*?\[]")
 _WINDOW = linecut.WINDOW
+MAX_LINE = 1 << 20      # a longer "line" is read in pieces of this size (no line of a log is that long)
 _STAMP = rb"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d))"
 _CRI = re.compile(_STAMP + rb" (?:stdout|stderr) [FP] ?(.*)$", re.S)
 _KUBECTL = re.compile(_STAMP + rb" (.*)$", re.S)
@@ -77,11 +78,11 @@ def _lines_from(read, size: int, p: int):
         if not buf:
             return
         last = p + len(buf) >= size or len(buf) < _WINDOW
-        while not last and b"\n" not in buf:  # a line longer than a window: read on to its end
+        while not last and b"\n" not in buf and len(buf) < MAX_LINE:   # a long line: read on to its end
             got = read(p + len(buf), _WINDOW)
             buf += got
             last = not got or p + len(buf) >= size or len(got) < _WINDOW
-        body = buf if last else buf[:buf.rfind(b"\n") + 1]
+        body = buf if last or b"\n" not in buf else buf[:buf.rfind(b"\n") + 1]   # (over MAX_LINE: cut)
         at = 0
         for line in body.split(b"\n"):
             if at < len(body):
