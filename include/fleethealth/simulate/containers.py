@@ -78,8 +78,9 @@ def rfc3339nano(at: datetime, extra_ns: int = 0) -> str:
     return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond:06d}{extra_ns:03d}Z"
 
 
-def _longest(lines: list[tuple[datetime, str]]) -> int:
-    return max(range(len(lines)), key=lambda i: len(lines[i][1])) if lines else -1
+def _longest(lines: list[tuple[datetime, str]]) -> datetime | None:
+    """The time of the longest line (times are unique: `stream`)."""
+    return max(lines, key=lambda e: len(e[1]))[0] if lines else None
 
 
 def _pieces(text: str) -> list[str]:
@@ -87,16 +88,17 @@ def _pieces(text: str) -> list[str]:
     return [text[i:i + step] for i in range(0, len(text), step)] or [""]
 
 
-def _chunks(entries: list[tuple[datetime, str]], n: int) -> list[list[tuple[datetime, str]]]:
-    """`entries` (wrapped lines) cut by size into `n` files, oldest first."""
-    total = sum(len(t) + 1 for _, t in entries)
+def _chunks(lines: list[tuple[datetime, str]], n: int) -> list[list[tuple[datetime, str]]]:
+    """`lines` cut by size into `n` files, oldest first, each cut before a record's first line (kubelet
+    cuts anywhere: here a record stays in one file, so the simulated fleet has nothing to quarantine)."""
+    total = sum(len(t) + 1 for _, t in lines)
     out, size, cur = [], 0, []
-    for e in entries:
-        cur.append(e)
-        size += len(e[1]) + 1
-        if size >= total / n * (len(out) + 1) and len(out) < n - 1:
+    for e in lines:
+        if cur and len(out) < n - 1 and size >= total / n * (len(out) + 1) and _START.match(e[1]):
             out.append(cur)
             cur = []
+        cur.append(e)
+        size += len(e[1]) + 1
     return out + [cur]
 
 
@@ -113,11 +115,10 @@ def _pod_uid(cluster: str, host: str) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
-def _cri(lines: list[tuple[datetime, str]]) -> list[tuple[datetime, str]]:
-    long = _longest(lines)
+def _cri(lines: list[tuple[datetime, str]], long: datetime | None) -> list[tuple[datetime, str]]:
     out = []
-    for i, (at, line) in enumerate(lines):
-        if i == long:
+    for at, line in lines:
+        if at == long:
             parts = _pieces(line)
             out.extend((at, f"{rfc3339nano(at, k)} stdout {'F' if k == len(parts) - 1 else 'P'} {p}")
                        for k, p in enumerate(parts))
@@ -126,11 +127,10 @@ def _cri(lines: list[tuple[datetime, str]]) -> list[tuple[datetime, str]]:
     return out
 
 
-def _docker(lines: list[tuple[datetime, str]]) -> list[tuple[datetime, str]]:
-    long = _longest(lines)
+def _docker(lines: list[tuple[datetime, str]], long: datetime | None) -> list[tuple[datetime, str]]:
     out = []
-    for i, (at, line) in enumerate(lines):
-        parts = _pieces(line) if i == long else [line]
+    for at, line in lines:
+        parts = _pieces(line) if at == long else [line]
         for k, p in enumerate(parts):
             text = p + ("\n" if k == len(parts) - 1 else "")
             out.append((at, json.dumps({"log": text, "stream": "stdout", "time": rfc3339nano(at, k)},
@@ -150,7 +150,8 @@ def cri(base: Path, cluster: Cluster, entry: dict) -> None:
         pod = f"{NAMESPACE}_{h['host']}"
         target = base / "pods" / f"{pod}_{_pod_uid(cluster.name, h['host'])}" / "kafka"
         target.mkdir(parents=True)
-        files = _chunks(_cri(stream(folder, cluster.timezone)), FILES_PER_HOST)
+        lines = stream(folder, cluster.timezone)
+        files = [_cri(chunk, _longest(lines)) for chunk in _chunks(lines, FILES_PER_HOST)]
         for k, chunk in enumerate(files[:-1]):
             rotated = chunk[-1][0].strftime("%Y%m%d-%H%M%S") if chunk else f"00000000-00000{k}"
             gz = k < len(files) - 2
@@ -165,7 +166,8 @@ def docker_json(base: Path, cluster: Cluster, entry: dict) -> None:
         cid = hashlib.sha256(f"{cluster.name}/{h['host']}".encode()).hexdigest()
         target = base / "docker" / h["host"] / cid
         target.mkdir(parents=True)
-        files = _chunks(_docker(stream(folder, cluster.timezone)), FILES_PER_HOST)
+        lines = stream(folder, cluster.timezone)
+        files = [_docker(chunk, _longest(lines)) for chunk in _chunks(lines, FILES_PER_HOST)]
         for k, chunk in enumerate(files):
             n = len(files) - 1 - k
             _write(target / (f"{cid}-json.log" + (f".{n}" if n else "")), chunk)
