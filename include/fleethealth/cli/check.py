@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from fleethealth.fleet import conversion_pattern, mbeans
 from fleethealth.fleet.inventory import Host, InventoryError
 from fleethealth.notify.inventory import load_inventory
+from fleethealth.pull.containers import GlobFolders
 from fleethealth.pull.transports import jolokia, open_transport
 from fleethealth.pull.transports.base import TransportError
 from fleethealth.runtime import config
@@ -43,6 +44,7 @@ def settings_problems() -> list[str]:
 def source_problems(host: Host, transport) -> Iterator[str]:
     """What keeps each source the host is expected to send from being pulled: its folder absent, not
     listable, empty, or its newest file unreadable. A host with a jolokia_url gets its JMX live."""
+    transport = GlobFolders(transport)     # a folder in `paths:` may be a glob (a pod's folders)
     for source in host.expect:
         if source == "jmx" and host.jolokia_url:
             continue

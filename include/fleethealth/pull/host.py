@@ -19,7 +19,7 @@ from fleethealth.fleet.sources import SOURCES
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import (HOUR, LIVE_WINDOW, file_span, floor_hour, hour_label, in_hour, straddles,
                                     time_in_name)
-from fleethealth.pull import linecut, zoneprobe
+from fleethealth.pull import containers, linecut, zoneprobe
 from fleethealth.pull.identity import Seen, SeenIndex, load_state, save_state
 from fleethealth.pull.inflate import cut_after_last_newline, ends_with_newline, gunzip, gzip_damage
 from fleethealth.pull.landing import (MANIFEST, PARTIAL, PROMETHEUS_FILE, Landed, PullError, inside, landed_name,
@@ -146,7 +146,7 @@ class HostPull:
             if named < named_end:   # hourly-rolled: its hour, but for a head of the hour before's records
                 span = linecut.rolled_range(read, size, hour, named, timezone_name, named_end)
             else:
-                span = linecut.hour_range(read, size, hour, timezone_name)
+                span = containers.hour_range(read, size, hour, timezone_name)   # wrapped or plain
             if span is None:   # not one timestamped line: the hour its name or mtime says (silver
                 # quarantines the lines); an empty file is listed in the hour its name says
                 span = (0, size if home and (size or time_in_name(rf.name)) else -1)
@@ -420,6 +420,7 @@ class HostPull:
         """Every source folder's files, until the deadline."""
         host = self.host
         repull = any(r["hour"] == self.label for s in seen for r in s.ranges)
+        transport = containers.GlobFolders(transport)   # `paths:` may be globs (a pod's folders)
         seen_index = SeenIndex(seen, transport)
         for source in SOURCES:
             self.check_deadline()

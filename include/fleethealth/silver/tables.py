@@ -15,7 +15,7 @@ from fleethealth.fleet import conversion_pattern
 from fleethealth.fleet.inventory import Cluster, Host, Inventory
 from fleethealth.fleet.sources import SOURCES, Source
 from fleethealth.runtime.frames import local_frame
-from fleethealth.silver.parsers import jolokia, log4j, prometheus, threaddump, user_layouts
+from fleethealth.silver.parsers import containers, jolokia, log4j, prometheus, threaddump, user_layouts
 
 MAX_QUARANTINED_RECORD_CHARS = 4000
 MAX_FILE_PROBLEMS = 5   # per host, source and hour in silver.reconciliation (all are in silver.quarantine)
@@ -82,11 +82,13 @@ def _quarantine(df: DataFrame) -> DataFrame:
 def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source) -> tuple[DataFrame, DataFrame]:
     fmt = log4j.LAYOUTS[source.layout]
     lines = bronze.where(F.col("source") == source.name)
-    # a host's log_pattern and JSON lines (user_layouts), else the source's layout
-    records, orphans = log4j.assemble(lines, fmt, user_layouts.record_start(fmt, hosts))
+    # container wrappers off and split lines joined (containers); a host's log_pattern and JSON lines
+    # (user_layouts), else the source's layout
+    records, orphans = containers.assemble(lines, fmt, user_layouts.record_start(fmt, hosts))
     records = records.join(F.broadcast(hosts.select("cluster", "host", "timezone", "broker_id", "zk_myid",
                                                     *user_layouts.PATTERN_COLUMNS)), ["cluster", "host"], "left")
     parsed = user_layouts.parse_records(records, fmt, F.coalesce(F.col("timezone"), F.lit("UTC")))
+    parsed = parsed.withColumn("ts", F.coalesce("ts", "wrapped_at"))   # a wrapper's time: the fallback
     bad_reason = (F.when(F.col("level").isNull(), user_layouts.not_read(fmt))
                    .when(F.col("ts").isNull(), F.lit("unparseable timestamp")))
     # parsed feeds both the events and the quarantine: parsing again (the engine's functions) costs
@@ -95,14 +97,14 @@ def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source) -> tuple[Da
     quarantine = (parsed.where(F.col("_bad").isNotNull())
                   .select(*log4j.LINEAGE, "line_number", "line_count", F.col("text").alias("record"),
                           F.col("_bad").alias("reason"))
-                  .unionByName(orphans.select(*log4j.LINEAGE, "line_number", F.lit(1).alias("line_count"),
-                                              "record", "reason")))
+                  .unionByName(orphans.select(*log4j.LINEAGE, "line_number", "line_count", "record", "reason")))
     events = log4j.with_events(parsed.where(F.col("_bad").isNull()).drop("_bad", "text", *user_layouts.PATTERN_COLUMNS),
                                source.name)
     # the log's name from its file's: one regex per file, not per record
     logs = lines.select("file").distinct().withColumn("log", F.regexp_extract("file", r"([^/]+?)\.log(?:\.[^/]*)?$", 1))
     other_ids = [c for c in ID_COLUMNS if c != source.id_column]
     events = events.join(F.broadcast(logs), "file", "left").drop("timezone", "file_sha256", *other_ids)
+    events = containers.with_log(events)   # a pod's stream: the log of each record's logger
     lead = ["cluster", "host", *[c for c in (source.id_column,) if c], "log", "ts", "level", "logger", "thread",
             "message", "detail", "event_type"]
     rest = [c for c in events.columns if c not in lead]

@@ -17,6 +17,7 @@ from typing import Callable
 
 from . import layouts
 from . import patterns
+from . import containers
 from .fleet import Cluster
 
 Form = Callable[[Path, Cluster, dict], None]
@@ -31,6 +32,9 @@ FORMS: dict[str, Form] = {
     **layouts.FORMS,
     "json-ecs": patterns.json_ecs,
     "custom-pattern": patterns.custom_pattern,
+    "cri": containers.cri,
+    "docker-json": containers.docker_json,
+    "kubectl": containers.kubectl,
 }
 DEFAULT = "kafka"
 

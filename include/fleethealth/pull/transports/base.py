@@ -53,6 +53,9 @@ class NoFiles:
     def is_folder(self, folder: str) -> bool:
         return False
 
+    def subfolders(self, folder: str) -> list[str]:
+        return []
+
     def head(self, folder, name, n) -> bytes:
         raise TransportError(f"{folder}/{name}: an http host has no files")
 

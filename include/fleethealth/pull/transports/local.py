@@ -33,6 +33,17 @@ class LocalTransport:
         except FileNotFoundError:
             return False
 
+    def subfolders(self, folder: str) -> list[str]:
+        """Names of the folders directly in `folder` (a symlink to one is not a folder here)."""
+        fd = _open_folder(folder)
+        if fd is None:
+            return []
+        try:
+            with os.scandir(fd) as entries:
+                return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+        finally:
+            os.close(fd)
+
     def head(self, folder: str, name: str, n: int) -> bytes:
         return self.read(folder, name, 0, n)
 

@@ -145,6 +145,16 @@ class SftpTransport:
         except (OSError, socket.timeout) as exc:
             raise TransportError(f"{self.where}: cannot look at {folder}: {exc}") from None
 
+    def subfolders(self, folder: str) -> list[str]:
+        """Names of the folders directly in `folder` (lstat attributes: a symlink is not one)."""
+        try:
+            entries = self.sftp.listdir_attr(folder)
+        except FileNotFoundError:
+            return []
+        except (OSError, socket.timeout) as exc:
+            raise TransportError(f"{self.where}: cannot list {folder}: {exc}") from None
+        return sorted(e.filename for e in entries if e.st_mode is not None and stat.S_ISDIR(e.st_mode))
+
     def head(self, folder: str, name: str, n: int) -> bytes:
         return self.read(folder, name, 0, n)
 
