@@ -456,6 +456,8 @@ def test_a_listed_zookeeper_server_keeps_brokers_in_zookeeper_mode(tmp_path):
 
 
 @pytest.mark.parametrize("host_line, message", [
+    ("{host: k2, role: [broker], node_id: 2, kafka_version: 3.9.1}",
+     "hosts[k2].role: unknown role ['broker'] (one of kafka, zookeeper, controller)"),
     ("{host: k2, role: broker, node_id: 2, broker_id: 3, kafka_version: 3.9.1}",
      "hosts[k2].node_id: a broker's node id is its broker_id: write broker_id: 2 or broker_id: 3, not both differing"),
     ("{host: k2, role: broker, node_id: x, kafka_version: 3.9.1}",

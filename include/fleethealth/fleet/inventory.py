@@ -273,7 +273,8 @@ IDS = {"kafka": ("broker_id", "broker id", "kafka"), "controller": ("node_id", "
 def _aliased(h: dict, hkey: str) -> tuple[dict, list[str]]:
     """A host as KRaft's names may write it, in ours: `role: broker` is `role: kafka`, a broker's
     `node_id` its `broker_id` (the mistake when both are given and differ)."""
-    h = dict(h, role=ALIASES[h["role"]]) if h.get("role") in ALIASES else h
+    role = h.get("role")
+    h = dict(h, role=ALIASES[role]) if isinstance(role, str) and role in ALIASES else h
     if h.get("role") != "kafka" or "node_id" not in h:
         return h, []
     node_id = h["node_id"]
@@ -369,7 +370,9 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
                 host_names.add(h["host"])
             h, lines = _aliased(h, hkey)
             problems += lines
-            hspec, lines, *_ = check(HOSTS.get(h.get("role"), HostSpec), inherited | h, hkey, inherited=typos,
+            role = h.get("role")
+            hspec, lines, *_ = check(HOSTS.get(role, HostSpec) if isinstance(role, str) else HostSpec, inherited | h,
+                                     hkey, inherited=typos,
                                      context={"wrong": wrong - set(h)})
             problems += lines
             if hspec is None:
