@@ -62,7 +62,7 @@ def _hosts():
 def _kraft_quorum() -> list[dict]:
     columns = ("log_lines", "epoch", "leader", "elections", "leaders", "fences", "fenced_brokers", "unfences",
                "fenced_at_end", "fenced_broker_count_max", "active_controller_count_max")
-    return [dict(cluster=HEALTHY, hour=hour, **dict(zip(columns, values, strict=True)))
+    return [dict(cluster=HEALTHY, hour=hour, **dict(zip(columns, values, strict=True)), controllers_listed=len(CONTROLLERS))
             for hour, values in zip(HOURS, QUORUM, strict=True)]
 
 

@@ -139,9 +139,9 @@ def test_offsets_topic_partitions_defaults_to_50(tmp_path):
 # --- mistakes: one clear line each, naming file and key path -----------------------------------
 
 def test_unknown_role(tmp_path):
-    path = write(tmp_path, one_host_inventory("{host: x1, role: broker, broker_id: 2}"))
+    path = write(tmp_path, one_host_inventory("{host: x1, role: brokers, broker_id: 2}"))
     assert problems_of(path) == [
-        f"{path}: clusters[c1].hosts[x1].role: unknown role 'broker' (one of kafka, zookeeper, controller)"]
+        f"{path}: clusters[c1].hosts[x1].role: unknown role 'brokers' (one of kafka, zookeeper, controller)"]
 
 
 def test_duplicate_broker_id(tmp_path):
@@ -232,7 +232,7 @@ def test_several_mistakes_give_several_lines(tmp_path):
             hosts:
               - {host: k1, role: kafka, broker_id: 1, kafka_version: 2.8.1}
               - {host: k2, role: kafka, broker_id: 1, kafka_version: 2.8.1}
-              - {host: x1, role: broker}
+              - {host: x1, role: brokers}
               - {host: k3, role: kafka, broker_id: 3, kafka_version: 2.8.1, transport: sftp}
         """)
     lines = problems_of(path)
@@ -390,10 +390,14 @@ def test_a_3x_broker_may_run_on_zookeeper(tmp_path, version):
 
 @pytest.mark.parametrize("version", ["4.0.0", "4.1", "4.1.0-rc2", "10.0.0"])
 def test_a_4x_broker_cannot_run_on_zookeeper(tmp_path, version):
-    path = write(tmp_path, one_host_inventory(f"{{host: k2, role: kafka, broker_id: 2, kafka_version: '{version}'}}"))
-    assert problems_of(path) == [
-        f"{path}: clusters[c1].hosts[k2].kafka_version: Kafka {version} has no ZooKeeper mode: list the cluster's "
-        "KRaft controllers (role: controller, or controller: true on a combined broker)"]
+    """Beside a ZooKeeper server, or in a cluster of `mode: zookeeper`; listed with brokers only, its
+    cluster is in KRaft mode (test_brokers_only_whose_mode_is_known)."""
+    for extra, cluster in (("\n      - {host: z1, role: zookeeper, zk_myid: 1}", {}), ("", {"mode": "zookeeper"})):
+        path = write(tmp_path, one_host_inventory(
+            f"{{host: k2, role: kafka, broker_id: 2, kafka_version: '{version}'}}{extra}", **cluster))
+        assert problems_of(path) == [
+            f"{path}: clusters[c1].hosts[k2].kafka_version: Kafka {version} has no ZooKeeper mode: list the cluster's "
+            "KRaft controllers (role: controller, or controller: true on a combined broker)"]
 
 
 def test_a_4x_broker_beside_a_combined_node_is_kraft(tmp_path):
@@ -401,6 +405,83 @@ def test_a_4x_broker_beside_a_combined_node_is_kraft(tmp_path):
         "{host: k2, role: kafka, broker_id: 2, kafka_version: 4.0.0, controller: true}")))
     assert [(h.host, h.mode, h.processes) for h in inv.hosts] == [
         ("k1", "kraft", ("kraft_broker",)), ("k2", "kraft", ("kraft_broker", "controller"))]
+
+
+# --- a KRaft cluster listed with its brokers only (issue 61 item 5) ------------------------------------
+
+BROKERS_ONLY = """\
+clusters:
+  - name: kb
+    root: /r
+{mode}    hosts:
+      - {{host: kb-1, role: broker, node_id: 1, kafka_version: {version}}}
+      - {{host: kb-2, role: kafka, broker_id: 2, kafka_version: {version}}}
+"""
+
+
+@pytest.mark.parametrize("version", ["3.9.1", "2.8.0"])
+def test_brokers_only_of_a_version_with_both_modes_are_told_by_their_logs(tmp_path, version):
+    """`role: broker` is `role: kafka`, a broker's `node_id` its `broker_id`; without a ZooKeeper server or
+    a controller listed, the cluster's logs tell its mode (ZooKeeper the fallback): its brokers may run
+    either process until then (what pull reads of their JMX)."""
+    inv = load_inventory(write(tmp_path, BROKERS_ONLY.format(mode="", version=version)))
+    c = inv.cluster("kb")
+    assert (c.mode, c.mode_from_logs) == ("zookeeper", True)
+    assert [(h.host, h.role, h.broker_id, h.entity, h.processes) for h in inv.hosts] == [
+        ("kb-1", "kafka", 1, "broker-1", ("zk_broker", "kraft_broker")),
+        ("kb-2", "kafka", 2, "broker-2", ("zk_broker", "kraft_broker"))]
+    found = inv.with_modes({"kb": "kraft"})
+    assert [(h.mode, h.mode_from_logs, h.processes) for h in found.hosts] == [("kraft", False, ("kraft_broker",))] * 2
+    assert (found.cluster("kb").mode, found.cluster("kb").mode_from_logs) == ("kraft", False)
+    fallback = inv.with_modes({})
+    assert [(h.mode, h.processes) for h in fallback.hosts] == [("zookeeper", ("zk_broker",))] * 2
+
+
+@pytest.mark.parametrize("mode, version, want", [
+    ("", "4.1.0", "kraft"),               # Kafka 4 has no ZooKeeper mode: no controller needed to say so
+    ("    mode: kraft\n", "3.9.1", "kraft"),
+    ("    mode: zookeeper\n", "3.9.1", "zookeeper"),
+    ("", "2.7.2", "zookeeper"),           # before KRaft (2.8): nothing for the logs to tell
+])
+def test_brokers_only_whose_mode_is_known(tmp_path, mode, version, want):
+    inv = load_inventory(write(tmp_path, BROKERS_ONLY.format(mode=mode, version=version)))
+    assert (inv.cluster("kb").mode, inv.cluster("kb").mode_from_logs) == (want, False)
+    assert {h.mode for h in inv.hosts} == {want}
+    assert inv.with_modes({"kb": "zookeeper" if want == "kraft" else "kraft"}) == inv
+
+
+def test_a_listed_zookeeper_server_keeps_brokers_in_zookeeper_mode(tmp_path):
+    inv = load_inventory(write(tmp_path, one_host_inventory("{host: z1, role: zookeeper, zk_myid: 1}")))
+    assert (inv.cluster("c1").mode, inv.cluster("c1").mode_from_logs) == ("zookeeper", False)
+
+
+@pytest.mark.parametrize("host_line, message", [
+    ("{host: k2, role: [broker], node_id: 2, kafka_version: 3.9.1}",
+     "hosts[k2].role: unknown role ['broker'] (one of kafka, zookeeper, controller)"),
+    ("{host: k2, role: broker, node_id: 2, broker_id: 3, kafka_version: 3.9.1}",
+     "hosts[k2].node_id: a broker's node id is its broker_id: write broker_id: 2 or broker_id: 3, not both differing"),
+    ("{host: k2, role: broker, node_id: x, kafka_version: 3.9.1}",
+     "hosts[k2].broker_id: expected an integer broker id 0..2147483647, got 'x'"),
+    ("{host: k2, role: kafka, broker_id: 2, kafka_version: 3.9.1, controller: true}\n"
+     "      - {host: z1, role: zookeeper, zk_myid: 1}",
+     "hosts[z1].role: a ZooKeeper server in a KRaft cluster (controllers: k2)"),
+])
+def test_kraft_names_mistakes(tmp_path, host_line, message):
+    path = write(tmp_path, one_host_inventory(host_line))
+    assert problems_of(path) == [f"{path}: clusters[c1].{message}"]
+
+
+def test_a_mode_that_contradicts_the_hosts_is_refused(tmp_path):
+    path = write(tmp_path, one_host_inventory("{host: k2, role: kafka, broker_id: 2, kafka_version: 3.9.1, "
+                                              "controller: true}", mode="zookeeper"))
+    assert problems_of(path) == [f"{path}: clusters[c1].hosts[k2].controller: a KRaft controller in a cluster of "
+                                 "mode: zookeeper"]
+    path = write(tmp_path, one_host_inventory("{host: z1, role: zookeeper, zk_myid: 1}", mode="kraft"))
+    assert problems_of(path) == [f"{path}: clusters[c1].hosts[z1].role: a ZooKeeper server in a KRaft cluster "
+                                 "(controllers: none listed)"]
+    path = write(tmp_path, one_host_inventory("{host: z1, role: zookeeper, zk_myid: 1}", mode="raft"))
+    assert problems_of(path) == [f"{path}: clusters[c1].mode: unknown mode 'raft' (one of zookeeper, kraft; without "
+                                 "it, the hosts' roles and logs tell)"]
 
 
 def test_a_zookeeper_server_in_a_kraft_cluster_is_refused(tmp_path):

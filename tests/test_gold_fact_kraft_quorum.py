@@ -20,7 +20,7 @@ pytestmark = pytest.mark.spark
 SCHEMA = [("cluster", "string"), ("hour", "timestamp"), ("log_lines", "bigint"), ("epoch", "int"), ("leader", "int"),
           ("elections", "int"), ("leaders", "array<int>"), ("fences", "int"), ("fenced_brokers", "array<int>"),
           ("unfences", "int"), ("fenced_at_end", "array<int>"), ("fenced_broker_count_max", "bigint"),
-          ("active_controller_count_max", "int")]
+          ("active_controller_count_max", "int"), ("controllers_listed", "int")]
 CONTROLLERS = (3000, 3001, 3002)
 # c1 and c2 in KRaft mode (three controllers, brokers 1-3), z1 in ZooKeeper mode
 INVENTORY = {"clusters": [
@@ -28,6 +28,9 @@ INVENTORY = {"clusters": [
         *[{"host": f"{c}-ctl-{n}", "role": "controller", "node_id": n, "kafka_version": "3.9.0"} for n in CONTROLLERS],
         *[{"host": f"{c}-kafka-{n}", "role": "kafka", "broker_id": n, "kafka_version": "3.9.0"} for n in (1, 2, 3)]]}
       for c in ("c1", "c2")],
+    # KRaft, its controllers not listed (issue 61): a row saying none is
+    {"name": "k0", "root": "/r", "mode": "kraft", "hosts": [
+        {"host": "k0-kafka-1", "role": "broker", "node_id": 1, "kafka_version": "3.9.0"}]},
     {"name": "z1", "root": "/r", "hosts": [
         {"host": "z1-kafka-1", "role": "kafka", "broker_id": 1, "kafka_version": "3.6.1"},
         {"host": "z1-zk-1", "role": "zookeeper", "zk_myid": 1}]}]}
@@ -89,7 +92,7 @@ def rows(df):
 def row(cluster, **values):
     empty = {"log_lines": 0, "epoch": None, "leader": None, "elections": 0, "leaders": [], "fences": 0,
              "fenced_brokers": [], "unfences": 0, "fenced_at_end": [], "fenced_broker_count_max": None,
-             "active_controller_count_max": None}
+             "active_controller_count_max": None, "controllers_listed": len(CONTROLLERS)}
     return {"cluster": cluster, "hour": HOUR, **empty, **values}
 
 
@@ -103,6 +106,7 @@ def test_elections_fences_a_silent_kraft_cluster_and_no_zookeeper_row(spark):
             fenced_brokers=[2], unfences=1, fenced_at_end=[2], fenced_broker_count_max=1,
             active_controller_count_max=2),
         row("c2"),   # KRaft, no quorum line and no sample in the hour: counts 0, leader and epoch unknown
+        row("k0", controllers_listed=0),
     ]
 
 
@@ -116,7 +120,7 @@ def test_fences_are_counted_as_broker_fenced_counts_them(spark):
 
 
 def test_an_unfence_after_the_last_fence_leaves_no_broker_fenced_at_end(spark):
-    [c1, _] = rows(build(spark, fence(2, 12, active=3000, unfence_after_s=25)))
+    [c1, _, _] = rows(build(spark, fence(2, 12, active=3000, unfence_after_s=25)))
     assert (c1["fences"], c1["unfences"], c1["fenced_at_end"]) == (1, 1, [])
 
 
@@ -128,7 +132,7 @@ def test_a_quiet_hour_takes_the_leader_and_epoch_from_raft_metrics(spark):
                + [jmx_sample(3000, at(5), leader, 3001), jmx_sample(3002, at(35), leader, 3002),
                   jmx_sample(1, at(50), leader, -1)]
                + [jmx_sample(1, at(50), epoch, 9, cluster="c2"), jmx_sample(1, at(50), leader, 3002, cluster="c2")])
-    c1, c2 = [r for r in rows(build(spark, elected(3000, 7, 10), samples)) if r["cluster"] != "z1"]
+    c1, c2 = [r for r in rows(build(spark, elected(3000, 7, 10), samples)) if r["cluster"] in ("c1", "c2")]
     assert (c1["epoch"], c1["leader"], c1["elections"]) == (8, 3002, 1)     # raft-metrics' later epoch
     assert (c2["log_lines"], c2["epoch"], c2["leader"]) == (0, 9, 3002)     # no line at all
     [c1] = [r for r in rows(build(spark, elected(3000, 7, 10), samples[:6])) if r["cluster"] == "c1"]

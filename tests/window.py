@@ -33,7 +33,8 @@ def run_window(spark, inventory, hours, lakehouse) -> dict:
     recon = frames.materialize(silver.reconciliation(records, tables, tables["silver.quarantine"], files))
     window_silver = {name: tables[f"silver.{name}"] for name in gold_job.INPUTS if name != "reconciliation"}
     window_silver["reconciliation"] = recon
-    hosts = silver.hosts_frame(spark, inventory)
+    hosts = silver.hosts_frame(spark, gold_job.found_modes(inventory, tables["silver.kafka_events"],
+                                                           tables["silver.jmx_samples"]))
     limits = thresholds.load()
     out = gold_job.gold_tables(gold_job.facts_of(hours, hosts, window_silver, limits["incidents.lookback_minutes"]), limits)
     findings = [r.asDict() for r in out["gold.incident_findings"].collect()]

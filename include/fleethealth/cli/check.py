@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 
 from fleethealth.fleet import conversion_pattern, mbeans
-from fleethealth.fleet.inventory import Host, InventoryError
+from fleethealth.fleet.inventory import NO_CONTROLLERS, Cluster, Host, Inventory, InventoryError, version_tuple
+from fleethealth.fleet.kafka import KRAFT_SIGNS
 from fleethealth.notify.inventory import load_inventory
 from fleethealth.pull.containers import GlobFolders
 from fleethealth.pull.transports import jolokia, open_transport
@@ -200,6 +202,52 @@ def hosts_problems(hosts: list[Host], host_timeout: float | None = None,
     return results
 
 
+KRAFT_TAIL_BYTES = 256 * 1024     # of each of a broker's newest log files: where `kraft_warnings` looks
+KRAFT_FILES = 3                   # the newest files of each broker looked at
+
+
+def kraft_shown(host: Host) -> str | None:
+    """The first line of `host`'s newest Kafka log files (their last KRAFT_TAIL_BYTES) that only a KRaft
+    node logs (fleet.kafka.KRAFT_SIGNS), as "<file>: <line>"; None when none does (or none is readable:
+    host_problems says why)."""
+    folder, sign = host.source_dir("kafka"), re.compile(KRAFT_SIGNS)
+    try:
+        with open_transport(host) as transport:
+            files = sorted((f for f in transport.list_files(folder) if not f.name.endswith(".gz")),
+                           key=lambda f: f.mtime, reverse=True)[:KRAFT_FILES]
+            for f in files:
+                text = transport.read(folder, f.name, max(0, f.size - KRAFT_TAIL_BYTES), KRAFT_TAIL_BYTES)
+                line = next((x for x in text.decode("utf-8", "replace").splitlines() if sign.search(x)), None)
+                if line:
+                    return f"{f.name}: {line.strip()[:160]}"
+    except TransportError:
+        return None
+    return None
+
+
+def kraft_warnings(inventory: Inventory) -> list[str]:
+    """A line per KRaft cluster listed without its controllers (a 4.x cluster listed with brokers only,
+    `mode: kraft`, or brokers whose logs show KRaft: fleet.inventory.Cluster.mode_from_logs): a fence is
+    logged by the active controller only, so fencing and the controller quorum are not watched until its
+    controllers are listed. Warnings: the hour runs."""
+    def why(c: Cluster) -> str | None:
+        if c.mode_from_logs:
+            return next((f"{h.host}'s logs show it: {shown}" for h in c.hosts if h.transport != "http"
+                         for shown in [kraft_shown(h)] if shown), None)
+        versions = sorted({h.kafka_version for h in c.hosts if h.kafka_version and version_tuple(h.kafka_version)[0] >= 4})
+        return f"Kafka {', '.join(versions)} runs KRaft only" if versions else "mode: kraft"
+
+    out = []
+    for c in inventory.clusters:
+        if any(h.controller for h in c.hosts) or not (c.mode == "kraft" or c.mode_from_logs):
+            continue
+        because = why(c)
+        if because:
+            out.append(f"warning: cluster {c.name} runs in KRaft mode ({printable(because)}) and lists no controller: "
+                       + NO_CONTROLLERS)
+    return out
+
+
 def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None] = print) -> int:
     """Print one line per problem (`echo`), then the summary; 0 when there is none, else 1."""
     logging.getLogger("paramiko").setLevel(logging.WARNING)     # not a line per connection: its problems are
@@ -223,6 +271,8 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
         problems += found
     problems += timezone_lines(inventory, echo)
     problems += log_pattern_lines([h for h, found in zip(inventory.hosts, hosts_found) if not found], echo)
+    for line in kraft_warnings(inventory):
+        echo(line)
     channels = inventory.notifications
     notes = f"{len(channels)} channel(s) not tested (--notify sends each a test message)"
     if notify:

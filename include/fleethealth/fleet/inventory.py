@@ -25,6 +25,7 @@ from fleethealth.runtime import yamlfile
 from fleethealth.runtime.validation import Int, Schema, check, fail, holds, required, says
 
 ROLES = ("kafka", "zookeeper", "controller")   # controller: a dedicated KRaft controller (process.roles=controller)
+ALIASES = {"broker": "kafka"}   # a role as KRaft's process.roles names it -> ours
 MODES = ("zookeeper", "kraft")    # a cluster's: its metadata in ZooKeeper, or in a KRaft controller quorum
 TRANSPORTS = ("local", "sftp", "http")
 VERSION = r"^\d+\.\d+(\.\d+)?([.-][\w.-]+)?$"
@@ -49,6 +50,7 @@ class Host:
     broker_id: int | None = None        # a Kafka process's node id: broker.id, or a controller's node.id
     controller: bool = False            # runs a KRaft controller: role controller, or a combined broker
     mode: str = "zookeeper"             # its cluster's
+    mode_from_logs: bool = False        # its cluster's (Cluster.mode_from_logs)
     zk_myid: int | None = None
     kafka_version: str | None = None
     ssh_conn_id: str | None = None
@@ -69,7 +71,9 @@ class Host:
         name them; silver's hosts frame carries them."""
         if self.role == "zookeeper":
             return ("zookeeper",)
-        broker = () if self.role == "controller" else ("zk_broker",) if self.mode == "zookeeper" else ("kraft_broker",)
+        # a broker whose mode its logs tell may run either (gold.facts.kraft.with_found_modes keeps one)
+        broker = (() if self.role == "controller" else ("zk_broker", "kraft_broker") if self.mode_from_logs
+                  else ("zk_broker",) if self.mode == "zookeeper" else ("kraft_broker",))
         return broker + (("controller",) if self.controller else ())
 
     def source_dir(self, source: str) -> str:
@@ -87,6 +91,9 @@ class Cluster:
     hosts: tuple[Host, ...]
     mode: str = "zookeeper"     # kraft when a host runs a controller (validated against the versions)
     timezone_given: bool = True  # False: no `timezone:` in the inventory, its logs are read as UTC
+    # listed with brokers only, of versions that run either mode, without `mode:`: its logs tell the mode,
+    # `mode` is the fallback when they say nothing (gold.facts.kraft.with_found_modes)
+    mode_from_logs: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,18 @@ class Inventory:
             if h.host == name:
                 return h
         raise KeyError(name)
+
+    def with_modes(self, shown: dict[str, str]) -> Inventory:
+        """This inventory with each cluster whose logs tell its mode (Cluster.mode_from_logs) in the mode
+        they show (`shown`: cluster -> mode, gold.facts.kraft.modes_shown), else in its fallback (`mode`):
+        every cluster's mode then known, its brokers running that mode's processes."""
+        def found(c: Cluster) -> Cluster:
+            if not c.mode_from_logs:
+                return c
+            mode = shown.get(c.name, c.mode)
+            return dataclasses.replace(c, mode=mode, mode_from_logs=False, hosts=tuple(
+                dataclasses.replace(h, mode=mode, mode_from_logs=False) for h in c.hosts))
+        return dataclasses.replace(self, clusters=tuple(map(found, self.clusters)))
 
 
 def _jolokia_url(url: Any) -> Any:
@@ -140,6 +159,8 @@ def _is_zone(name: str) -> bool:
 
 
 Role = Annotated[Literal[ROLES], says(f"unknown role {{got}} (one of {', '.join(ROLES)})")]
+Mode = Annotated[Literal[MODES], says(f"unknown mode {{got}} (one of {', '.join(MODES)}; without it, the hosts' roles "
+                                      "and logs tell)")]
 Transport = Annotated[Literal[TRANSPORTS], says(f"unknown transport {{got}} (one of {', '.join(TRANSPORTS)})")]
 # a folder, an id, a URL: a number as written
 Text = Annotated[str | None, BeforeValidator(lambda v: str(v) if isinstance(v, (int, float)) else v)]
@@ -182,6 +203,7 @@ class ClusterSpec(Schema):
     expect: Sources | None = None
     ssh_conn_id: Text = None
     log_pattern: LogPattern = None
+    mode: Mode | None = None
     hosts: Annotated[list[Any], Field(min_length=1), says("expected a non-empty list of hosts")] = required()
 
 
@@ -232,6 +254,11 @@ def _version_text(value: Any) -> Any:
 KafkaVersion = Annotated[str, Strict(), StringConstraints(pattern=VERSION),
                          says("expected a Kafka version such as 2.8.1, got {got}"), BeforeValidator(_version_text)]
 KRAFT_SINCE = (3, 3)      # the first Kafka whose KRaft mode is production-ready (KIP-833)
+# what a KRaft cluster listed without its controllers leaves unwatched (`fleethealth check`, the report)
+NO_CONTROLLERS = ("broker fencing and the leader-election storms it starts are not watched (a fence is logged by the "
+                  "active controller only), and the controller quorum only as its brokers see it, until its "
+                  "controllers are listed (role: controller, node_id: <its node.id>, kafka_version)")
+KRAFT_PREVIEW = (2, 8)    # the first Kafka with a KRaft mode (KIP-500's early access): before it, ZooKeeper only
 
 
 def version_tuple(version: str) -> tuple[int, int]:
@@ -262,20 +289,46 @@ IDS = {"kafka": ("broker_id", "broker id", "kafka"), "controller": ("node_id", "
        "zookeeper": ("zk_myid", "ZooKeeper myid", "zookeeper")}
 
 
-def _mode_problems(hosts: list[tuple[str, Host]]) -> tuple[str, list[str]]:
-    """A cluster's mode, from its hosts' roles (kraft when one runs a controller), and the hosts that
-    contradict it: a ZooKeeper server in a KRaft cluster, a Kafka 4+ broker in a ZooKeeper-mode one."""
+def _aliased(h: dict, hkey: str) -> tuple[dict, list[str]]:
+    """A host as KRaft's names may write it, in ours: `role: broker` is `role: kafka`, a broker's
+    `node_id` its `broker_id` (the mistake when both are given and differ)."""
+    role = h.get("role")
+    h = dict(h, role=ALIASES[role]) if isinstance(role, str) and role in ALIASES else h
+    if h.get("role") != "kafka" or "node_id" not in h:
+        return h, []
+    node_id = h["node_id"]
+    h = {k: v for k, v in h.items() if k != "node_id"}
+    if "broker_id" not in h:
+        return dict(h, broker_id=node_id), []
+    if h["broker_id"] == node_id:
+        return h, []
+    return h, [f"{hkey}.node_id: a broker's node id is its broker_id: write broker_id: {node_id!r} or "
+               f"broker_id: {h['broker_id']!r}, not both differing"]
+
+
+def _mode_problems(hosts: list[tuple[str, Host]], said: str | None = None) -> tuple[str, bool, list[str]]:
+    """A cluster's mode, whether its logs are to tell it (Cluster.mode_from_logs), and the hosts that
+    contradict it: a ZooKeeper server in a KRaft cluster, a Kafka 4+ broker in a ZooKeeper-mode one.
+    The mode is the cluster's `mode:` (`said`), else kraft when a host runs a controller, or when no
+    ZooKeeper server is listed and a broker is of Kafka 4+ (no ZooKeeper mode: its controllers are not
+    listed, and `fleethealth check` says what that leaves unwatched); else zookeeper, which the logs
+    of a cluster listed with brokers only of 2.8+ may turn into kraft."""
     controllers = [h.host for _, h in hosts if h.controller]
-    if controllers:
+    zookeepers = any(h.role == "zookeeper" for _, h in hosts)
+    versions = [version_tuple(h.kafka_version) for _, h in hosts if h.kafka_version]
+    if said == "kraft" or (said is None and (controllers or (not zookeepers and any(v[0] >= 4 for v in versions)))):
         since = ".".join(map(str, KRAFT_SINCE))
-        return "kraft", [f"{key}.role: a ZooKeeper server in a KRaft cluster (controllers: {', '.join(controllers)})"
-                         for key, h in hosts if h.role == "zookeeper"] + [
-                        f"{key}.kafka_version: a KRaft controller of Kafka {h.kafka_version}; KRaft needs Kafka "
-                        f"{since} or later" for key, h in hosts
-                        if h.controller and h.kafka_version and version_tuple(h.kafka_version) < KRAFT_SINCE]
-    return "zookeeper", [f"{key}.kafka_version: Kafka {h.kafka_version} has no ZooKeeper mode: list the cluster's "
-                         "KRaft controllers (role: controller, or controller: true on a combined broker)"
-                         for key, h in hosts if h.kafka_version and version_tuple(h.kafka_version)[0] >= 4]
+        return "kraft", False, [
+            f"{key}.role: a ZooKeeper server in a KRaft cluster (controllers: {', '.join(controllers) or 'none listed'})"
+            for key, h in hosts if h.role == "zookeeper"] + [
+            f"{key}.kafka_version: a KRaft controller of Kafka {h.kafka_version}; KRaft needs Kafka {since} or later"
+            for key, h in hosts if h.controller and h.kafka_version and version_tuple(h.kafka_version) < KRAFT_SINCE]
+    from_logs = said is None and not zookeepers and any(v >= KRAFT_PREVIEW for v in versions)
+    return "zookeeper", from_logs, [
+        f"{key}.kafka_version: Kafka {h.kafka_version} has no ZooKeeper mode: list the cluster's KRaft controllers "
+        "(role: controller, or controller: true on a combined broker)"
+        for key, h in hosts if h.kafka_version and version_tuple(h.kafka_version)[0] >= 4] + [
+        f"{key}.controller: a KRaft controller in a cluster of mode: zookeeper" for key, h in hosts if h.controller]
 
 
 # the reader of `notifications:` (fleethealth.notify.inventory.parse_channels): (its entries, the
@@ -334,7 +387,11 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
                 if h["host"] in host_names:
                     problems.append(f"{hkey}.host: duplicate host {h['host']!r}")
                 host_names.add(h["host"])
-            hspec, lines, *_ = check(HOSTS.get(h.get("role"), HostSpec), inherited | h, hkey, inherited=typos,
+            h, lines = _aliased(h, hkey)
+            problems += lines
+            role = h.get("role")
+            hspec, lines, *_ = check(HOSTS.get(role, HostSpec) if isinstance(role, str) else HostSpec, inherited | h,
+                                     hkey, inherited=typos,
                                      context={"wrong": wrong - set(h)})
             problems += lines
             if hspec is None:
@@ -357,12 +414,12 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
                 # a cluster's is its Kafka processes' (a ZooKeeper server writes its own layout unless told)
                 log_pattern=hspec.log_pattern if hspec.role != "zookeeper" or "log_pattern" in h else None,
             )))
-        mode, lines = _mode_problems(hosts)
+        mode, from_logs, lines = _mode_problems(hosts, spec.mode if spec is not None else None)
         problems += lines
         if spec is not None:
             clusters.append(Cluster(spec.name, spec.timezone, spec.offsets_topic_partitions,
-                                    tuple(dataclasses.replace(h, mode=mode) for _, h in hosts), mode,
-                                    timezone_given="timezone" in c))
+                                    tuple(dataclasses.replace(h, mode=mode, mode_from_logs=from_logs) for _, h in hosts),
+                                    mode, timezone_given="timezone" in c, mode_from_logs=from_logs))
     channels: tuple[Channel, ...] = ()
     if notifications is not None:
         channels, lines = notifications(doc.get("notifications"), cluster_names)

@@ -8,12 +8,13 @@ from datetime import datetime, timedelta
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from fleethealth.fleet.inventory import load_inventory
+from fleethealth.fleet.inventory import Inventory, load_inventory
 from fleethealth.gold import incidents as gold_incidents
 from fleethealth.gold import lifecycle as gold_lifecycle
 from fleethealth.gold import thresholds as thresholds_mod
 from fleethealth.gold import detectors
 from fleethealth.gold.facts import core as gold_facts
+from fleethealth.gold.facts import kraft
 from fleethealth.gold.facts import registry as fact_tables
 from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
@@ -50,7 +51,10 @@ def window(spark: SparkSession, hours: list[datetime], inventory_path: str, lake
             inputs = materialize_all(inputs)
             minutes = limits["incidents.lookback_minutes"]
             earlier = materialize_all(read_lookback(spark, min(hours), minutes, lakehouse)) if minutes else {}
-            hosts = silver.hosts_frame(spark, inventory)
+            asked = [c.name for c in inventory.clusters if c.mode_from_logs]
+            events = (lake.read(spark, "silver.kafka_events", lakehouse, hours).where(F.col("cluster").isin(*asked))
+                      if asked else None)
+            hosts = silver.hosts_frame(spark, found_modes(inventory, events, inputs["jmx_samples"]))
             facts = facts_of(hours, hosts, inputs, minutes, earlier)
             computed = gold_tables(facts, limits)
             out, passed, lifecycle = {}, [], {}
@@ -73,6 +77,18 @@ def window(spark: SparkSession, hours: list[datetime], inventory_path: str, lake
             return out
         finally:
             spark.catalog.clearCache()
+
+
+def found_modes(inventory: Inventory, kafka_events: DataFrame | None, jmx: DataFrame | None) -> Inventory:
+    """The inventory with the mode of each cluster whose logs tell it (fleet.inventory.Cluster.mode_from_logs)
+    as the window's silver rows show it (`kafka_events` as silver wrote them, every event type), else as
+    the inventory falls back. Per window: the gold job's is an hour."""
+    asked = [c.name for c in inventory.clusters if c.mode_from_logs]
+    if not asked or kafka_events is None:
+        return inventory.with_modes({})
+    mine = F.col("cluster").isin(*asked)
+    shown = kraft.modes_shown(kafka_events.where(mine), jmx.where(mine) if jmx is not None else None)
+    return inventory.with_modes({r["cluster"]: r["mode"] for r in shown.collect()})
 
 
 def facts_of(hours, hosts: DataFrame, silver_tables: dict, lookback_minutes: int = 0,

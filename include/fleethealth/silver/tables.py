@@ -34,7 +34,8 @@ HOSTS_SCHEMA = T.StructType([
 # what hosts_frame adds to HOSTS_SCHEMA, each computed once here from the inventory's Host: its
 # cluster's mode (zookeeper or kraft), whether the host runs a KRaft controller (role controller, or a
 # combined broker), how incidents name its process (fleet.entities) and the processes it runs (as
-# mbeans.yaml and known_bugs.yaml name them). Gold joins on these; it computes none of them again.
+# mbeans.yaml and known_bugs.yaml name them). Gold joins on these; it computes none of them again (the
+# mode of a cluster whose logs tell it: gold.job.found_modes, before its hosts frame).
 HOSTS_NAMED_FIELDS = [T.StructField("mode", T.StringType(), False), T.StructField("controller", T.BooleanType(), False),
                       T.StructField("entity", T.StringType(), False),
                       T.StructField("processes", T.ArrayType(T.StringType(), False), False)] + [

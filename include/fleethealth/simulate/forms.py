@@ -27,6 +27,14 @@ def _kafka(base: Path, cluster: Cluster, entry: dict) -> None:
     """Kafka's default layout, as written: nothing to change."""
 
 
+def _kraft_brokers_only(base: Path, cluster: Cluster, entry: dict) -> None:
+    """A KRaft cluster as listed by who runs only its brokers (its controllers run by an operator):
+    no controller in the entry, each broker written the way KRaft names it (`role: broker`, `node_id`),
+    no `mode:`: the cluster's logs tell its mode. The controllers' files stay, unread."""
+    entry["hosts"] = [{("node_id" if k == "broker_id" else k): ("broker" if k == "role" else v) for k, v in h.items()}
+                      for h in entry["hosts"] if h.get("role") == "kafka" and not h.get("controller")]
+
+
 FORMS: dict[str, Form] = {
     "kafka": _kafka,
     **layouts.FORMS,
@@ -35,6 +43,7 @@ FORMS: dict[str, Form] = {
     "cri": containers.cri,
     "docker-json": containers.docker_json,
     "kubectl": containers.kubectl,
+    "kraft-brokers-only": _kraft_brokers_only,
 }
 DEFAULT = "kafka"
 

@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from fleethealth.fleet import mbeans
+from fleethealth.fleet.kafka import KRAFT_BROKER_METRICS, KRAFT_SIGNS, ZOOKEEPER_SIGNS
 
 KRAFT = "kraft"
 SHUTDOWN_STATES = ("PENDING_CONTROLLED_SHUTDOWN", "SHUTTING_DOWN")
@@ -25,6 +26,22 @@ def roles(hosts: DataFrame) -> DataFrame:
             .select("cluster", "broker_id", "role", (F.col("mode") == KRAFT).alias("kraft"),
                     F.col("controller").alias("runs_controller"), F.col("entity").alias("process"))
             .distinct())
+
+
+def modes_shown(kafka_events: DataFrame, jmx: DataFrame | None = None) -> DataFrame:
+    """(cluster, mode) of the clusters whose log lines (silver.kafka_events, every event type: the
+    snapshot line is `other`; fleet.kafka.KRAFT_SIGNS, ZOOKEEPER_SIGNS) or JMX (silver.jmx_samples) show
+    their mode: kraft when any shows KRaft, else zookeeper when any shows ZooKeeper; a cluster showing
+    neither has no row."""
+    text = F.concat_ws("\n", F.col("message"), F.col("detail"))
+    signs = [kafka_events.select("cluster", F.when(text.rlike(KRAFT_SIGNS), 2)
+                                 .when(text.rlike(ZOOKEEPER_SIGNS), 1).alias("sign"))]
+    if jmx is not None:
+        signs.append(jmx.where((F.col("domain") == "kafka.server") & (F.col("props")["type"] == KRAFT_BROKER_METRICS))
+                     .select("cluster", F.lit(2).alias("sign")))
+    out = signs[0] if len(signs) == 1 else signs[0].unionByName(signs[1])
+    return (out.where(F.col("sign").isNotNull()).groupBy("cluster").agg(F.max("sign").alias("sign"))
+            .select("cluster", F.when(F.col("sign") == 2, F.lit(KRAFT)).otherwise(F.lit("zookeeper")).alias("mode")))
 
 
 def node_names(hosts: DataFrame) -> DataFrame:

@@ -42,14 +42,17 @@ def kraft_quorum(facts, thresholds) -> DataFrame:
       fenced at the end of the hour, as far as the logs tell), sorted;
     - fenced_broker_count_max: the controllers' largest FencedBrokerCount of the hour (NULL: no sample);
     - active_controller_count_max: the largest ActiveControllerCount summed over the controllers, per
-      minute (1 in a healthy quorum, 2+ two active controllers; NULL: no sample).
+      minute (1 in a healthy quorum, 2+ two active controllers; NULL: no sample);
+    - controllers_listed: the inventory's hosts that run a controller (0: a cluster listed with its
+      brokers only, whose fences and elections no listed host logs: fleet.inventory.NO_CONTROLLERS).
 
     Limits: a leader from raft-metrics is the last sample's, up to a sampling interval old; fences the active controller logged in
     the hour before and replays that arrive without it still count; a broker fenced across the hour's
     end counts in both hours.
     """
     ev, gap_s = facts.kafka_events, thresholds["broker_fenced.episode_gap_s"]
-    hours = facts.hosts.select(*KEY).distinct().join(kraft_clusters(facts.hosts), "cluster", "left_semi")
+    hours = (facts.hosts.join(kraft_clusters(facts.hosts), "cluster", "left_semi").groupBy(*KEY)
+             .agg(F.count_if("controller").alias("controllers_listed")))
     df = (hours.join(_quorum(ev), KEY, "left")
           .join(_fencing(ev, gap_s, thresholds["broker_fenced.shutdown_grace_s"]), KEY, "left")
           .join(controller_jmx(facts.jmx).select(*KEY, "fenced_max"), KEY, "left")
@@ -69,7 +72,7 @@ def kraft_quorum(facts, thresholds) -> DataFrame:
         F.col("cluster").cast("string"), "hour", n("log_lines", "long"),
         F.greatest("epoch", "jmx_epoch").try_cast("int").alias("epoch"), leader.try_cast("int").alias("leader"), n("elections"), ids("leaders"), n("fences"), ids("fenced_brokers"),
         n("unfences"), ids("fenced_at_end"), F.col("fenced_max").cast("long").alias("fenced_broker_count_max"),
-        F.col("active_max").cast("int").alias("active_controller_count_max"))
+        F.col("active_max").cast("int").alias("active_controller_count_max"), n("controllers_listed"))
 
 
 def _quorum(events) -> DataFrame:

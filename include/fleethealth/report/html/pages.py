@@ -13,6 +13,7 @@ import pandas as pd
 
 from fleethealth.gold import runbooks, thresholds as gold_thresholds
 from fleethealth.fleet import entities
+from fleethealth.fleet.inventory import NO_CONTROLLERS
 from fleethealth.runtime.vocabulary import SEVERITY_RANK
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
@@ -263,12 +264,23 @@ def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
             + (f"<br><span class=\"meta\">gold.{html.escape(table)} rows of {html.escape(r.entity)} in its hours:</span>"
                f"{_table(rows)}" if rows else "")
             + "</div>")
-    body = (_not_processed_note(gold, cluster) + _missing_note(gold) + "<nav><a href=\"index.html\">← fleet overview</a>"
+    body = (_not_processed_note(gold, cluster) + _missing_note(gold) + _no_controllers_note(gold, cluster)
+            + "<nav><a href=\"index.html\">← fleet overview</a>"
             + "".join(f"<a href=\"#{c.id}\">{html.escape(c.id.removeprefix('chart-'))}</a>" for c in charts) + "</nav>"
             + f"<h2 id=\"incidents\">Incidents ({len(incidents)})</h2>" + _chart_html(charts[0])
             + ("".join(items) or "<p>No incident in this window.</p>")
             + "<h2>Facts</h2>" + "".join(_chart_html(c) + below.get(c.id, "") for c in charts[1:]))
     return _page(f"fleethealth: {cluster}", _window_text(gold), body, charts, bundle)
+
+
+def _no_controllers_note(gold: Gold, cluster: str) -> str:
+    """A KRaft cluster whose inventory, in an hour of the window, listed no controller (gold.kraft_quorum's
+    controllers_listed 0): what that leaves unwatched. None from a lakehouse older than the column."""
+    df = gold.get("kraft_quorum", cluster)
+    if df is None or "controllers_listed" not in df or not (df["controllers_listed"] == 0).any():
+        return ""
+    return (f"<p class=\"note\" id=\"no-controllers\">{html.escape(cluster)} runs in KRaft mode and the inventory "
+            f"lists none of its controllers: {html.escape(NO_CONTROLLERS)}.</p>")
 
 
 def _quorum_table(gold: Gold, cluster: str) -> str:

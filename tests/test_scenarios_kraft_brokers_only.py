@@ -1,0 +1,81 @@
+"""The KRaft scenarios listed as an operator's users list them (issue 61 item 5): brokers only, no
+controller, no `mode:`, `role: broker` and `node_id` (simulate form `kraft-brokers-only`), every broker
+listed as Kafka 3.9.1 (the issue's cluster: a version that runs either mode, so only its logs tell).
+Two hours through the pipeline: gold finds each cluster in KRaft mode from its brokers' lines, and
+finds every expected incident the brokers' data shows (the quorum's instability too: brokers follow the
+Raft leader and log its changes); the ones whose signal only a controller logs are the only ones
+missed, and nothing else is found."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+import pytest
+import yaml
+from window import run_window
+
+from fleethealth.cli import demo
+from fleethealth.fleet.inventory import load_inventory
+from fleethealth.gold import job as gold_job
+from fleethealth.lake.catalog import Lakehouse
+from fleethealth.lake.hours import hours_between
+from fleethealth.simulate import KRAFT_SCENARIOS, simulate
+
+pytestmark = pytest.mark.spark
+
+START = demo.START
+END = START + timedelta(hours=2)
+TOLERANCE = timedelta(minutes=5)
+# what rests on a line only the active controller logs, `Fencing broker N because its session has timed
+# out`: the fence itself, and the storm it starts (gold.facts.leader_elections.triggers: in KRaft the
+# fence is the storm's trigger; the brokers' "starts at leader epoch" lines that it counts do arrive)
+CONTROLLER_ONLY = {("kraft-broker-fenced", "broker_fenced", "broker-2"),
+                   ("kraft-broker-fenced", "leader_election_storm", "broker-2")}
+
+
+@pytest.fixture(scope="module")
+def run(spark, tmp_path_factory):
+    root = tmp_path_factory.mktemp("kraft_brokers_only")
+    path = simulate(root, "kraft", START, END, jmx_samples_per_broker_hour=0, bytes_per_broker_hour=20_000,
+                    log_format="kraft-brokers-only")
+    doc = yaml.safe_load(path.read_text())
+    for cluster in doc["clusters"]:
+        for host in cluster["hosts"]:
+            host["kafka_version"] = "3.9.1"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    inventory = load_inventory(path)
+    out = run_window(spark, inventory, hours_between(START, END), Lakehouse.at(root / "lakehouse"))
+    silver = out["silver"]
+    found = gold_job.found_modes(inventory, silver["silver.kafka_events"], silver["silver.jmx_samples"])
+    result = {"inventory": inventory, "found": found, "findings": out["findings"],
+              "expected": json.loads((root / "expected_incidents.json").read_text())}
+    spark.catalog.clearCache()
+    return result
+
+
+def test_the_listing_leaves_the_mode_to_the_logs_and_they_show_kraft(run):
+    inv, found = run["inventory"], run["found"]
+    assert {(c.name, c.mode, c.mode_from_logs, any(h.controller for h in c.hosts)) for c in inv.clusters} == {
+        (name, "zookeeper", True, False) for name in KRAFT_SCENARIOS}
+    assert {(c.name, c.mode, c.mode_from_logs) for c in found.clusters} == {
+        (name, "kraft", False) for name in KRAFT_SCENARIOS}
+    assert {h.processes for h in found.hosts} == {("kraft_broker",)}
+
+
+def test_every_incident_the_brokers_show_is_found_and_nothing_else(run):
+    found = {}
+    for f in run["findings"]:
+        k = (f["cluster"], f["kind"], f["entity"])
+        found[k] = min(found.get(k, f["first_seen"]), f["first_seen"])
+    expected = {(i["cluster"], i["kind"], i["entity"]): first_seen(i["first_seen"]) for i in run["expected"]}
+    missed = sorted(k for k in expected if k not in found)
+    late = sorted(k for k in expected if k in found and abs(found[k] - expected[k]) > TOLERANCE)
+    false = sorted(k for k in found if k not in expected)
+    assert (missed, late, false) == (sorted(CONTROLLER_ONLY), [], [])
+    shown = set(expected) - CONTROLLER_ONLY
+    assert len(shown) == len(expected) - 2 and {k[1] for k in shown} == {
+        "controller_quorum_unstable", "metadata_lag", "log_cleaner_dead", "offsets_partition_bloat", "known_bug_exposure"}
+
+
+def first_seen(v) -> datetime:
+    return datetime.fromisoformat(v.replace("Z", "+00:00")).replace(tzinfo=None) if isinstance(v, str) else v
