@@ -17,7 +17,7 @@ from fleethealth.gold.detectors import DETECTORS, broker_flapping, fd_exhaustion
 from fleethealth.gold.facts.core import KAFKA_UNREAD_EVENTS, kafka_events_read
 from fleethealth.silver.parsers.rules import load_rules
 
-KRAFT_KINDS = ("broker_fenced", "controller_quorum_unstable", "metadata_lag")
+KRAFT_KINDS = ("broker_fenced", "controller_quorum_unstable", "metadata_lag", "metadata_snapshots_disabled")
 
 
 def _fds(node: int, opens: int, cluster: str = "c1") -> list[tuple]:

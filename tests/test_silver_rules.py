@@ -314,3 +314,45 @@ def test_the_engine_function_matches_the_rules_as_spark_sql(spark, source):
     got_rows = sorted(map(tuple, got.collect()), key=str)
     assert got_rows == sorted(map(tuple, want.collect()), key=str)
     assert len({r[2] for r in got_rows if r[2] is not None}) >= len(rs) // 2     # most rules matched somewhere
+
+
+ACCEPT_FRAMES = {8: "\tat sun.nio.ch.ServerSocketChannelImpl.accept0(Native Method)\n"
+                    "\tat sun.nio.ch.ServerSocketChannelImpl.accept(ServerSocketChannelImpl.java:422)\n",
+                 17: "\tat java.base/sun.nio.ch.Net.accept(Native Method)\n"
+                     "\tat java.base/sun.nio.ch.ServerSocketChannelImpl.implAccept(ServerSocketChannelImpl.java:425)\n"}
+
+
+@pytest.mark.parametrize("strerror, jdk, logger", [
+    ("Too many open files", 8, "kafka.network.Acceptor"),
+    ("打开的文件过多", 8, "kafka.network.Acceptor"),             # zh_CN
+    ("Trop de fichiers ouverts", 8, "kafka.network.Acceptor"),    # fr_FR
+    ("Zu viele offene Dateien", 17, "kafka.network.DataPlaneAcceptor"),   # de_DE, 3.x acceptor class
+])
+def test_the_acceptors_failed_accept_in_any_locale(strerror, jdk, logger):
+    """Keyed off the native accept frame, never the OS's localised text, which becomes the error."""
+    body = f"Error while accepting connection\njava.io.IOException: {strerror}\n{ACCEPT_FRAMES[jdk]}"
+    assert _first_match(body, logger) == ("socket_accept_failed", {"error": strerror})
+
+
+def test_an_acceptor_error_of_another_cause_is_not_a_failed_accept():
+    # 2018's ArithmeticException in Acceptor.run (a public report): no native accept frame
+    body = ("Error while accepting connection\njava.lang.ArithmeticException: / by zero\n"
+            "\tat kafka.network.Acceptor.run(SocketServer.scala:354)\n\tat java.lang.Thread.run(Thread.java:748)")
+    assert _first_match(body, "kafka.network.Acceptor") == ("other", {})
+
+
+@pytest.mark.parametrize("body, event_type, fields", [
+    # KafkaScheduler's failure keeps the type of the exception under it when a rule reads that (0.10 golden sample)
+    ("Uncaught exception in scheduled task 'kafka-log-retention'\njava.io.IOException: Map failed", "map_failed", {}),
+    ("Uncaught exception in scheduled task 'isr-expiration'\norg.apache.zookeeper.KeeperException$SessionExpiredException: "
+     "KeeperErrorCode = Session expired for /brokers/topics/t/partitions/0/state", "scheduled_task_failed",
+     {"operation": "isr-expiration"}),
+    # 2.0 logs the ephemeral owner and session in decimal (KAFKA-7165): no session_id then
+    ("Error while creating ephemeral at /controller, node already exists and owner '216186131422332301' does not match "
+     "current session '288330817911521280'", "controller_znode_conflict", {}),
+    ("[kafka-log-cleaner-thread-0]: Starting", "cleaner_starting", {"thread_name": "kafka-log-cleaner-thread-0"}),
+    ("[MetadataLoader 1] The loader finished catch up to the current high water mark of 4021", "metadata_caught_up",
+     {"node": "1", "high_watermark": "4021"}),
+])
+def test_typed_lines_keep_the_types_before_them(body, event_type, fields):
+    assert _first_match(body) == (event_type, fields)

@@ -15,8 +15,8 @@ or a controller: its entity names its process):
 - faults: at least `metadata_lag.min_errors` rises of the node's metadata-load-error-count,
   metadata-apply-error-count or MetadataErrorCount, or "Encountered metadata loading / metadata
   publishing / quorum controller fault" lines (a non-fatal fault leaves the broker running on a metadata
-  image that may differ from the controllers'); "Not emitting ... because snapshots are disabled" always
-  (until a restart __cluster_metadata grows without bound).
+  image that may differ from the controllers'). ("Not emitting ... because snapshots are disabled", which such
+  a fault brings, is metadata_snapshots_disabled's.)
 Where the logs say which partitions it affected: NotLeaderOrFollower errors involving the node during the
 lag (peers fetching from it or it from them), and the consumer groups of the __consumer_offsets partitions
 among them. One finding per node-hour; first_seen is the start of the first lag or fault.
@@ -70,7 +70,7 @@ def _lags(facts, max_lag_records: int, min_lag_ms: int):
 
 
 def _faults(facts, min_errors: int):
-    """(cluster, broker_id, hour, start_ts, end_ts, signal) of metadata faults and disabled snapshots."""
+    """(cluster, broker_id, hour, start_ts, end_ts, signal) of metadata faults."""
     ev = facts.kafka_events
     counters = (error_rises(facts.jmx)
                 .withColumn("errors", F.coalesce("load_errors", F.lit(0)) + F.coalesce("apply_errors", F.lit(0))
@@ -97,14 +97,7 @@ def _faults(facts, min_errors: int):
                   .otherwise(F.lit("")),
                   F.when(F.coalesce(F.col("text"), F.lit("")) != "", F.format_string(": %s", F.col("text")))
                   .otherwise(F.lit("")), F.lit(min_errors)).alias("signal")))
-    snapshots = (ev.where(F.col("event_type") == "metadata_snapshots_disabled")
-                 .groupBy(*NODE)
-                 .agg(F.min("ts").alias("start_ts"), F.max("ts").alias("end_ts"),
-                      F.first("reason", ignorenulls=True).alias("reason"))
-                 .select(*NODE, "start_ts", "end_ts", F.format_string(
-                     "snapshots disabled since %s (%s): __cluster_metadata grows until a restart",
-                     F.date_format("start_ts", HMS), F.coalesce("reason", F.lit("no reason given"))).alias("signal")))
-    return counters.unionByName(logged).unionByName(snapshots)
+    return counters.unionByName(logged)
 
 
 def _affected(facts, spans):

@@ -187,6 +187,9 @@ def offsets_partitions(facts: Facts) -> DataFrame:
         F.coalesce(F.col("groups"), F.array().cast("array<string>")).alias("groups"))
 
 
+ORDERLY_STOP_S = 60
+
+
 def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
     """gold.log_cleaner_status: per broker-hour, every liveness signal and the verdict.
 
@@ -211,11 +214,18 @@ def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
                               F.timestamp_millis(F.unix_millis("ts") - F.col("value").cast("long"))))
                  .alias("not_run_since"),
                  F.max(F.when(F.col("value") > stale_ms, F.col("ts"))).alias("stale_last_ts")))
-    ev = facts.kafka_events
-    logs = (ev.where(F.col("event_type").isin("cleaner_error", "cleaner_stopped", "cleaner_summary"))
-            .groupBy(*key)
+    ev = facts.kafka_events.where(F.col("event_type").isin("cleaner_error", "cleaner_stopped", "cleaner_summary",
+                                                           "cleaner_shutting_down"))
+    # a thread's "Stopped" within ORDERLY_STOP_S of the cleaner's "Shutting down" is an orderly stop (the
+    # broker shutting down), not a death
+    shutting_down = F.when(F.col("event_type") == "cleaner_shutting_down", F.col("ts"))
+    ev = ev.withColumn("_shutdown_ts", F.last(shutting_down, ignorenulls=True).over(
+        Window.partitionBy(*key).orderBy("ts").rangeBetween(Window.unboundedPreceding, Window.currentRow)))
+    orderly = F.col("_shutdown_ts") >= F.col("ts") - F.expr(f"INTERVAL {ORDERLY_STOP_S} SECONDS")
+    logs = (ev.groupBy(*key)
             .agg(F.min(F.when(F.col("event_type") == "cleaner_error", F.col("ts"))).alias("cleaner_error_ts"),
-                 F.min(F.when(F.col("event_type") == "cleaner_stopped", F.col("ts"))).alias("cleaner_stopped_ts"),
+                 F.min(F.when((F.col("event_type") == "cleaner_stopped") & ~F.coalesce(orderly, F.lit(False)),
+                              F.col("ts"))).alias("cleaner_stopped_ts"),
                  F.max(F.when(F.col("event_type") == "cleaner_summary", F.col("ts"))).alias("last_cleaning_ts"),
                  F.count(F.when(F.col("event_type") == "cleaner_summary", 1)).alias("cleanings")))
     dumps = (facts.threads.groupBy(*key, "file", "captured_at")
