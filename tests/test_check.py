@@ -305,7 +305,7 @@ def test_check_has_a_deadline_per_host_and_in_all_and_checks_hosts_at_once(fleet
                   "ssh_conn_id": {"drop": "fleet_drop", "slow": "fleet_slow", "kafka": "kafka1_ssh"}[name[:-2]]}
                  for i, name in enumerate(names, 1)]
         path = fleet["tmp"] / "deadlines.yaml"
-        path.write_text(yaml.safe_dump({"clusters": [{"name": "loop", "transport": "sftp", "hosts": hosts}]}))
+        path.write_text(yaml.safe_dump({"clusters": [{"name": "loop", "timezone": "UTC", "transport": "sftp", "hosts": hosts}]}))
         return str(path)
 
     late = "no answer within 2 s (is the host reachable, and its sshd and Jolokia agent answering?)"

@@ -32,7 +32,7 @@ def fleet(tmp_path: Path, clusters: dict[str, tuple[list[str], str]]) -> Path:
     root = tmp_path / "fleet"
     text = "clusters:\n"
     for name, (hosts, log) in clusters.items():
-        text += f"  - name: {name}\n    root: {root}\n    hosts:\n"
+        text += f"  - name: {name}\n    timezone: UTC\n    root: {root}\n    hosts:\n"
         for entry in hosts:
             host = entry.split("host: ")[1].split(",")[0]
             (root / name / host / "kafka").mkdir(parents=True)

@@ -29,7 +29,7 @@ def host(tmp_path, monkeypatch):
 
     def inventory(pattern: str) -> str:
         path = tmp_path / "inventory.yaml"
-        path.write_text(f"clusters:\n  - name: c\n    root: {tmp_path / 'fleet'}\n    log_pattern: \"{pattern}\"\n"
+        path.write_text(f"clusters:\n  - name: c\n    timezone: UTC\n    root: {tmp_path / 'fleet'}\n    log_pattern: \"{pattern}\"\n"
                         "    hosts:\n      - {host: k1, role: kafka, broker_id: 1, kafka_version: 3.9.1}\n")
         return str(path)
     return inventory

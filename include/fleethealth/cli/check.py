@@ -225,7 +225,7 @@ def kraft_shown(host: Host) -> str | None:
     return None
 
 
-def kraft_warnings(inventory: Inventory) -> list[str]:
+def kraft_warnings(inventory: Inventory, reachable: set[str] | None = None) -> list[str]:
     """A line per KRaft cluster listed without its controllers (a 4.x cluster listed with brokers only,
     `mode: kraft`, or brokers whose logs show KRaft: fleet.inventory.Cluster.mode_from_logs): a fence is
     logged by the active controller only, so fencing and the controller quorum are not watched until its
@@ -233,6 +233,7 @@ def kraft_warnings(inventory: Inventory) -> list[str]:
     def why(c: Cluster) -> str | None:
         if c.mode_from_logs:
             return next((f"{h.host}'s logs show it: {shown}" for h in c.hosts if h.transport != "http"
+                         and (reachable is None or h.host in reachable)
                          for shown in [kraft_shown(h)] if shown), None)
         versions = sorted({h.kafka_version for h in c.hosts if h.kafka_version and version_tuple(h.kafka_version)[0] >= 4})
         return f"Kafka {', '.join(versions)} runs KRaft only" if versions else "mode: kraft"
@@ -269,9 +270,11 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
         for line in found:
             echo(printable(line))
         problems += found
-    problems += timezone_lines(inventory, echo)
-    problems += log_pattern_lines([h for h, found in zip(inventory.hosts, hosts_found) if not found], echo)
-    for line in kraft_warnings(inventory):
+    # the probes of the hosts' files below connect again: only to the hosts that answered in time
+    reachable = {h.host for h, found in zip(inventory.hosts, hosts_found) if not found}
+    problems += timezone_lines(inventory, echo, reachable)
+    problems += log_pattern_lines([h for h in inventory.hosts if h.host in reachable], echo)
+    for line in kraft_warnings(inventory, reachable):
         echo(line)
     channels = inventory.notifications
     notes = f"{len(channels)} channel(s) not tested (--notify sends each a test message)"
@@ -294,7 +297,7 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
     return 2 if problems else 0
 
 
-def timezone_lines(inventory, echo: Callable[[str], None]) -> list[str]:
+def timezone_lines(inventory, echo: Callable[[str], None], reachable: set[str] | None = None) -> list[str]:
     """Each cluster without `timezone:` is noted (its logs are read as UTC, the default); each host
     whose live log files' newest lines, read in its cluster's zone, run whole or half hours away from
     the files' mtimes is a problem naming the offset and the zones that fit
@@ -309,7 +312,7 @@ def timezone_lines(inventory, echo: Callable[[str], None]) -> list[str]:
             echo(f"clusters[{cluster.name}]: timezone: not set, logs read as UTC (set it to the zone its logs are "
                  "written in, e.g. timezone: Europe/Berlin)")
         for host in cluster.hosts:
-            if host.transport == "http":
+            if host.transport == "http" or (reachable is not None and host.host not in reachable):
                 continue
             offsets, newest = [], 0.0
             try:
