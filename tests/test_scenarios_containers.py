@@ -23,13 +23,15 @@ pytestmark = pytest.mark.spark
 START = demo.START
 END = START + timedelta(hours=2)
 FORMS = {"pm3-dead-cleaner": "cri", "kraft-quorum-unstable": "docker-json", "pm2-zk-follower-reset": "kubectl"}
+# make test's small mixed fleet: a wrapper per cluster, and one of them in a half-hour zone
+ZONES = {"pm3-dead-cleaner": "Asia/Kolkata"}
 
 
 @pytest.fixture(scope="module")
 def run(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("containers")
     inventory = load_inventory(simulate(root, list(FORMS), START, END, brokers=2, jmx_samples_per_broker_hour=0,
-                                        bytes_per_broker_hour=20_000, log_format=FORMS))
+                                        bytes_per_broker_hour=20_000, log_format=FORMS, timezone=ZONES))
     out = run_window(spark, inventory, hours_between(START, END), Lakehouse.at(root / "lakehouse"))
     kafka = out["silver"]["silver.kafka_events"]
     result = {"inventory": inventory, "findings": out["findings"],

@@ -17,7 +17,7 @@ from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import hours_between
 from fleethealth.simulate import patterns, simulate
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]   # a fleet run: make test's is tests/test_scenarios_containers.py
 
 START = demo.START
 END = START + timedelta(hours=2)

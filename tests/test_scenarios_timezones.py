@@ -23,7 +23,7 @@ from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import hours_between
 from fleethealth.simulate import simulate
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]   # a fleet run: make test's is tests/test_scenarios_containers.py
 
 START = demo.START                      # 10:00 UTC: 15:30 in Kolkata, 20:30 in Adelaide
 END = START + timedelta(hours=2)

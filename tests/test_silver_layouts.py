@@ -175,6 +175,7 @@ def fleet(spark, tmp_path_factory):
     return result
 
 
+@pytest.mark.slow   # the layouts fleet: a run of its own
 def test_forms_write_their_layouts(fleet):
     fleet_dir = fleet["root"] / "fleet"
     first = {c: next(p for p in sorted((fleet_dir / c).rglob("*.log*")) if p.stat().st_size).read_text().split("\n")[0]
@@ -186,11 +187,13 @@ def test_forms_write_their_layouts(fleet):
     assert re.match(r"^\[\d{4}-.*\] [A-Z]+ .* \(org\.apache\.zookeeper\.[\w.$]+\)$", zk.read_text().split("\n")[0])
 
 
+@pytest.mark.slow   # the layouts fleet: a run of its own
 def test_every_record_of_every_form_parses(fleet):
     assert {q["reason"] for q in fleet["quarantine"] if q["source"] in ("kafka", "zookeeper")} == set()
     assert [r for r in fleet["recon"] if r["unaccounted"] != 0] == []
 
 
+@pytest.mark.slow   # the layouts fleet: a run of its own
 def test_forms_find_every_incident_and_nothing_else(fleet):
     from incident_match import first_seen, key, mismatches
 
