@@ -146,9 +146,7 @@ def assemble(lines: DataFrame, fmt: log4j.LogFormat, start: Column | None = None
     """log4j.assemble (`start`: its record-start test) of `lines` unwrapped: (records with `wrapped_at`,
     orphans with `line_count`), line numbers and counts in bronze's lines."""
     lines, split = _joined(unwrap(lines))
-    records, orphans = log4j.assemble(lines, fmt, start)
-    wraps = lines.where(F.col("wrapped_at").isNotNull()).select("hour", "file", "line_number", "wrapped_at")
-    records = records.join(wraps, ["hour", "file", "line_number"], "left")
+    records, orphans = log4j.assemble(lines, fmt, start, keep=("wrapped_at",))
     records = _mapped_back(records, split, F.col("line_count")).select(*records.columns)
     orphans = _mapped_back(orphans, split, F.lit(1)).select(*orphans.columns, "line_count")
     return records, orphans

@@ -83,9 +83,11 @@ LAYOUTS = {f.name: f for f in (KAFKA, ZOOKEEPER)}
 BEFORE_FIRST = "continuation line before the first record of its file"
 
 
-def assemble(lines: DataFrame, fmt: LogFormat, start: Column | None = None) -> tuple[DataFrame, DataFrame]:
+def assemble(lines: DataFrame, fmt: LogFormat, start: Column | None = None,
+             keep: tuple[str, ...] = ()) -> tuple[DataFrame, DataFrame]:
     """(records, orphans) from bronze lines of one log format (`start`: the record-start test of a line's
-    `record`, e.g. silver.parsers.user_layouts.record_start's; default the format's own).
+    `record`, e.g. silver.parsers.user_layouts.record_start's; default the format's own; `keep`: columns
+    of a record's first line its record keeps).
 
     records: lineage + line_number (of the first line), line_count, text (lines joined by \\n).
     orphans: bronze lines before the first record start of their file, with the quarantine `reason`
@@ -131,7 +133,7 @@ def assemble(lines: DataFrame, fmt: LogFormat, start: Column | None = None) -> t
     records = joined.select(
         *LINEAGE, "line_number", (F.lit(1) + F.coalesce("_more", F.lit(0))).cast("int").alias("line_count"),
         F.when(F.col("_rest").isNull(), F.col("record"))
-         .otherwise(F.concat(F.col("record"), F.lit("\n"), F.col("_rest"))).alias("text"))
+         .otherwise(F.concat(F.col("record"), F.lit("\n"), F.col("_rest"))).alias("text"), *keep)
     return records, orphans
 
 
