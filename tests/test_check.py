@@ -52,9 +52,10 @@ def fleet(servers, tmp_path, monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_FLEET_SSH", sshd.connection())
     monkeypatch.setenv("AIRFLOW_CONN_KAFKA1_SSH", sshd.connection())
     k1 = tmp_path / "remote" / "kafka-1"
-    for source, name in (("kafka", "server.log"), ("jmx", "jolokia.jsonl")):
+    for source, name, line in (("kafka", "server.log", "[2026-11-20 10:00:00,000] INFO starting (kafka.server.KafkaServer)"),
+                               ("jmx", "jolokia.jsonl", "a line")):
         (k1 / source).mkdir(parents=True)
-        (k1 / source / name).write_text("a line\n")
+        (k1 / source / name).write_text(line + "\n")
     hosts = {"zk-1": {"host": "zk-1", "role": "zookeeper", "zk_myid": 1, "jolokia_url": zk.jolokia_url,
                       "paths": {"zookeeper": str(zk.log_file.parent)}},
              "kafka-1": {"host": "kafka-1", "role": "kafka", "broker_id": 1, "kafka_version": "3.9.1",
@@ -167,7 +168,7 @@ def test_a_local_host_is_checked_by_the_local_transport(tmp_path, capsys, monkey
     """A symlinked source folder is refused as the pull refuses it (never followed)."""
     monkeypatch.setenv("FLEETHEALTH_LAKEHOUSE", str(tmp_path / "lake"))
     (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "elsewhere" / "zookeeper.log").write_text("a line\n")
+    (tmp_path / "elsewhere" / "zookeeper.log").write_text("2026-11-20 10:00:00,000 [myid:1] - INFO  [main:QuorumPeerMain@132] - Starting quorum peer\n")
     (tmp_path / "fleet" / "c" / "z1").mkdir(parents=True)
     (tmp_path / "fleet" / "c" / "z1" / "zookeeper").symlink_to(tmp_path / "elsewhere")
     inventory = tmp_path / "inventory.yaml"

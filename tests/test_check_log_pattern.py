@@ -1,4 +1,5 @@
-"""`fleethealth check` on a host with a `log_pattern:` (issue 61 item 1): the first line of its newest
+"""`fleethealth check` reads each host's newest log as silver would (issue 61 items 1 and 3): with a
+`log_pattern:`, the first line of its newest
 Kafka log the pattern reads is printed with its fields; a pattern that reads none of it is a problem.
 Local transport, files written by the simulator's custom-pattern form. No Spark."""
 from __future__ import annotations
@@ -47,3 +48,22 @@ def test_a_pattern_that_reads_no_line_is_a_problem(host, capsys):
         "k1: log_pattern reads no line of server.log (its first: 'Picked up JAVA_TOOL_OPTIONS: -Xmx1g'): set "
         "log_pattern to the broker's log4j ConversionPattern, or remove it for the built-in layouts",
         SUMMARY + "1 problem(s): an hour would not run as set up"])
+
+
+def test_a_file_in_no_known_layout_is_a_problem_and_a_known_one_is_not(host, tmp_path, capsys):
+    # log4j 1's TTCCLayout (`%r [%t] %-5p %c %x - %m%n`: milliseconds since start, no date), which no
+    # built-in layout reads; then the same records in Strimzi's layout, which one does
+    kafka = tmp_path / "fleet" / "c" / "k1" / "kafka"
+    (kafka / "server.log").write_text("0 [main] INFO kafka.server.KafkaServer  - starting\n"
+                                      "1250 [main] ERROR kafka.server.KafkaServer  - Fatal error during KafkaServer "
+                                      "startup. Prepare to shutdown\n")
+    path = tmp_path / "plain.yaml"
+    path.write_text(f"clusters:\n  - name: c\n    timezone: UTC\n    root: {tmp_path / 'fleet'}\n"
+                    "    hosts:\n      - {host: k1, role: kafka, broker_id: 1, kafka_version: 3.9.1}\n")
+    assert check(capsys, "--inventory", str(path)) == (2, [
+        "k1: kafka/server.log is in no log layout fleethealth reads (its first line: '0 [main] INFO "
+        "kafka.server.KafkaServer  - starting'): every line of it would be quarantined; give the broker's log4j "
+        "ConversionPattern as log_pattern: on the host or its cluster",
+        SUMMARY + "1 problem(s): an hour would not run as set up"])
+    (kafka / "server.log").write_text("2026-11-20 10:00:00,000 INFO starting (kafka.server.KafkaServer) [main]\n")
+    assert check(capsys, "--inventory", str(path)) == (0, [SUMMARY + "an hour would run"])

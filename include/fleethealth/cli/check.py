@@ -19,10 +19,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from fleethealth.fleet import conversion_pattern, mbeans
+from fleethealth.fleet import conversion_pattern, log_layouts, mbeans
 from fleethealth.fleet.inventory import NO_CONTROLLERS, Cluster, Host, Inventory, InventoryError, version_tuple
 from fleethealth.fleet.kafka import KRAFT_SIGNS
 from fleethealth.notify.inventory import load_inventory
+from fleethealth.fleet.sources import SOURCES
+from fleethealth.pull import containers
 from fleethealth.pull.containers import GlobFolders
 from fleethealth.pull.transports import jolokia, open_transport
 from fleethealth.pull.transports.base import TransportError
@@ -123,39 +125,60 @@ def host_problems(host: Host, deadline: float) -> list[str]:
     return problems
 
 
-PATTERN_HEAD_BYTES = 64 * 1024     # of a host's newest Kafka log, read with its log_pattern
+PATTERN_HEAD_BYTES = 64 * 1024     # of a host's newest log file, read as silver reads it
 
 
-def log_pattern_lines(hosts: list[Host], echo: Callable[[str], None]) -> list[str]:
-    """For each reachable host with a `log_pattern:`, the first line of its newest Kafka log (server.log
-    before the others) the pattern reads, echoed with its fields; a problem when it reads none of its
-    first PATTERN_HEAD_BYTES (every record of the host would be quarantined)."""
+def layout_lines(hosts: list[Host], echo: Callable[[str], None]) -> list[str]:
+    """For each reachable host, the newest file of each log source it sends (server.log before the
+    others), its first PATTERN_HEAD_BYTES read as silver reads them: with the host's `log_pattern:`, the
+    first line the pattern reads is echoed with its fields, and none read is a problem; else a file in
+    which no line (container wrappers taken off) starts a record in a layout silver knows is a problem
+    (every line of it would be quarantined)."""
     problems = []
     for host in hosts:
-        if not host.log_pattern or "kafka" not in host.expect or host.transport == "http":
+        if host.transport == "http":
             continue
-        folder = host.source_dir("kafka")
-        try:
-            with open_transport(host) as transport:
-                files = [f for f in transport.list_files(folder) if not f.name.endswith(".gz")]
-                if not files:
-                    continue
-                newest = max(files, key=lambda f: (f.name.startswith("server.log"), f.mtime))
-                head = transport.head(folder, newest.name, PATTERN_HEAD_BYTES)
-        except TransportError:
-            continue                # source_problems says what keeps the file from being read
-        lines = head.decode("utf-8", "replace").splitlines()
-        got = conversion_pattern.first_parsed(conversion_pattern.compile_pattern(host.log_pattern), lines)
-        if got:
-            echo(printable(f"{host.host}: log_pattern reads {newest.name}: time {got['ts']}, level {got['level']}, "
-                           f"logger {got['logger']}, message {got['message'][:80]!r}"))
-        else:
+        for source in (s for s in host.expect if SOURCES[s].reader == "log4j"):
+            found = _newest_head(host, source)
+            if found is None:
+                continue
+            name, head = found
+            lines = [(containers.unwrapped(line) or (line,))[0].decode("utf-8", "replace").rstrip("\r")
+                     for line in head.split(b"\n")]
             first = next((line for line in lines if line.strip()), "")
-            problems.append(printable(
-                f"{host.host}: log_pattern reads no line of {newest.name} (its first: {first[:120]!r}): set "
-                "log_pattern to the broker's log4j ConversionPattern, or remove it for the built-in layouts"))
+            if host.log_pattern and source == "kafka":
+                got = conversion_pattern.first_parsed(conversion_pattern.compile_pattern(host.log_pattern), lines)
+                if got:
+                    echo(printable(f"{host.host}: log_pattern reads {name}: time {got['ts']}, level {got['level']}, "
+                                   f"logger {got['logger']}, message {got['message'][:80]!r}"))
+                    continue
+                problems.append(printable(
+                    f"{host.host}: log_pattern reads no line of {name} (its first: {first[:120]!r}): set "
+                    "log_pattern to the broker's log4j ConversionPattern, or remove it for the built-in layouts"))
+            elif first and not any(log_layouts.starts_record(line) for line in lines):
+                problems.append(printable(
+                    f"{host.host}: {source}/{name} is in no log layout fleethealth reads (its first line: "
+                    f"{first[:120]!r}): every line of it would be quarantined; give the broker's log4j "
+                    "ConversionPattern as log_pattern: on the host or its cluster"))
+            else:
+                continue
             echo(problems[-1])
     return problems
+
+
+def _newest_head(host: Host, source: str) -> tuple[str, bytes] | None:
+    """(name, first PATTERN_HEAD_BYTES) of the newest uncompressed file of a host's log source."""
+    folder = host.source_dir(source)
+    try:
+        with open_transport(host) as opened:
+            transport = GlobFolders(opened)     # a folder in `paths:` may be a glob (a pod's folders)
+            files = [f for f in transport.list_files(folder) if not f.name.endswith(".gz") and f.size]
+            if not files:
+                return None
+            newest = max(files, key=lambda f: (f.name.startswith("server.log"), f.mtime))
+            return newest.name, transport.head(folder, newest.name, PATTERN_HEAD_BYTES)
+    except TransportError:
+        return None                 # source_problems says what keeps the file from being read
 
 
 def _checked(host: Host, deadline: float, out: dict[str, list[str]]) -> None:
@@ -273,7 +296,7 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
     # the probes of the hosts' files below connect again: only to the hosts that answered in time
     reachable = {h.host for h, found in zip(inventory.hosts, hosts_found) if not found}
     problems += timezone_lines(inventory, echo, reachable)
-    problems += log_pattern_lines([h for h in inventory.hosts if h.host in reachable], echo)
+    problems += layout_lines([h for h in inventory.hosts if h.host in reachable], echo)
     for line in kraft_warnings(inventory, reachable):
         echo(line)
     channels = inventory.notifications
@@ -302,7 +325,6 @@ def timezone_lines(inventory, echo: Callable[[str], None], reachable: set[str] |
     whose live log files' newest lines, read in its cluster's zone, run whole or half hours away from
     the files' mtimes is a problem naming the offset and the zones that fit
     (fleethealth.pull.zoneprobe: the same comparison the pull makes of an hour without lines)."""
-    from fleethealth.fleet.sources import SOURCES
     from fleethealth.lake.hours import time_in_name
     from fleethealth.pull import linecut, zoneprobe
 

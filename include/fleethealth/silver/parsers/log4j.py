@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from fleethealth.fleet.log_layouts import START, TS
 from fleethealth.silver.parsers import rules as rule_engine
 
 LINEAGE = ["cluster", "host", "source", "file", "file_sha256", "hour"]
@@ -28,10 +29,7 @@ class LogFormat:
     groups: dict[str, int]     # field -> group in `header` (0 = not present)
 
 
-_TS = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}"
-# the first line of a record in any known layout (io.fleethealth.engine.Log4jLayouts.isStart):
-# `[%d] `, `%d{ISO8601} `, or `%d{yyyy-MM-dd HH:mm:ss} ` and a level; pull.linecut's _RECORD finds them
-START = rf"^(?:\[{_TS},\d{{3}}\] |{_TS},\d{{3}} |{_TS} [A-Z])"
+_TS = TS
 
 KAFKA = LogFormat(
     "kafka",
