@@ -200,7 +200,9 @@ def _in_order(ids: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("host, beans", [
-    ({"role": "kafka", "broker_id": 1, "kafka_version": "3.6.1"}, ZK_BROKER),
+    # listed with its brokers only, a 3.6 cluster's mode is told by its logs (both broker kinds read until
+    # then): `mode: zookeeper` says it outright
+    ({"role": "kafka", "broker_id": 1, "kafka_version": "3.6.1", "mode": "zookeeper"}, ZK_BROKER),
     ({"role": "zookeeper", "zk_myid": 1}, ["open_fds", "max_fds"]),
     ({"role": "kafka", "broker_id": 1, "kafka_version": "4.1.0", "controller": False, "kraft": True},
      _in_order(BROKER + RAFT + BROKER_METADATA)),
@@ -212,10 +214,11 @@ def test_each_host_reads_the_beans_of_the_processes_it_runs(host, beans):
     """ActiveControllerCount and the other controller beans only on controllers, the metadata of a
     broker only on KRaft brokers, the ZooKeeper session only on ZooKeeper-mode brokers."""
     kraft = host.pop("kraft", False)
+    mode = {"mode": host.pop("mode")} if "mode" in host else {}
     hosts = [{"host": "h", **host}]
     if kraft:
         hosts.append({"host": "q", "role": "controller", "node_id": 3000, "kafka_version": "4.1.0"})
-    processes = parse_inventory({"clusters": [{"name": "c", "root": "/r", "hosts": hosts}]}).host("h").processes
+    processes = parse_inventory({"clusters": [{"name": "c", "root": "/r", **mode, "hosts": hosts}]}).host("h").processes
     assert set(processes) <= set(mbeans.PROCESSES)
     requests = mbeans.jolokia_requests(processes)
     by_pattern = {b.pattern + "|" + b.attribute: b.id for b in mbeans.ALL}

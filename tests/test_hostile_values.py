@@ -49,6 +49,7 @@ INVENTORY = """\
 clusters:
   - name: zk
     timezone: UTC
+    mode: zookeeper
     root: fleet
     hosts:
       - {{host: k1, role: kafka, broker_id: 1, kafka_version: "3.6.1"}}

@@ -137,15 +137,20 @@ def test_bronze_lines_reconcile_with_records_and_nothing_is_quarantined(run):
         ("cri-0", 12, 12, 0), ("docker-1", 11, 11, 0), ("kubectl-2", 9, 9, 0)}
 
 
-@pytest.mark.parametrize(("logger", "log"), [
+LOG_OF_LOGGER = [
     ("kafka.controller.KafkaController", "controller"), ("org.apache.kafka.controller.QuorumController", "controller"),
     ("state.change.logger", "state-change"), ("kafka.log.LogCleaner", "log-cleaner"),
     ("kafka.log.LogCleaner$CleanerThread", "server"), ("kafka.log.Cleaner", "server"),
     ("org.apache.kafka.storage.internals.log.Cleaner", "log-cleaner"),
     ("org.apache.kafka.storage.internals.log.LogCleaner$CleanerThread", "log-cleaner"),
     ("kafka.log.LogCleanerManager$", "server"), ("kafka.server.KafkaServer", "server"),
-    ("org.apache.kafka.raft.KafkaRaftClient", "server")])
-def test_the_log_of_a_logger(spark, logger, log):
+    ("org.apache.kafka.raft.KafkaRaftClient", "server")]
+
+
+def test_the_log_of_a_logger(spark):
     from pyspark.sql import functions as F
-    df = spark.createDataFrame([(logger,)], "logger string")
-    assert df.select(containers.log_of_logger(F.col("logger"))).first()[0] == log
+
+    from fleethealth.runtime.frames import local_frame
+    df = local_frame(spark, [(logger,) for logger, _ in LOG_OF_LOGGER], "logger string")
+    got = {r.logger: r.log for r in df.select("logger", containers.log_of_logger(F.col("logger")).alias("log")).collect()}
+    assert got == dict(LOG_OF_LOGGER)
