@@ -1,9 +1,8 @@
 """Known log4j layouts recognised per record (issue 61 items 1-3): golden files per layout under
 tests/fixtures/layouts/ (every parsed field exact; configs cited in ORIGIN.md), a file mixing layouts,
 never glue (a header line in any layout is a record of its own), a file in no known layout
-quarantined with its first line, loggers matched by their simple name (`%c{1}`), pull's record-start
-finding, and the forms of simulate/layouts.py through the pipeline: one small fleet whose clusters
-are each in a different layout, recall 1.0 and no false positive.
+quarantined with its first line, loggers matched by their simple name (`%c{1}`) and pull's record-start
+finding. The forms of simulate/layouts.py through the pipeline: tests/test_scenarios_as_deployed.py.
 
     GENERATE=1 pytest tests/test_silver_layouts.py     rewrite the expected files (then review the diff!)
 """
@@ -12,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -144,62 +142,3 @@ def _line_offsets(data: bytes):
     for line in data.decode().split("\n"):
         yield at, line
         at += len(line.encode()) + 1
-
-
-# ---- the forms of simulate/layouts.py through the pipeline ------------------------------------------------
-
-FORMS = {"pm2-zk-follower-reset": "kafka-zk", "pm3-dead-cleaner": "strimzi", "kraft-quorum-unstable": "strimzi-kafka4",
-         "healthy": "thread-logger"}
-
-
-@pytest.fixture(scope="module")
-def fleet(spark, tmp_path_factory):
-    from window import run_window
-
-    from fleethealth.cli import demo
-    from fleethealth.fleet.inventory import load_inventory
-    from fleethealth.lake.catalog import Lakehouse
-    from fleethealth.lake.hours import hours_between
-    from fleethealth.simulate import simulate
-
-    root = tmp_path_factory.mktemp("layouts_fleet")
-    start, end = demo.START, demo.START + timedelta(hours=2)
-    inventory = load_inventory(simulate(root, list(FORMS), start, end, brokers=2, jmx_samples_per_broker_hour=0,
-                                        bytes_per_broker_hour=20_000, log_format=FORMS))
-    out = run_window(spark, inventory, hours_between(start, end), Lakehouse.at(root / "lakehouse"))
-    result = {"root": root, "findings": out["findings"],
-              "expected": json.loads((root / "expected_incidents.json").read_text()),
-              "quarantine": [r.asDict() for r in out["silver"]["silver.quarantine"].collect()],
-              "recon": [r.asDict() for r in out["recon"].collect()]}
-    spark.catalog.clearCache()
-    return result
-
-
-@pytest.mark.slow   # the layouts fleet: a run of its own
-def test_forms_write_their_layouts(fleet):
-    fleet_dir = fleet["root"] / "fleet"
-    first = {c: next(p for p in sorted((fleet_dir / c).rglob("*.log*")) if p.stat().st_size).read_text().split("\n")[0]
-             for c in FORMS}
-    assert re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ .* \([\w.$]+\) \[.*\]$", first["pm3-dead-cleaner"])
-    assert re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z]+ +\[.*\] \w+:\d+ - ", first["kraft-quorum-unstable"])
-    assert re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ \[.*\] [\w.$]+ - ", first["healthy"])
-    zk = next(p for p in sorted((fleet_dir / "pm2-zk-follower-reset").rglob("zookeeper/*")) if p.stat().st_size)
-    assert re.match(r"^\[\d{4}-.*\] [A-Z]+ .* \(org\.apache\.zookeeper\.[\w.$]+\)$", zk.read_text().split("\n")[0])
-
-
-@pytest.mark.slow   # the layouts fleet: a run of its own
-def test_every_record_of_every_form_parses(fleet):
-    assert {q["reason"] for q in fleet["quarantine"] if q["source"] in ("kafka", "zookeeper")} == set()
-    assert [r for r in fleet["recon"] if r["unaccounted"] != 0] == []
-
-
-@pytest.mark.slow   # the layouts fleet: a run of its own
-def test_forms_find_every_incident_and_nothing_else(fleet):
-    from incident_match import first_seen, key, mismatches
-
-    earliest = {}   # an incident's findings, one per hour: its first
-    for f in sorted(fleet["findings"], key=first_seen):
-        earliest.setdefault(key(f), f)
-    assert mismatches(list(earliest.values()), fleet["expected"]) == ([], [], [])
-    assert {e["cluster"] for e in fleet["expected"]} >= {"pm2-zk-follower-reset", "pm3-dead-cleaner",
-                                                          "kraft-quorum-unstable"}

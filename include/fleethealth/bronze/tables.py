@@ -19,6 +19,7 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from fleethealth.bronze import wrappers
 from fleethealth.fleet.sources import SOURCES
 from fleethealth.pull.landing import PROMETHEUS_FILE, Landed
 from fleethealth.runtime.frames import local_frame
@@ -52,6 +53,8 @@ FILES_SCHEMA = T.StructType([
     T.StructField("reason", T.StringType(), True),
     T.StructField("records", T.LongType(), False),
     T.StructField("hour", T.TimestampType(), False),
+    # the container runtime's wrapper of its lines (bronze.wrappers: cri, docker, kubectl), NULL if none
+    T.StructField("wrapper", T.StringType(), True),
 ])
 
 _MANIFEST_SCHEMA = T.StructType([
@@ -106,10 +109,13 @@ def records(spark: SparkSession, landed: list[Landed], landing_dir: Path, hour: 
 
 def records_observing_cuts(read_df: DataFrame) -> tuple[DataFrame, Observation]:
     """read()'s rows as bronze.records rows, and an Observation that, once they are written, holds
-    `cuts`: (file, cut) of each record that was cut (files() takes them: the rows are written once,
-    without a column of their own for it)."""
+    `cuts`: (file, cut) of each record that was cut, and `wrappers`: (file, wrapper) of each wrapped
+    file (files() takes them: the rows are written once, without a column of their own for it)."""
     cuts = Observation("bronze cuts")
-    observed = read_df.observe(cuts, F.collect_list(F.when(F.col("cut") > 0, F.struct("file", "cut"))).alias("cuts"))
+    wrapper = wrappers.kind(F.col("record"))
+    observed = read_df.observe(
+        cuts, F.collect_list(F.when(F.col("cut") > 0, F.struct("file", "cut"))).alias("cuts"),
+        F.collect_set(F.when(wrapper.isNotNull(), F.struct("file", wrapper.alias("wrapper")))).alias("wrappers"))
     return observed.select(*SCHEMA.fieldNames()), cuts
 
 
@@ -117,16 +123,25 @@ def files(spark: SparkSession, landed: list[Landed], read_df: DataFrame, hour: d
           cuts: Observation | None = None) -> DataFrame:
     """bronze.files of `hour`: every file listed for it, read or rejected, with its record count
     (`read_df`: read()'s rows, or bronze.records), and what of it was cut from an over-long record
-    (read_df's `cut`, or `cuts` of records_observing_cuts)."""
-    rows = [(x.cluster, x.host, x.source, x.file, x.size, x.sha256 or None, x.status, x.reason or None, 0, hour)
-            for x in landed]
-    listed = local_frame(spark, rows, FILES_SCHEMA).drop("records")
+    (read_df's `cut`, or `cuts` of records_observing_cuts), and the wrapper of its lines (read from
+    read_df's records, or `cuts`)."""
+    rows = [(x.cluster, x.host, x.source, x.file, x.size, x.sha256 or None, x.status, x.reason or None, 0, hour,
+             None) for x in landed]
+    listed = local_frame(spark, rows, FILES_SCHEMA).drop("records", "wrapper")
     cut = F.sum("cut") if "cut" in read_df.columns else F.lit(0)
-    counts = read_df.groupBy("file").agg(F.count(F.lit(1)).alias("records"), cut.cast("long").alias("cut"))
-    if cuts is not None:
-        observed = local_frame(spark, [(r.file, r.cut) for r in cuts.get["cuts"]], "file string, cut long")
-        counts = (counts.drop("cut").join(observed.groupBy("file").agg(F.sum("cut").alias("cut")), "file", "left")
-                  .fillna(0, ["cut"]))
+    if cuts is None:
+        counts = read_df.groupBy("file").agg(F.count(F.lit(1)).alias("records"), cut.cast("long").alias("cut"),
+                                             F.max(wrappers.kind(F.col("record"))).alias("wrapper"))
+    else:
+        counts = read_df.groupBy("file").agg(F.count(F.lit(1)).alias("records"))
+        observed = cuts.get
+        cut_rows = local_frame(spark, [(r.file, r.cut) for r in observed["cuts"]], "file string, cut long")
+        kinds = {}
+        for r in observed["wrappers"]:          # a file of several wrappers (never seen): the greatest name
+            kinds[r.file] = max(kinds.get(r.file, r.wrapper), r.wrapper)
+        counts = (counts.join(cut_rows.groupBy("file").agg(F.sum("cut").alias("cut")), "file", "left")
+                  .fillna(0, ["cut"])
+                  .join(local_frame(spark, list(kinds.items()), "file string, wrapper string"), "file", "left"))
     out = listed.join(counts, "file", "left").withColumn("records", F.coalesce("records", F.lit(0)).cast("long"))
     was_cut = F.format_string(f"%d bytes not kept: a record holds at most {MAX_RECORD_BYTES} bytes", "cut")
     out = out.withColumn("reason", F.when(F.col("cut") > 0, F.concat_ws("; ", "reason", was_cut))

@@ -4,6 +4,7 @@ through the layers in one Spark session (window.run_window), each hour's outcome
 known; an hour that failed a layer is one text, wherever it runs (`failure_text`)."""
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from collections.abc import Callable
@@ -77,6 +78,10 @@ def _run_window(spark, window: list, inventory_path, lakehouse, thresholds_path,
     outcomes = pipeline_window.run_window(spark, [hour for hour, _ in window], inventory_path, lakehouse,
                                           thresholds_path, echo)
     seconds = time.monotonic() - t0
+    # the window's DataFrames, some in reference cycles, hold its plans, broadcasts and checkpoints in
+    # the JVM: freed now, not when Python's collector (paced by Python's small allocations) gets to them,
+    # so that a run of many windows (a backfill) does not pile them up (tests/conftest.py measured it)
+    gc.collect()
     for hour, landed in window:
         out = outcomes[hour]
         done(hour, landed, out, seconds, len(window))

@@ -100,6 +100,16 @@ def spark_conf(warehouse: str | os.PathLike | None = None, *, tables: str = "", 
         "spark.sql.codegen.cache.maxEntries": "2000",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
+        # without a UI Spark's status listeners still keep every job, stage, task and SQL execution up to
+        # these (1,000 executions, each with its plan's graph, metrics and explain text): a test worker's
+        # JVM, which lives for hundreds of hours, filled its old generation with them (full collections
+        # back to back, then out of memory); an hour's job keeps none past its end either way
+        "spark.ui.retainedJobs": "100",
+        "spark.ui.retainedStages": "100",
+        "spark.ui.retainedTasks": "1000",
+        "spark.sql.ui.retainedExecutions": "20",
+        # the plan text each SQL execution's start event carries, for a UI no job shows: the short form
+        "spark.sql.ui.explainMode": "simple",
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
         # every table Spark creates gets delta.enableDeletionVectors=false, written in its metadata: a
         # DELETE/UPDATE/MERGE then rewrites files instead of leaving deletion vectors, which the readers
@@ -111,6 +121,12 @@ def spark_conf(warehouse: str | os.PathLike | None = None, *, tables: str = "", 
         # tiny table on 2 cores (maintenance DAG, test_maintenance 91 s -> 42 s)
         "spark.sql.sources.parallelPartitionDiscovery.parallelism": "8",
         "spark.driver.memory": "4g",
+        # the unit of Tungsten's memory: a broadcast join's hash relation takes a whole page however few
+        # its rows (UnsafeHashedRelation), and Spark sizes pages from the heap, 32 MB here: an hour's
+        # dozens of small broadcast joins allocated and zeroed GBs and, while their plans lived, kept them
+        # (JFR's old-object samples: long[4194304] pages from BroadcastExchangeExec; a test worker's heap
+        # full of them). Spark's own smallest size; a larger record still gets a page of its size
+        "spark.buffer.pageSize": "1m",
         # Hadoop's file systems set every file and folder they create to 0666/0777 less their own umask,
         # 022 by default, not the process's: under `umask 077` the tables' files were 0644. They get the
         # process's (the folders of a lakehouse, the landing and the report are made by Python under it)

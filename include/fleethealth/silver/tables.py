@@ -10,6 +10,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from fleethealth.bronze import wrappers
 from fleethealth.bronze.tables import is_prometheus
 from fleethealth.fleet import conversion_pattern
 from fleethealth.fleet.inventory import Cluster, Host, Inventory
@@ -80,12 +81,13 @@ def _quarantine(df: DataFrame) -> DataFrame:
         F.substring("record", 1, MAX_QUARANTINED_RECORD_CHARS).alias("record"), "reason", "hour")
 
 
-def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source) -> tuple[DataFrame, DataFrame]:
+def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source,
+                wrapped: bool = True) -> tuple[DataFrame, DataFrame]:
     fmt = log4j.LAYOUTS[source.layout]
     lines = bronze.where(F.col("source") == source.name)
-    # container wrappers off and split lines joined (containers); a host's log_pattern and JSON lines
-    # (user_layouts), else the source's layout
-    records, orphans = containers.assemble(lines, fmt, user_layouts.record_start(fmt, hosts))
+    # container wrappers off and split lines joined (containers; `wrapped`: the lines may hold any); a
+    # host's log_pattern and JSON lines (user_layouts), else the source's layout
+    records, orphans = containers.assemble(lines, fmt, user_layouts.record_start(fmt, hosts), wrapped)
     records = records.join(F.broadcast(hosts.select("cluster", "host", "timezone", "broker_id", "zk_myid",
                                                     *user_layouts.PATTERN_COLUMNS)), ["cluster", "host"], "left")
     parsed = user_layouts.parse_records(records, fmt, F.coalesce(F.col("timezone"), F.lit("UTC")))
@@ -105,7 +107,8 @@ def _log_events(bronze: DataFrame, hosts: DataFrame, source: Source) -> tuple[Da
     logs = lines.select("file").distinct().withColumn("log", F.regexp_extract("file", r"([^/]+?)\.log(?:\.[^/]*)?$", 1))
     other_ids = [c for c in ID_COLUMNS if c != source.id_column]
     events = events.join(F.broadcast(logs), "file", "left").drop("timezone", "file_sha256", *other_ids)
-    events = containers.with_log(events)   # a pod's stream: the log of each record's logger
+    if wrapped:
+        events = containers.with_log(events)   # a pod's stream: the log of each record's logger
     lead = ["cluster", "host", *[c for c in (source.id_column,) if c], "log", "ts", "level", "logger", "thread",
             "message", "detail", "event_type"]
     rest = [c for c in events.columns if c not in lead]
@@ -175,8 +178,8 @@ def _snapshot(source: Source, parser: str):
 
 
 def _logs(source: Source):
-    def part(bronze: DataFrame, hosts: DataFrame) -> tuple[dict[str, DataFrame], list[DataFrame]]:
-        events, q = _log_events(bronze, hosts, source)
+    def part(bronze: DataFrame, hosts: DataFrame, wrapped: bool = True) -> tuple[dict[str, DataFrame], list[DataFrame]]:
+        events, q = _log_events(bronze, hosts, source, wrapped)
         return {source.silver_table: events}, [q]
     return part
 
@@ -200,8 +203,20 @@ def _parts() -> dict:
 
 
 # the parts of silver, one per format of a source (fleethealth.fleet.sources): (tables, quarantines)
-# of bronze and the hosts
+# of bronze and the hosts (a log source's part: and whether its lines may be wrapped)
 PARTS = _parts()
+LOG_PARTS = {fmt: s.name for s in SOURCES.values() if s.reader == "log4j" for fmt in s.formats}
+
+
+def wrapped_sources(bronze: DataFrame, files: DataFrame | None) -> set[str]:
+    """The log sources whose lines a container runtime wrapped (bronze.wrappers), from bronze.files'
+    `wrapper` (one small job), else from the lines (a pass over `bronze`'s log lines)."""
+    if files is not None and "wrapper" in files.columns:
+        wrapped = files.where(F.col("wrapper").isNotNull())
+    else:
+        wrapped = bronze.where(F.col("source").isin(sorted(set(LOG_PARTS.values())))
+                               & wrappers.kind(F.col("record")).isNotNull())
+    return {r.source for r in wrapped.select("source").distinct().collect()}
 
 
 def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory,
@@ -213,8 +228,12 @@ def build(spark: SparkSession, bronze: DataFrame, inventory: Inventory,
     hosts = hosts_frame(spark, inventory)
     tables: dict[str, DataFrame] = {}
     quarantines: list[DataFrame] = []
+    wrapped = wrapped_sources(bronze, files)
     for part in parts:
-        more, qs = PARTS[part](bronze, hosts)
+        if part in LOG_PARTS:
+            more, qs = PARTS[part](bronze, hosts, LOG_PARTS[part] in wrapped)
+        else:
+            more, qs = PARTS[part](bronze, hosts)
         for name, df in more.items():
             tables[name] = tables[name].unionByName(df) if name in tables else df
         quarantines += qs

@@ -25,6 +25,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from fleethealth.bronze.wrappers import CRI, KUBECTL, kind
 from fleethealth.silver.parsers import log4j
 
 # the log Kafka's default log4j configuration sends a logger to (config/log4j.properties, 3.x;
@@ -42,9 +43,6 @@ LOG_OF_LOGGER: dict[str, str] = {
 }
 DEFAULT_LOG = "server"
 
-_STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)"
-CRI = rf"^({_STAMP}) (stdout|stderr) ([FP]) ?(.*)$"
-KUBECTL = rf"^({_STAMP}) (.*)$"
 _DOCKER = T.StructType([T.StructField("log", T.StringType()), T.StructField("stream", T.StringType()),
                         T.StructField("time", T.StringType())])
 
@@ -66,11 +64,7 @@ def unwrap(lines: DataFrame) -> DataFrame:
     """`lines` with `record` the wrapped line (unchanged for a plain line), `wrapped_at` (the wrapper's
     UTC time, NULL for a plain line) and `_partial` (a piece of a split line, not its last)."""
     r = F.col("record")
-    digit = F.substring(r, 1, 1).between("0", "9") & (F.substring(r, 11, 1) == "T")
-    kind = (F.when(F.substring(r, 1, 8) == '{"log":"', F.lit("docker"))
-            .when(digit & r.rlike(CRI), F.lit("cri"))
-            .when(digit & r.rlike(KUBECTL), F.lit("kubectl")))
-    lines = lines.withColumn("_kind", kind)
+    lines = lines.withColumn("_kind", kind(r))
     docker = F.when(F.col("_kind") == "docker", F.from_json(r, _DOCKER))
     k = F.col("_kind")
     log = docker.getField("log")
@@ -142,9 +136,16 @@ def _mapped_back(df: DataFrame, split: DataFrame, count: Column) -> DataFrame:
             .drop("_count", "_absorbed"))
 
 
-def assemble(lines: DataFrame, fmt: log4j.LogFormat, start: Column | None = None) -> tuple[DataFrame, DataFrame]:
+def assemble(lines: DataFrame, fmt: log4j.LogFormat, start: Column | None = None,
+             wrapped: bool = True) -> tuple[DataFrame, DataFrame]:
     """log4j.assemble (`start`: its record-start test) of `lines` unwrapped: (records with `wrapped_at`,
-    orphans with `line_count`), line numbers and counts in bronze's lines."""
+    orphans with `line_count`), line numbers and counts in bronze's lines. `wrapped=False`: the lines
+    hold no wrapped line (bronze.files says so), and are assembled as they are, without the unwrapping's
+    joins (most of an hour's plan)."""
+    if not wrapped:
+        records, orphans = log4j.assemble(lines.withColumn("wrapped_at", F.lit(None).cast("timestamp")), fmt, start,
+                                          keep=("wrapped_at",))
+        return records, orphans.withColumn("line_count", F.lit(1))
     lines, split = _joined(unwrap(lines))
     records, orphans = log4j.assemble(lines, fmt, start, keep=("wrapped_at",))
     records = _mapped_back(records, split, F.col("line_count")).select(*records.columns)
