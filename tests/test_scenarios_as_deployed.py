@@ -58,7 +58,7 @@ def _as_written(fleet: Path, zone: str) -> None:
 @pytest.fixture(scope="module")
 def run(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("as_deployed")
-    path = simulate(root, list(FORMS), START, END, brokers=2, jmx_samples_per_broker_hour=0,
+    path = simulate(root, list(FORMS), START, END, brokers=3, jmx_samples_per_broker_hour=0,
                     bytes_per_broker_hour=20_000, log_format=FORMS, timezone=ZONES)
     doc = yaml.safe_load(path.read_text())
     for cluster in doc["clusters"]:
@@ -99,12 +99,18 @@ def test_the_inventory_carries_the_pattern(run):
 
 
 def test_every_record_of_every_form_parses_and_reconciles(run):
-    assert {q["reason"] for q in run["quarantine"] if q["source"] in ("kafka", "zookeeper")} == set()
+    logs = [q for q in run["quarantine"] if q["source"] in ("kafka", "zookeeper")]
+    assert {q["reason"] for q in logs if q["cluster"] != WRONG} == set()
+    # the wrongly zoned cluster's files: each rejected whole, saying why (no line of it in its hour)
+    assert {q["reason"].split(",")[0] for q in logs if q["cluster"] == WRONG} == {
+        "file rejected: its newest line"}
     assert [r for r in run["recon"] if r["unaccounted"] != 0] == []
     assert sum(r["silver_records"] + r["quarantined_records"] for r in run["recon"]) == run["records"]
-    for cluster in FORMS:
+    for cluster in set(FORMS) - {WRONG}:
         events = [e for e in run["events"] if e["cluster"] == cluster]
-        assert events and all(e["logger"] and e["level"] and e["ts"] and e["thread"] for e in events), cluster
+        threaded = FORMS[cluster] != "kafka-zk"       # its brokers write Kafka's `[%d] %p %m (%c)`: no thread
+        assert events and all(e["logger"] and e["level"] and e["ts"] and (e["thread"] or not threaded)
+                              for e in events), cluster
 
 
 def test_the_dead_cleaner_is_read_from_its_json_stack_trace(run):
