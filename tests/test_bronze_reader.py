@@ -5,6 +5,7 @@ packed several to a task or one file alone; a record over the limit is kept up t
 counted, never dropped unsaid."""
 from __future__ import annotations
 
+import json
 import random
 from datetime import datetime, timezone
 from pathlib import Path
@@ -144,3 +145,41 @@ def test_paths_and_modes_must_agree(spark, tmp_path):
     paths = write(tmp_path, [b"a\n"])
     with pytest.raises(Exception, match="1 paths but 2 modes"):
         engine(spark, paths, "ll").collect()
+
+
+def test_bronze_files_names_the_wrapper_of_container_files_and_silver_unwraps_their_sources(spark, tmp_path):
+    from fleethealth.silver import tables as silver
+
+    inner = "[2026-11-20 10:00:00,123] INFO [KafkaServer id=1] started (kafka.server.KafkaServer)"
+    stamp = "2026-11-20T10:00:00.123456789Z"
+    contents = {
+        "c/k1/kafka/0.log": f"2026-11-20T10:00:00.123456789Z stdout F {inner}\n",
+        # Docker's json-file driver writes no spaces
+        "c/k1/kafka/4f2e-json.log": json.dumps({"log": f"{inner}\n", "stream": "stdout", "time": stamp},
+                                               separators=(",", ":")) + "\n",
+        "c/k2/kafka/kafka-0.log": f"2026-11-20T10:00:00.123456789Z {inner}\n",
+        "c/k2/kafka/server.log": f"{inner}\n",
+        # plain lines, then one wrapped: the file is wrapped (a line is recognised by its first bytes)
+        "c/k3/kafka/server.log": f"{inner}\n{inner}\n2026-11-20T10:00:01.5Z stderr P a piece\n",
+        "c/k3/zookeeper/zookeeper.log": "2026-11-20 10:00:00,123 [myid:1] - INFO  [main:QuorumPeer@1] - up\n",
+    }
+    landing = tmp_path / "landing"
+    landed = []
+    for name, text in contents.items():
+        (landing / name).parent.mkdir(parents=True, exist_ok=True)
+        (landing / name).write_text(text)
+        cluster, host, source, _ = name.split("/")
+        landed.append(Landed(cluster, host, source, name, len(text.encode()), "0" * 64, 0.0, 0.0, path=name))
+    read = bronze.read(spark, landed, landing, HOUR)
+    aggregated = {r.file: r.wrapper for r in bronze.files(spark, landed, read, HOUR).collect()}
+    rows, cuts = bronze.records_observing_cuts(read)
+    rows.write.format("noop").mode("overwrite").save()          # the one pass the bronze job makes
+    observed = {r.file: r.wrapper for r in bronze.files(spark, landed, rows, HOUR, cuts).collect()}
+    assert aggregated == observed == {
+        "c/k1/kafka/0.log": "cri", "c/k1/kafka/4f2e-json.log": "docker", "c/k2/kafka/kafka-0.log": "kubectl",
+        "c/k2/kafka/server.log": None, "c/k3/kafka/server.log": "cri", "c/k3/zookeeper/zookeeper.log": None}
+    files = bronze.files(spark, landed, read, HOUR)
+    assert silver.wrapped_sources(read, files) == silver.wrapped_sources(read, None) == {"kafka"}
+    plain = read.where(~F.col("file").isin("c/k1/kafka/0.log", "c/k1/kafka/4f2e-json.log",
+                                           "c/k2/kafka/kafka-0.log", "c/k3/kafka/server.log"))
+    assert silver.wrapped_sources(plain, None) == set()

@@ -82,8 +82,8 @@ def run(spark, tmp_path_factory):
 
 def test_forms_write_their_layouts(run):
     fleet_dir = run["root"] / "fleet"
-    first = {c: next(p for p in sorted((fleet_dir / c).rglob("kafka/*.log*")) if p.stat().st_size).read_text().split("\n")[0]
-             for c in FORMS}
+    first = {c: next(p for p in sorted((fleet_dir / c).rglob("kafka/*.log*")) if p.stat().st_size)
+             .read_text().split("\n")[0] for c in FORMS}
     assert re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ .* \([\w.$]+\) \[.*\]$", first["pm1-deadlock"])
     assert re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z]+ +\[.*\] \w+:\d+ - ", first["kraft-quorum-unstable"])
     assert re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ \[.*\] [\w.$]+ - ", first["healthy"])
