@@ -2,7 +2,8 @@
 bronze gave when it read each file as one string and split it, on every shape of text (CRLF, no final
 newline, empty lines and files, bytes that are not UTF-8, pretty-printed and JSON-lines JMX), files
 packed several to a task or one file alone; a record over the limit is kept up to it and the rest is
-counted, never dropped unsaid."""
+counted, never dropped unsaid. bronze.files names the container runtime's wrapper of a file's lines
+(the same from the bronze job's one pass as from a read of the records), which silver unwraps."""
 from __future__ import annotations
 
 import json
