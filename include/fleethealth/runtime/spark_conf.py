@@ -101,9 +101,9 @@ def spark_conf(warehouse: str | os.PathLike | None = None, *, tables: str = "", 
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         # without a UI Spark's status listeners still keep every job, stage, task and SQL execution up to
-        # these (1,000 executions, each with its plan's graph, metrics and explain text): a test worker's
-        # JVM, which lives for hundreds of hours, filled its old generation with them (full collections
-        # back to back, then out of memory); an hour's job keeps none past its end either way
+        # these (by default 1,000 executions, each with its plan's graph, metrics and explain text): a
+        # test worker's JVM, which lives for hundreds of hours, held 488,841 SQL plan metrics; an hour's
+        # job reads none of them
         "spark.ui.retainedJobs": "100",
         "spark.ui.retainedStages": "100",
         "spark.ui.retainedTasks": "1000",
