@@ -4,7 +4,9 @@ America/St_Johns -03:30/-02:30) overlaps two UTC hours: each line lands in its o
 a DST change (the skipped hour of a spring-forward, the repeated hour of a fall-back)."""
 from __future__ import annotations
 
+import os
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -94,3 +96,42 @@ def test_a_jmx_export_named_for_a_local_hour_of_two_utc_hours_is_cut_by_its_samp
     assert placed_by_lines("jmx", "jolokia.jsonl.2026-11-20-10", "Asia/Kolkata") == "json"
     assert placed_by_lines("jmx", "jolokia.jsonl.2026-11-20-10", "Europe/Berlin") == ""
     assert placed_by_lines("jmx", "jolokia.jsonl.2026-04-05-02", "Australia/Adelaide") == "json"
+
+
+def _silent_hour(tmp_path, listed: str, files: dict[str, tuple[datetime, datetime]]) -> list:
+    """pay-kafka-1 (its logs written in UTC, the cluster listed with `timezone: listed`) whose kafka
+    folder holds `files` (name -> (UTC time of its newest line, mtime)) and no line of 10:00-11:00 UTC:
+    what the pull of that hour lists."""
+    from fleethealth.fleet.inventory import load_inventory
+    from fleethealth.lake.catalog import Lakehouse
+    from fleethealth.pull.hour import pull_host
+
+    folder = tmp_path / "fleet" / "pay" / "pay-kafka-1" / "kafka"
+    folder.mkdir(parents=True)
+    for name, (newest, mtime) in files.items():
+        stamp = newest.strftime("%Y-%m-%d %H:%M:%S")
+        (folder / name).write_text(f"[{stamp[:14]}00:00,000] INFO older (kafka.server.KafkaServer)\n"
+                                   f"[{stamp},000] INFO newest (kafka.server.KafkaServer)\n")
+        os.utime(folder / name, (mtime.timestamp(), mtime.timestamp()))
+    (tmp_path / "inventory.yaml").write_text(
+        f"clusters:\n  - name: pay\n    timezone: {listed}\n    root: {tmp_path / 'fleet'}\n    hosts:\n"
+        "      - {host: pay-kafka-1, role: kafka, broker_id: 1, kafka_version: 3.9.1, expect: [kafka]}\n")
+    [host] = load_inventory(tmp_path / "inventory.yaml").clusters[0].hosts
+    return pull_host(host, listed, datetime(2026, 11, 20, 10, tzinfo=UTC), Lakehouse.at(tmp_path / "lake"))
+
+
+def test_rolled_files_copied_after_their_hour_are_not_a_zone_but_live_files_behind_are(tmp_path):
+    """A broker silent in the hour pulled, whose files of the hour before were written (copied, or
+    simulated) 1:45 later, all at once: their newest lines are 1:45 behind their mtimes in the listed
+    zone, which says nothing of the zone (test_notify_pipeline failed on it at :45 past an hour).
+    Two live files a host writes in UTC, listed as Australia/Adelaide, run 10:30 behind: that is."""
+    copied = datetime(2026, 11, 20, 11, 45, 2, tzinfo=UTC)
+    files = {f"{log}.2026-11-20-09": (datetime(2026, 11, 20, 9, 59, s, tzinfo=UTC), copied)
+             for s, log in enumerate(("server.log", "controller.log", "state-change.log"))}
+    assert _silent_hour(tmp_path / "copied", "UTC", files) == []
+    written = datetime(2026, 11, 20, 10, 30, 7, tzinfo=UTC)
+    live = {name: (written - timedelta(seconds=1), written) for name in ("server.log", "controller.log")}
+    rejected = _silent_hour(tmp_path / "live", "Australia/Adelaide", live)
+    assert [(Path(r.file).name in live, r.status) for r in rejected] == [(True, "rejected")]   # the source's latest
+    assert "is stamped 10:30 behind the file's mtime" in rejected[0].reason
+    assert rejected[0].reason.endswith("(timezone: UTC?)")

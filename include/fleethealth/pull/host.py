@@ -390,7 +390,9 @@ class HostPull:
         whole or half hours away from the file's mtime (fleethealth.pull.zoneprobe), their lines fall
         in other hours because the cluster's `timezone:` is wrong. The latest file of each source is
         then listed as rejected with the offset and the zones that fit (gold's timezone_mismatch), not
-        left a silent hour (`zoneprobe.agreed`: lines behind their mtime take two files)."""
+        left a silent hour (`zoneprobe.agreed`: lines behind their mtime take two files). A rolled file
+        behind its mtime says nothing: one copied or touched after its hour (a later sync, a simulated
+        fleet) is; only a live file's mtime is its newest line's write."""
         hour = self.hour
         fresh = (hour.timestamp(), (hour + HOUR + LIVE_WINDOW).timestamp())
         latest, offsets = {}, []
@@ -405,8 +407,9 @@ class HostPull:
                 for rf in written:
                     stamp = linecut.newest_stamp(lambda offset, n: transport.read(folder, rf.name, offset, n),
                                                  rf.size)
-                    if stamp:
-                        offsets.append(zoneprobe.offset(stamp, rf.mtime, self.timezone_name))
+                    off = zoneprobe.offset(stamp, rf.mtime, self.timezone_name) if stamp else None
+                    if stamp and not (off and off < timedelta(0) and time_in_name(rf.name)):
+                        offsets.append(off)
                         latest.setdefault(source, (folder, rf))
             except FileError:
                 continue
