@@ -90,6 +90,10 @@ def test_forms_write_their_layouts(run):
     assert first["pm3-dead-cleaner"].startswith('{"@timestamp":"')
     zk = next(p for p in sorted((fleet_dir / "pm2-zk-follower-reset").rglob("zookeeper/*")) if p.stat().st_size)
     assert re.match(r"^\[\d{4}-.*\] [A-Z]+ .* \(org\.apache\.zookeeper\.[\w.$]+\)$", zk.read_text().split("\n")[0])
+    # in Kafka's files too: server.log rolled on Adelaide's hours (10:00-12:00 UTC is 20:30-22:30 there)
+    assert {host.name: sorted(p.name for p in (host / "zookeeper").iterdir())
+            for host in (fleet_dir / "pm2-zk-follower-reset").glob("*-zk-[0-9]")} == {
+        f"pm2-zk-follower-reset-zk-{i}": [f"server.log.2026-11-20-{h}" for h in (20, 21, 22)] for i in (1, 2, 3)}
 
 
 def test_the_inventory_carries_the_pattern(run):

@@ -5,7 +5,9 @@ The simulator writes Kafka's default layout (`[%d] %p %m (%c)`) and ZooKeeper's 
 of the cluster's Kafka and ZooKeeper files, keeping time, level, logger and message:
 - `strimzi`: Strimzi's layout before Kafka 4, `%d{ISO8601} %p %m (%c) [%t]`, on brokers and ZooKeeper;
 - `strimzi-kafka4`: Strimzi's Kafka 4 layout `%d{yyyy-MM-dd HH:mm:ss} %-5p [%t] %c{1}:%L - %m`;
-- `kafka-zk`: ZooKeeper run by Kafka's bin/zookeeper-server-start.sh, writing Kafka's layout;
+- `kafka-zk`: ZooKeeper run by Kafka's bin/zookeeper-server-start.sh, writing Kafka's layout into
+  Kafka's files: `server.log` rolled hourly (`server.log.<yyyy-MM-dd-HH>`, local hours, as Kafka's
+  config/log4j.properties rolls its kafkaAppender) in place of ZooKeeper's size-rolled `zookeeper.log.<k>`;
 - `thread-logger`: `%d %p [%t] %c - %m` on brokers and ZooKeeper.
 Where the source layout has no thread (Kafka's), a plausible one is made up from the logger; where
 it names only the class (ZooKeeper's %C{1}), the package is ZooKeeper's.
@@ -139,19 +141,36 @@ def _rewrite(folder: Path, read, write: Layout) -> None:
         path.write_bytes(gzip.compress(data, mtime=0) if zipped else data)
 
 
-def _form(kafka_layout: Layout | None, zk_layout: Layout | None):
+def _hourly_server_log(folder: Path) -> None:
+    """A folder's files (records in Kafka's layout) as Kafka's log4j configuration names them: one
+    `server.log.<yyyy-MM-dd-HH>` per local hour of its records (the layout's time is local)."""
+    hours: dict[str, list[Record]] = {}
+    for path in sorted(p for p in folder.glob("*") if p.is_file()):
+        raw = path.read_bytes()
+        text = (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode("utf-8")
+        path.unlink()
+        for r in _kafka_records([line for line in text.split("\n") if line]):
+            hours.setdefault(f"{r.ts[:10]}-{r.ts[11:13]}", []).append(r)
+    for hour, records in sorted(hours.items()):
+        lines = [line for r in sorted(records, key=lambda r: r.ts) for line in kafka(r)]
+        (folder / f"server.log.{hour}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _form(kafka_layout: Layout | None, zk_layout: Layout | None, zk_files: Callable[[Path], None] | None = None):
     def form(base: Path, cluster: Cluster, entry: dict) -> None:
         for host in sorted(p for p in base.iterdir() if p.is_dir()):
             if kafka_layout and (host / "kafka").is_dir():
                 _rewrite(host / "kafka", _kafka_records, kafka_layout)
             if zk_layout and (host / "zookeeper").is_dir():
                 _rewrite(host / "zookeeper", _zk_records, zk_layout)
+                if zk_files:
+                    zk_files(host / "zookeeper")
     return form
 
 
 FORMS = {
     "strimzi": _form(strimzi, strimzi),
     "strimzi-kafka4": _form(strimzi_kafka4, strimzi_kafka4),
-    "kafka-zk": _form(None, kafka),
+    "kafka-zk": _form(None, kafka, _hourly_server_log),
     "thread-logger": _form(thread_logger, thread_logger),
 }
