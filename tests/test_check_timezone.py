@@ -67,3 +67,28 @@ def test_logs_in_their_zone_or_one_file_touched_later_pass(tmp_path, capsys, mon
     touched = _host(tmp_path / "b", monkeypatch, "UTC", "UTC", files=("server.log",),
                     mtime=WRITTEN + timedelta(hours=1))
     assert check(capsys, touched) == (0, [SUMMARY + "an hour would run"])
+
+
+def test_a_pods_log_file_is_read_against_its_wrappers_utc_time_not_its_mtime(tmp_path, capsys, monkeypatch):
+    """kubelet's `0.log` (CRI lines, as test_pull_containers writes them): each line carries the runtime's
+    UTC time, so the check needs no mtime (here 3 hours off: copied later). A cluster in St. John's
+    (-03:30) listed so is fine (read as local text, the wrapper's UTC stamp looked 3:30 ahead); the same
+    lines written in Kolkata and listed without a zone are 5:30 ahead."""
+    def pod(root, written_in: str, listed: str | None) -> str:
+        inventory = _host(root, monkeypatch, written_in, listed, files=())
+        log = root / "fleet" / "pay" / "pay-kafka-1" / "kafka" / "0.log"
+        lines = []
+        for i, at in enumerate((WRITTEN - timedelta(minutes=2), WRITTEN)):
+            local = at.astimezone(ZoneInfo(written_in)).strftime("%Y-%m-%d %H:%M:%S")
+            lines.append(f"{at:%Y-%m-%dT%H:%M:%S}.{i:09d}Z stdout F [{local},000] INFO record {i} "
+                         "(kafka.server.KafkaServer)\n")
+        log.write_text("".join(lines))
+        copied = (WRITTEN + timedelta(hours=3)).timestamp()
+        os.utime(log, (copied, copied))
+        return inventory
+
+    assert check(capsys, pod(tmp_path / "a", "America/St_Johns", "America/St_Johns")) == (
+        0, [SUMMARY + "an hour would run"])
+    rc, lines = check(capsys, pod(tmp_path / "b", "Asia/Kolkata", None))
+    assert (rc, lines[1]) == (2, "logs of pay-kafka-1 run 5:30 ahead of their files (read as UTC): "
+                                 "timezone: Asia/Kolkata?")

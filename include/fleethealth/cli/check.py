@@ -323,10 +323,11 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
 def timezone_lines(inventory, echo: Callable[[str], None], reachable: set[str] | None = None) -> list[str]:
     """Each cluster without `timezone:` is noted (its logs are read as UTC, the default); each host
     whose live log files' newest lines, read in its cluster's zone, run whole or half hours away from
-    the files' mtimes is a problem naming the offset and the zones that fit
+    the files' mtimes (a container file's: from its wrapper's UTC time) is a problem naming the offset
+    and the zones that fit
     (fleethealth.pull.zoneprobe: the same comparison the pull makes of an hour without lines)."""
     from fleethealth.lake.hours import time_in_name
-    from fleethealth.pull import linecut, zoneprobe
+    from fleethealth.pull import zoneprobe
 
     problems = []
     for cluster in inventory.clusters:
@@ -346,11 +347,11 @@ def timezone_lines(inventory, echo: Callable[[str], None], reachable: set[str] |
                         live = [f for f in transport.list_files(folder) if not time_in_name(f.name)
                                 and not f.name.endswith(".gz")]
                         for rf in sorted(live, key=lambda f: -f.mtime)[:2]:
-                            stamp = linecut.newest_stamp(
+                            got = zoneprobe.of_file(
                                 lambda offset, n, rf=rf, folder=folder: transport.read(folder, rf.name, offset, n),
-                                rf.size)
-                            if stamp:
-                                offsets.append(zoneprobe.offset(stamp, rf.mtime, cluster.timezone))
+                                rf.size, rf.mtime, cluster.timezone)
+                            if got:
+                                offsets.append(got[0])
                                 newest = max(newest, rf.mtime)
             except TransportError:          # reported by hosts_problems
                 continue

@@ -51,13 +51,34 @@ def unwrapped(line: bytes) -> tuple[bytes, bytes] | None:
     return (m.group(2), m.group(1)) if m else None
 
 
-def _utc_key(stamp: bytes, timezone: str) -> bytes | None:
-    s = stamp.decode()
-    s = re.sub(r"(\.\d{6})\d+", r"\1", s).replace("Z", "+00:00")
+def _utc(stamp: bytes) -> datetime | None:
+    """A wrapper's RFC3339 time (nanoseconds cut to micro)."""
+    s = re.sub(r"(\.\d{6})\d+", r"\1", stamp.decode("ascii", "replace")).replace("Z", "+00:00")
     try:
-        return linecut.local_key(datetime.fromisoformat(s), timezone)
+        at = datetime.fromisoformat(s)
     except ValueError:
         return None
+    return at if at.tzinfo is not None else None
+
+
+def _utc_key(stamp: bytes, timezone: str) -> bytes | None:
+    at = _utc(stamp)
+    return linecut.local_key(at, timezone) if at is not None else None
+
+
+def newest_wrapped(read, size: int) -> tuple[bytes, float] | None:
+    """The two clocks of a container file's newest line that wraps a log record: the record's own
+    timestamp (local text, linecut's form) and the wrapper's UTC time (epoch seconds), from the
+    file's last window; None without such a line."""
+    start = max(0, size - _WINDOW)
+    lines = read(start, _WINDOW).split(b"\n")
+    for line in reversed(lines[1:] if start else lines):     # a window's first line may be a piece
+        got = unwrapped(line)
+        m = _INNER.match(got[0]) if got else None
+        at = _utc(got[1]) if m else None
+        if at is not None:
+            return m.group(1) + b" " + m.group(2), at.timestamp()
+    return None
 
 
 def _lines_from(read, size: int, p: int):

@@ -405,11 +405,10 @@ class HostPull:
                                   and not rf.name.endswith(".gz") and fresh[0] <= rf.mtime < fresh[1]),
                                  key=lambda f: -f.mtime)[:PROBED_FILES]
                 for rf in written:
-                    stamp = linecut.newest_stamp(lambda offset, n: transport.read(folder, rf.name, offset, n),
-                                                 rf.size)
-                    off = zoneprobe.offset(stamp, rf.mtime, self.timezone_name) if stamp else None
-                    if stamp and not (off and off < timedelta(0) and time_in_name(rf.name)):
-                        offsets.append(off)
+                    got = zoneprobe.of_file(lambda offset, n: transport.read(folder, rf.name, offset, n),
+                                            rf.size, rf.mtime, self.timezone_name)
+                    if got and not (got[0] and got[0] < timedelta(0) and not got[1] and time_in_name(rf.name)):
+                        offsets.append(got[0])
                         latest.setdefault(source, (folder, rf))
             except FileError:
                 continue

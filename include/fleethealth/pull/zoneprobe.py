@@ -1,8 +1,9 @@
 """Whether a cluster's logs are written in another zone than its inventory's `timezone:` says (issue 61).
 
 A file being written has its newest line stamped within minutes of its mtime (the time of the last
-write, which the host's filesystem keeps in UTC). Read in the inventory's zone, lines stamped whole or
-half hours away from it say the zone is wrong: `offset` is how far, `likely_zones` the zones that fit.
+write, which the host's filesystem keeps in UTC); a container runtime's file carries that time on each
+line (its wrapper's UTC time). Read in the inventory's zone, lines stamped whole or half hours away from
+it say the zone is wrong: `offset` is how far, `likely_zones` the zones that fit.
 `check` asks it of each host's live log files; pull of an hour that found no lines of a log although
 its files were written in the hour asks it to say why (fleethealth.pull.host, the run's
 `timezone_mismatch` finding instead of host_silent for every host).
@@ -41,6 +42,19 @@ def offset(stamp: bytes | str, mtime: float, timezone: str) -> timedelta | None:
     if quarters == 0 or abs(ahead - quarters * QUARTER) > SLACK or abs(ahead) > MOST:
         return None
     return quarters * QUARTER
+
+
+def of_file(read, size: int, mtime: float, timezone: str) -> tuple[timedelta | None, bool] | None:
+    """`offset` of a log file's newest line, and whether it is exact: a container file's line is
+    compared with its wrapper's UTC time (the runtime's clock when the line was written, whatever
+    touched the file since), another file's with its mtime. None when no line starts a record."""
+    from fleethealth.pull import containers, linecut
+
+    if containers.is_wrapped(read):
+        got = containers.newest_wrapped(read, size)
+        return (offset(got[0], got[1], timezone), True) if got else None
+    stamp = linecut.newest_stamp(read, size)
+    return (offset(stamp, mtime, timezone), False) if stamp else None
 
 
 def agreed(offsets: list[timedelta | None]) -> timedelta | None:
