@@ -1,7 +1,9 @@
 """Fleets as people deploy them (issue 61) through the pipeline, as one fleet whose clusters are each
 in a different form: one run, two hours. The layouts of simulate/layouts.py (Strimzi's before and since
 Kafka 4, ZooKeeper in Kafka's layout, `%d %p [%t] %c - %m`), the layouts operators choose
-(simulate/patterns.py: log4j 2's JSON layout, a ConversionPattern given as `log_pattern:`) and the
+(simulate/patterns.py: log4j 2's JSON layout, a ConversionPattern given as `log_pattern:`), a pod's
+container log files (simulate/containers.py: CRI, Docker's json-file, `kubectl logs --timestamps`), each
+of the eleven scenarios (ZooKeeper-era and KRaft) in one of them, and the
 half-hour zones (Asia/Kolkata, UTC+05:30; Australia/Adelaide, UTC+10:30 in November: files rolled on
 local hours that overlap two UTC hours each). Every record parses and reconciles; each cluster gives
 exactly its scenario's incidents (recall 1.0, no false positive, first_seen within 5 minutes); a cluster
@@ -38,8 +40,14 @@ START = demo.START                      # 10:00 UTC: 15:30 in Kolkata, 20:30 in 
 END = START + timedelta(hours=2)
 FORMS = {"pm3-dead-cleaner": "json-ecs", "pm4-zk-expiry-storm": "custom-pattern",
          "pm1-deadlock": "strimzi", "kraft-quorum-unstable": "strimzi-kafka4",
-         "pm2-zk-follower-reset": "kafka-zk", "healthy": "thread-logger"}
-ZONES = {"pm1-deadlock": "Asia/Kolkata", "pm2-zk-follower-reset": "Australia/Adelaide", "healthy": "Asia/Kolkata"}
+         "pm2-zk-follower-reset": "kafka-zk", "healthy": "thread-logger",
+         "pm5-metadata-divergence": "cri", "kraft-broker-fenced": "kubectl", "kraft-dead-cleaner": "docker-json",
+         "kraft-metadata-lag": "strimzi", "kraft-healthy": "json-ecs"}
+ZONES = {"pm1-deadlock": "Asia/Kolkata", "pm2-zk-follower-reset": "Australia/Adelaide", "healthy": "Asia/Kolkata",
+         "kraft-broker-fenced": "Australia/Adelaide", "pm5-metadata-divergence": "Asia/Kolkata"}
+CONTAINERS = {"cri": "pods/*/kafka/0.log", "kubectl": "kubectl/*/kafka.log", "docker-json": "docker/*/*/*-json.log"}
+# the forms whose lines carry no thread: Kafka's own layout (under a container runtime's wrapper too)
+UNTHREADED = {"kafka-zk", *CONTAINERS}
 WRONG = "healthy"                       # listed without timezone: (UTC)
 STAMP = re.compile(rb"^\[?(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", re.M)
 
@@ -83,7 +91,12 @@ def run(spark, tmp_path_factory):
 def test_forms_write_their_layouts(run):
     fleet_dir = run["root"] / "fleet"
     first = {c: next(p for p in sorted((fleet_dir / c).rglob("kafka/*.log*")) if p.stat().st_size)
-             .read_text().split("\n")[0] for c in FORMS}
+             .read_text().split("\n")[0] for c, form in FORMS.items() if form not in CONTAINERS}
+    wrapped = {form: next(p for p in sorted((fleet_dir / c).glob(CONTAINERS[form])) if p.stat().st_size)
+               .read_text().split("\n")[0] for c, form in FORMS.items() if form in CONTAINERS}
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z stdout [FP] \[\d{4}-", wrapped["cri"])
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z \[\d{4}-", wrapped["kubectl"])
+    assert wrapped["docker-json"].startswith('{"log":"[')
     assert re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ .* \([\w.$]+\) \[.*\]$", first["pm1-deadlock"])
     assert re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z]+ +\[.*\] \w+:\d+ - ", first["kraft-quorum-unstable"])
     assert re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ \[.*\] [\w.$]+ - ", first["healthy"])
@@ -112,7 +125,7 @@ def test_every_record_of_every_form_parses_and_reconciles(run):
     assert sum(r["silver_records"] + r["quarantined_records"] for r in run["recon"]) == run["records"]
     for cluster in set(FORMS) - {WRONG}:
         events = [e for e in run["events"] if e["cluster"] == cluster]
-        threaded = FORMS[cluster] != "kafka-zk"       # its brokers write Kafka's `[%d] %p %m (%c)`: no thread
+        threaded = FORMS[cluster] not in UNTHREADED
         assert events and all(e["logger"] and e["level"] and e["ts"] and (e["thread"] or not threaded)
                               for e in events), cluster
 
