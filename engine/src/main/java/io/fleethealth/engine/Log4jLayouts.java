@@ -218,7 +218,8 @@ final class Log4jLayouts {
         return true;
     }
 
-    private static int upperRun(byte[] b, int from, int end) {
+    /** The end of the run of ASCII capitals from `from` (a level's name). */
+    static int upperRun(byte[] b, int from, int end) {
         int i = from;
         while (i < end && b[i] >= 'A' && b[i] <= 'Z') {
             i++;
@@ -226,7 +227,8 @@ final class Log4jLayouts {
         return i;
     }
 
-    private static boolean startsWith(byte[] b, int at, int end, String ascii) {
+    /** Whether `ascii` is at `at` in b[..end). */
+    static boolean startsWith(byte[] b, int at, int end, String ascii) {
         if (at < 0 || at + ascii.length() > end) {
             return false;
         }

@@ -173,7 +173,7 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
         int p = TS_LENGTH + 3;
         if (p < end && b[p] == '[') {
             // the custom layout: [LEVEL  ] [thread] [logger] - body
-            int q = upperRun(b, p + 1, end);
+            int q = Log4jLayouts.upperRun(b, p + 1, end);
             if (q == p + 1) {
                 return;
             }
@@ -181,17 +181,17 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
             while (r < end && b[r] == ' ') {
                 r++;
             }
-            if (!startsWith(b, r, end, "] [")) {
+            if (!Log4jLayouts.startsWith(b, r, end, "] [")) {
                 return;
             }
             int thread = r + 3;
             int threadEnd = indexOf(b, (byte) ']', thread, end);
-            if (threadEnd < 0 || !startsWith(b, threadEnd, end, "] [")) {
+            if (threadEnd < 0 || !Log4jLayouts.startsWith(b, threadEnd, end, "] [")) {
                 return;
             }
             int logger = threadEnd + 3;
             int loggerEnd = indexOf(b, (byte) ']', logger, end);
-            if (loggerEnd < 0 || !startsWith(b, loggerEnd, end, "] - ")) {
+            if (loggerEnd < 0 || !Log4jLayouts.startsWith(b, loggerEnd, end, "] - ")) {
                 return;
             }
             int body = loggerEnd + 4;
@@ -208,7 +208,7 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
             h.body = body;
             h.bodyEnd = bodyEnd;
         } else {
-            int q = upperRun(b, p, end);
+            int q = Log4jLayouts.upperRun(b, p, end);
             if (q == p || q >= end || b[q] != ' ') {
                 return;
             }
@@ -231,20 +231,20 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
             return;
         }
         int p = TS_LENGTH + 1;
-        if (startsWith(b, p, end, "[myid:")) {
+        if (Log4jLayouts.startsWith(b, p, end, "[myid:")) {
             int q = p + 6;
             while (q < end && isDigit(b[q])) {
                 q++;
             }
-            if (startsWith(b, q, end, "] ")) {
+            if (Log4jLayouts.startsWith(b, q, end, "] ")) {
                 p = q + 2;
             }
         }
-        if (!startsWith(b, p, end, "- ")) {
+        if (!Log4jLayouts.startsWith(b, p, end, "- ")) {
             return;
         }
         int level = p + 2;
-        int levelEnd = upperRun(b, level, end);
+        int levelEnd = Log4jLayouts.upperRun(b, level, end);
         if (levelEnd == level) {
             return;
         }
@@ -277,7 +277,7 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
             while (lineEnd < end && isDigit(b[lineEnd])) {
                 lineEnd++;
             }
-            if (lineEnd == clsEnd + 1 || !startsWith(b, lineEnd, end, "] - ")) {
+            if (lineEnd == clsEnd + 1 || !Log4jLayouts.startsWith(b, lineEnd, end, "] - ")) {
                 continue;
             }
             int body = lineEnd + 4;
@@ -513,25 +513,6 @@ public final class Log4jRecords extends StringFunction<InternalRow> {
         return v;
     }
 
-    private static int upperRun(byte[] b, int from, int end) {
-        int i = from;
-        while (i < end && b[i] >= 'A' && b[i] <= 'Z') {
-            i++;
-        }
-        return i;
-    }
-
-    private static boolean startsWith(byte[] b, int at, int end, String ascii) {
-        if (at < 0 || at + ascii.length() > end) {
-            return false;
-        }
-        for (int i = 0; i < ascii.length(); i++) {
-            if (b[at + i] != ascii.charAt(i)) {
-                return false;
-            }
-        }
-        return true;
-    }
 
     private static int indexOf(byte[] b, byte c, int from, int end) {
         for (int i = from; i < end; i++) {
