@@ -141,36 +141,37 @@ def _rewrite(folder: Path, read, write: Layout) -> None:
         path.write_bytes(gzip.compress(data, mtime=0) if zipped else data)
 
 
-def _hourly_server_log(folder: Path) -> None:
-    """A folder's files (records in Kafka's layout) as Kafka's log4j configuration names them: one
-    `server.log.<yyyy-MM-dd-HH>` per local hour of its records (the layout's time is local)."""
-    hours: dict[str, list[Record]] = {}
-    for path in sorted(p for p in folder.glob("*") if p.is_file()):
-        raw = path.read_bytes()
-        text = (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode("utf-8")
-        path.unlink()
-        for r in _kafka_records([line for line in text.split("\n") if line]):
-            hours.setdefault(f"{r.ts[:10]}-{r.ts[11:13]}", []).append(r)
-    for hour, records in sorted(hours.items()):
-        lines = [line for r in sorted(records, key=lambda r: r.ts) for line in kafka(r)]
-        (folder / f"server.log.{hour}").write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def _form(kafka_layout: Layout | None, zk_layout: Layout | None, zk_files: Callable[[Path], None] | None = None):
+def _form(kafka_layout: Layout | None, zk_layout: Layout | None):
     def form(base: Path, cluster: Cluster, entry: dict) -> None:
         for host in sorted(p for p in base.iterdir() if p.is_dir()):
             if kafka_layout and (host / "kafka").is_dir():
                 _rewrite(host / "kafka", _kafka_records, kafka_layout)
             if zk_layout and (host / "zookeeper").is_dir():
                 _rewrite(host / "zookeeper", _zk_records, zk_layout)
-                if zk_files:
-                    zk_files(host / "zookeeper")
     return form
+
+
+def _kafka_zk(base: Path, cluster: Cluster, entry: dict) -> None:
+    """Each ZooKeeper host's records in Kafka's layout and files: one `server.log.<yyyy-MM-dd-HH>` per
+    local hour of its records (the layouts' time is local) in place of its `zookeeper.log.<k>`."""
+    for folder in sorted(p / "zookeeper" for p in base.iterdir() if (p / "zookeeper").is_dir()):
+        hours: dict[str, list[Record]] = {}
+        for path in sorted(p for p in folder.glob("*") if p.is_file()):
+            raw = path.read_bytes()
+            lines = (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode("utf-8").split("\n")
+            path.unlink()
+            if lines[-1] == "":
+                lines.pop()
+            for r in _zk_records(lines):
+                hours.setdefault(f"{r.ts[:10]}-{r.ts[11:13]}", []).append(r)
+        for hour, records in sorted(hours.items()):
+            lines = [line for r in sorted(records, key=lambda r: r.ts) for line in kafka(r)]
+            (folder / f"server.log.{hour}").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 FORMS = {
     "strimzi": _form(strimzi, strimzi),
     "strimzi-kafka4": _form(strimzi_kafka4, strimzi_kafka4),
-    "kafka-zk": _form(None, kafka, _hourly_server_log),
+    "kafka-zk": _kafka_zk,
     "thread-logger": _form(thread_logger, thread_logger),
 }
