@@ -1,6 +1,6 @@
 # fleethealth: one-machine set-up, demo, tests and benchmarks.
 #   make setup   Java 17, Maven, .venv, Delta jars (pom.xml), Airflow DB (idempotent, fast 2nd run)
-#   make demo    set-up (without the class-data-sharing archive: it pays over many Spark JVMs, not 4), then the end-to-end demo
+#   make demo    set-up (without the class-data-sharing archive: it pays over many Spark JVMs, not 4; without the programs only the tests run: sshd, Alertmanager, Chromium), then the end-to-end demo
 #   make test    set-up, then pytest in 2 worker processes (PYTEST_ARGS="-k foo" to narrow, PYTEST_WORKERS=0 for one process)
 #   make test-slow   set-up, then the end-to-end acceptance runs (the DAG, many-hour scenarios, notifications, faults' crash point, a run stopped by Ctrl-C and SIGTERM, a real scheduler on a Spark cluster, tables on a real S3 server) and make test-big's, in 2 workers (CI runs it after make test)
 #   make test-faults  set-up, then the kill -9 and concurrent-run tests at every point (slow; not in .ci/run: make test-slow runs one crash point)
@@ -26,7 +26,7 @@ setup:
 	bash scripts/setup.sh
 
 demo:
-	FLEETHEALTH_CLASS_SHARING=0 bash scripts/setup.sh
+	FLEETHEALTH_CLASS_SHARING=0 FLEETHEALTH_TEST_PACKAGES=0 bash scripts/setup.sh
 	. scripts/env.sh && $(PYTHON) -m fleethealth.cli.demo $(ARGS)
 
 test: setup

@@ -32,6 +32,7 @@
 # Environment knobs:
 #   FLEETHEALTH_FORCE_SETUP=1   ignore the stamps and redo every step
 #   FLEETHEALTH_CLASS_SHARING=0 do not build the class-data-sharing archive (an existing one is kept)
+#   FLEETHEALTH_TEST_PACKAGES=0 skip g, g2 and g3 (make demo: programs only the tests run)
 #   MAVEN_REPO_LOCAL=DIR        Maven local repository (default: Maven's own, ~/.m2/repository)
 #   PYTHON=/path/to/python3.11  interpreter used to create .venv
 set -euo pipefail
@@ -258,39 +259,48 @@ else
 fi
 
 # ---------------------------------------------------------------------------------------------
-# g) OpenSSH server binary for the pull tests (they run it themselves on 127.0.0.1, own config)
-if [ -x /usr/sbin/sshd ] && command -v ssh-keygen >/dev/null 2>&1; then
-    step "sshd ok (/usr/sbin/sshd)"
-else
-    log "OpenSSH server not found (/usr/sbin/sshd)"
-    apt_install openssh-server
-    [ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd still missing after installing openssh-server"
-fi
-
-# ---------------------------------------------------------------------------------------------
-# g2) Alertmanager binary for the notify tests (they run it themselves on 127.0.0.1, own config)
-ALERTMANAGER=/usr/bin/prometheus-alertmanager
-if [ -x "$ALERTMANAGER" ]; then
-    step "alertmanager ok ($ALERTMANAGER)"
-else
-    log "Prometheus Alertmanager not found ($ALERTMANAGER)"
-    apt_install prometheus-alertmanager
-    [ -x "$ALERTMANAGER" ] || die "$ALERTMANAGER still missing after installing prometheus-alertmanager"
-    # the package starts its service where it can (port 9093): nothing here should listen
-    if command -v service >/dev/null 2>&1; then
-        $SUDO service prometheus-alertmanager stop >/dev/null 2>&1 || true
+# g, g2, g3) programs only the tests run (make demo skips them: FLEETHEALTH_TEST_PACKAGES=0)
+test_packages() {
+    # ---------------------------------------------------------------------------------------------
+    # g) OpenSSH server binary for the pull tests (they run it themselves on 127.0.0.1, own config)
+    if [ -x /usr/sbin/sshd ] && command -v ssh-keygen >/dev/null 2>&1; then
+        step "sshd ok (/usr/sbin/sshd)"
+    else
+        log "OpenSSH server not found (/usr/sbin/sshd)"
+        apt_install openssh-server
+        [ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd still missing after installing openssh-server"
     fi
-fi
 
-# ---------------------------------------------------------------------------------------------
-# g3) Chromium for the HTML report's tests (playwright drives it; `playwright install` is never run)
-CHROMIUM=/usr/bin/chromium
-if [ -x "$CHROMIUM" ]; then
-    step "chromium ok ($CHROMIUM)"
+    # ---------------------------------------------------------------------------------------------
+    # g2) Alertmanager binary for the notify tests (they run it themselves on 127.0.0.1, own config)
+    ALERTMANAGER=/usr/bin/prometheus-alertmanager
+    if [ -x "$ALERTMANAGER" ]; then
+        step "alertmanager ok ($ALERTMANAGER)"
+    else
+        log "Prometheus Alertmanager not found ($ALERTMANAGER)"
+        apt_install prometheus-alertmanager
+        [ -x "$ALERTMANAGER" ] || die "$ALERTMANAGER still missing after installing prometheus-alertmanager"
+        # the package starts its service where it can (port 9093): nothing here should listen
+        if command -v service >/dev/null 2>&1; then
+            $SUDO service prometheus-alertmanager stop >/dev/null 2>&1 || true
+        fi
+    fi
+
+    # ---------------------------------------------------------------------------------------------
+    # g3) Chromium for the HTML report's tests (playwright drives it; `playwright install` is never run)
+    CHROMIUM=/usr/bin/chromium
+    if [ -x "$CHROMIUM" ]; then
+        step "chromium ok ($CHROMIUM)"
+    else
+        log "Chromium not found ($CHROMIUM)"
+        apt_install chromium
+        [ -x "$CHROMIUM" ] || die "$CHROMIUM still missing after installing chromium"
+    fi
+}
+if [ "${FLEETHEALTH_TEST_PACKAGES:-1}" = 0 ]; then
+    step "sshd, alertmanager, chromium not checked (FLEETHEALTH_TEST_PACKAGES=0: the tests need them, not the demo)"
 else
-    log "Chromium not found ($CHROMIUM)"
-    apt_install chromium
-    [ -x "$CHROMIUM" ] || die "$CHROMIUM still missing after installing chromium"
+    test_packages
 fi
 
 # ---------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ Files of a run killed between writing and committing are referenced by no commit
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -51,14 +52,18 @@ class Staged:
         (local_frame(self.spark, [], df.schema).write.format("delta").mode("append").option("mergeSchema", "true")
          .partitionBy("hour").save(self.path))
 
-    def commit(self) -> int:
+    def commit(self) -> int | None:
         """Publish the files: one commit adding them and removing the files of the hours they
-        replace. Returns the table version."""
+        replace. Returns the table version, or None when that changes nothing (no rows written, none
+        published in those hours): no commit then, and the written (empty) files are deleted."""
         jvm, seq = self._jvm, _scala_seq
         predicate = lake.hour_predicate(self.hours)
         table = self.spark.read.format("delta").load(self.path).where(predicate)
         condition = table._jdf.queryExecution().analyzed().condition()
         replaced = self._txn.filterFiles(seq(jvm, [condition]), False)
+        if not replaced.size() and self.rows_written() == 0:
+            self.discard()
+            return None
         actions = [self._added.apply(i) for i in range(self._added.size())]
         actions += [replaced.apply(i).remove() for i in range(replaced.size())]
         operation = getattr(jvm.org.apache.spark.sql.delta, "DeltaOperations$Write")(
@@ -67,6 +72,16 @@ class Staged:
         version = self._txn.commit(seq(jvm, actions), operation)
         self.committed = True
         return version
+
+    def rows_written(self) -> int | None:
+        """The rows of the written files, from their statistics (None: a file without them)."""
+        total = 0
+        for i in range(self._added.size()):
+            stats = self._added.apply(i).stats()
+            if not stats:
+                return None
+            total += json.loads(stats).get("numRecords", 0)
+        return total
 
     def discard(self) -> None:
         """Delete the written files (nothing was committed; a no-op after commit)."""

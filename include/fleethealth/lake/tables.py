@@ -243,7 +243,7 @@ class Merge:
 
 def merge(change: Merge, qualified: str, lakehouse: Lakehouse) -> None:
     """Apply `change` with one Delta MERGE (the table is created from its rows if there is none; a
-    table an earlier version wrote gains the rows' new columns first)."""
+    table an earlier version wrote gains the rows' new columns first), none when it changes nothing."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
@@ -252,6 +252,9 @@ def merge(change: Merge, qualified: str, lakehouse: Lakehouse) -> None:
     if not exists(spark, qualified, lakehouse):
         overwrite(rows, qualified, lakehouse)
         return
+    one = F.lit(1).alias("one")
+    if rows.select(one).limit(1).union(change.removed.select(one).limit(1)).isEmpty():
+        return      # no change: not even the file a MERGE writes without committing it
     if not set(rows.columns) <= set(spark.read.format("delta").load(path).columns):
         rows.limit(0).write.format("delta").mode("append").option("mergeSchema", "true").save(path)
     source = rows.withColumn("_delete", F.lit(False)).unionByName(

@@ -23,7 +23,9 @@ from fleethealth.bronze import job as bronze_job
 from fleethealth.gold import job as gold_job
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
+from fleethealth.quality import gate
 from fleethealth.runtime import config, interrupt
+from fleethealth.runtime.frames import LAYER_PROPERTY
 from fleethealth.silver import job as silver_job
 
 log = logging.getLogger("fleethealth.pipeline")
@@ -75,26 +77,38 @@ def run_window(spark: SparkSession, hours: list[datetime], inventory_path: str, 
     def going() -> list[datetime]:
         return [hour for hour, outcome in out.items() if not isinstance(outcome, BaseException)]
 
-    for layer in (x for x in lake.LAYERS if x in layers):
-        hours_left = going()
-        if not hours_left:
-            break
-        interrupt.check()
-        if jobs[layer] is None:     # bronze: an hour's files are its own, hour by hour
-            settle(layer, {hour: _outcome(bronze_job.run, spark, hour, lakehouse) for hour in hours_left})
-            continue
-        window_fn, args = jobs[layer]
-        try:
-            outcomes = window_fn(spark, hours_left, *args)
-        except Exception as exc:
-            interrupt.check()     # a job the signal cancelled: not a failed window
-            if len(hours_left) == 1:
-                outcomes = {hours_left[0]: exc}
-            else:
-                log.warning("%s of %d hours failed (%s); hour by hour instead", layer, len(hours_left), exc)
-                outcomes = {hour: _outcome(window_fn, spark, [hour], *args, of=hour) for hour in hours_left}
-        settle(layer, outcomes)
+    chosen = [x for x in lake.LAYERS if x in layers]
+    try:
+        with gate.results_together(lakehouse, chosen[-1] if chosen else ""):
+            for layer in chosen:
+                hours_left = going()
+                if not hours_left:
+                    break
+                interrupt.check()
+                _mark(spark, layer)
+                if jobs[layer] is None:     # bronze: an hour's files are its own, hour by hour
+                    settle(layer, {hour: _outcome(bronze_job.run, spark, hour, lakehouse) for hour in hours_left})
+                    continue
+                window_fn, args = jobs[layer]
+                try:
+                    outcomes = window_fn(spark, hours_left, *args)
+                except Exception as exc:
+                    interrupt.check()     # a job the signal cancelled: not a failed window
+                    if len(hours_left) == 1:
+                        outcomes = {hours_left[0]: exc}
+                    else:
+                        log.warning("%s of %d hours failed (%s); hour by hour instead", layer, len(hours_left), exc)
+                        outcomes = {hour: _outcome(window_fn, spark, [hour], *args, of=hour) for hour in hours_left}
+                settle(layer, outcomes)
+    finally:
+        _mark(spark, None)
     return out
+
+
+def _mark(spark: SparkSession | None, layer: str | None) -> None:
+    """Every Spark job of the layer says so (a job property, in an event log or the UI: bench/)."""
+    if spark is not None:
+        spark.sparkContext.setLocalProperty(LAYER_PROPERTY, layer)
 
 
 def full(window: list) -> bool:

@@ -5,11 +5,14 @@ gate raises QualityGateError, leaves the published tables as they were and stage
 in <lakehouse>/_staging/<hour>/<layer>/. Owns gold.quality_results. A layer may add audits: frames
 derived across its tables, validated with their own suite and never stored (gold's completeness).
 A window of hours is audited hour by hour (`of_hours`) and the hours that passed are published
-together (`publish_passed`).
+together (`publish_passed`); the gates of a window's layers record their results in one commit
+(`results_together`).
 """
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -91,21 +94,57 @@ def audit(spark: SparkSession, layer: str, hour: datetime, tables: dict, lakehou
         quality.enforce(report.results)
     except quality.QualityGateError:
         interrupt.check()       # the failures of jobs a signal cancelled: nothing to record
-        run_all([lambda: record([report], lakehouse)] + [
+        reports = [report, *_pending_results(take=True)]
+        run_all([lambda: record(reports, lakehouse)] + [
             lambda item=item: lake.stage(item[1], item[0], hour, lakehouse) for item in tables.items()])
         raise
     return report
 
 
 def record(reports: list[GateReport], lakehouse: Lakehouse) -> None:
-    """Write the results of gates (of one layer, one or several hours) into gold.quality_results, in
-    one commit replacing those hours' results of the validated tables."""
-    validated = ", ".join(f"'{name}'" for name in dict.fromkeys(n for r in reports for n in r.validated))
+    """Write the results of gates (of one or several layers and hours) into gold.quality_results, in
+    one commit replacing each gate's results (its hour's, of the tables it validated)."""
+    by_hour: dict = {}
+    for r in reports:
+        by_hour.setdefault(r.hour, {}).update(dict.fromkeys(r.validated))
+    where = " OR ".join(f"({lake.hour_predicate(hour)} AND `table` IN ({', '.join(repr(n) for n in names)}))"
+                        for hour, names in by_hour.items())
     rows = reports[0].rows
     for report in reports[1:]:
         rows = rows.unionByName(report.rows)
-    lake.write_hour(rows, "gold.quality_results", [r.hour for r in reports], lakehouse,
-                    where=f"`table` IN ({validated})")
+    lake.write_hour(rows, "gold.quality_results", list(by_hour), lakehouse, where=where)
+
+
+# the results of the gates of a `results_together` block not recorded yet, and the block's last layer
+_together: ContextVar[tuple[list, str] | None] = ContextVar("fleethealth_gate_results", default=None)
+
+
+@contextmanager
+def results_together(lakehouse: Lakehouse, last_layer: str):
+    """A block in which the gates of several layers (pipeline.window: an hour's bronze, silver and gold)
+    record their results in one commit, not one each: with the publishing of `last_layer`, or with
+    the failed gate that stops the block before it. If the block ends before either (a job raised, a
+    signal), the results of the layers it published are recorded as it ends, a signal notwithstanding."""
+    token = _together.set(([], last_layer))
+    try:
+        yield
+    finally:
+        pending = _pending_results(take=True)
+        _together.reset(token)
+        if pending:
+            with interrupt.finishing():
+                record(pending, lakehouse)
+
+
+def _pending_results(take: bool = False) -> list[GateReport]:
+    """The results of a results_together block not recorded yet (`take`: and none from now on)."""
+    together = _together.get()
+    if together is None:
+        return []
+    pending = list(together[0])
+    if take:
+        together[0].clear()
+    return pending
 
 
 def publish(tables: dict, hours: list[datetime], lakehouse: Lakehouse, reports: list[GateReport] = (),
@@ -113,7 +152,8 @@ def publish(tables: dict, hours: list[datetime], lakehouse: Lakehouse, reports: 
     """Write validated tables (name -> frame holding rows of `hours` only) into the published ones:
     one commit per table replacing those hours (a table that is not hourly, whole); `reports` (the
     gates that passed those hours) are recorded in gold.quality_results in the same batch of writes
-    (a tiny Delta write costs about as much as a big one: together they overlap). A table `staged`
+    (a tiny Delta write costs about as much as a big one: together they overlap), or, inside a
+    results_together block, with its last layer's. A table `staged`
     (name -> lake.staged.Staged) for exactly these hours is published by committing its files.
     Not started after a signal, finished whatever signal comes while it runs (runtime.interrupt): a
     layer's hours are published whole or not at all."""
@@ -129,8 +169,12 @@ def publish(tables: dict, hours: list[datetime], lakehouse: Lakehouse, reports: 
         else:
             lake.overwrite(df, name, lakehouse)
     writes = [lambda item=item: write(item) for item in tables.items()]
-    if reports:
-        writes.insert(0, lambda: record(list(reports), lakehouse))
+    together = _together.get()
+    if reports and together is not None and reports[0].layer != together[1]:
+        together[0].extend(reports)     # recorded with the block's last layer (results_together)
+    elif reports:
+        reports = [*_pending_results(take=True), *reports]
+        writes.insert(0, lambda: record(reports, lakehouse))
     with interrupt.publishing():
         run_all(writes)
 

@@ -268,11 +268,14 @@ def validate_tables(frames: dict, *, hour: datetime | None = None, data_docs_dir
     """Validate each ``{table: DataFrame}`` with its suite; with ``data_docs_dir`` store the results
     and rebuild the Data Docs pages and index once for all of them. ``persist=False``: the frames
     are already materialized (e.g. checkpointed), do not cache another copy while validating."""
+    from fleethealth.runtime.frames import spark_thread
+
     results: list[ExpectationResult] = []
     keep = data_docs_dir is not None
     # tables concurrently: each expectation is a small Spark job, and the driver overlaps them well
     with ThreadPoolExecutor(max_workers=VALIDATION_THREADS) as pool:
-        outcomes = list(pool.map(lambda item: _validate_one(item[1], item[0], hour, keep, persist), frames.items()))
+        outcomes = list(pool.map(spark_thread(lambda item: _validate_one(item[1], item[0], hour, keep, persist)),
+                                 frames.items()))
     for table, (found, suite_dict, outcome) in zip(frames, outcomes):
         for i, exp in enumerate(suite_dict["expectations"]):
             res = found.get(i)

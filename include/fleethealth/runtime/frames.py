@@ -6,6 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pyspark.sql import DataFrame
 
 WRITE_THREADS = 4
+# the Spark local property naming the layer a job is of (pipeline.window sets it)
+LAYER_PROPERTY = "fleethealth.layer"
 
 
 def local_frame(spark, rows, schema):
@@ -29,8 +31,27 @@ def local_frame(spark, rows, schema):
 def concurrently(fn, items) -> list:
     """Run fn(item) for several tables at once: Spark runs jobs of several threads concurrently, and
     most of a small write is driver-side work (planning, Delta commit) that overlaps well."""
+    fn = spark_thread(fn)
     with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
         return [future.result() for future in [pool.submit(fn, item) for item in items]]
+
+
+def spark_thread(fn):
+    """`fn` to run on another thread with the calling thread's LAYER_PROPERTY (the layer its Spark jobs
+    are of, pipeline.window), as threads Spark starts itself inherit their local properties. (PySpark's
+    inheritable_thread_target shares one copy of every property between the threads it starts, Spark's
+    own per-job ones included.)"""
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return fn
+    layer = sc.getLocalProperty(LAYER_PROPERTY)
+
+    def run(*args, **kwargs):
+        sc.setLocalProperty(LAYER_PROPERTY, layer)
+        return fn(*args, **kwargs)
+    return run
 
 
 def run_all(calls) -> None:

@@ -88,7 +88,8 @@ def _start_cancelling() -> None:
     def cancel_until_done() -> None:
         while not done.is_set():
             try:
-                cancel()
+                if not _state["publishing"]:     # a finishing() block that began after the signal
+                    cancel()
             except Exception:  # noqa: BLE001 - the JVM going away as the run ends
                 return
             done.wait(CANCEL_EVERY_S)
@@ -115,6 +116,19 @@ def publishing():
     _state["publishing"] += 1         # first: a signal from here on waits for the block
     try:
         check()
+        yield
+    finally:
+        _state["publishing"] -= 1
+        if requested() and not _state["publishing"]:
+            _start_cancelling()
+
+
+@contextmanager
+def finishing():
+    """A block that records what was published before a signal (the gates' results of published
+    layers): it runs even after a signal, and its jobs are not cancelled while it runs."""
+    _state["publishing"] += 1
+    try:
         yield
     finally:
         _state["publishing"] -= 1
