@@ -65,7 +65,7 @@ def update(spark: SparkSession, computed: dict, hours: list[datetime], lakehouse
     found = computed[FINDINGS].where(window)
     touched = found.select(*KEY)
     if has[FINDINGS]:       # a finding published for these hours and not found again ends its incident too
-        touched = touched.unionByName(lake.read(spark, FINDINGS, lakehouse, hours).select(*KEY))
+        touched = touched.unionByName(lake.read_listed(spark, FINDINGS, lakehouse, hours).select(*KEY))
     live = (F.col("status") == "open") | F.coalesce(F.col("resolved_hour") >= F.lit(w0), F.lit(True))
     touched = touched.unionByName(incidents.where(live).select(*KEY)).distinct()
     # each touched key's latest incident that started before the window
@@ -84,8 +84,8 @@ def update(spark: SparkSession, computed: dict, hours: list[datetime], lakehouse
     if has[STATES] and plan.where("from_state").limit(1).count():
         wanted = plan.where("from_state").select(*KEY, F.col("incident_id").alias("wanted"), "first_hour")
         lo = wanted.agg(F.min("first_hour")).first()[0]
-        prior = (lake.read(spark, STATES, lakehouse)
-                 .where((F.col("hour") < F.lit(w0)) & (F.col("hour") >= F.lit(lo)))
+        before = (F.col("hour") < F.lit(w0)) & (F.col("hour") >= F.lit(lo))
+        prior = (lake.read_listed(spark, STATES, lakehouse, where=before)
                  .join(wanted.select(*KEY, "wanted"), KEY)
                  .groupBy(*KEY, "wanted").agg(F.max_by(F.struct(*STATE_COLUMNS), "hour").alias("s"))
                  .where(F.col("s.incident_id") == F.col("wanted"))
@@ -99,11 +99,11 @@ def update(spark: SparkSession, computed: dict, hours: list[datetime], lakehouse
     after = F.col("hour") >= F.lit(since)
     findings = found
     if has[FINDINGS]:
-        findings = lake.read(spark, FINDINGS, lakehouse).where(after & ~window).unionByName(findings)
+        findings = lake.read_listed(spark, FINDINGS, lakehouse, where=after & ~window).unionByName(findings)
     findings = findings.join(cuts, KEY).where(F.col("hour") >= F.col("cut")).drop("cut")
     health = computed[HEALTH].where(window)
     if has[HEALTH]:
-        health = lake.read(spark, HEALTH, lakehouse).where(after & ~window).unionByName(
+        health = lake.read_listed(spark, HEALTH, lakehouse, where=after & ~window).unionByName(
             health, allowMissingColumns=True)
     health = materialize(health.select("cluster", "host", "role", "broker_id", "zk_myid", "hour", "sources_arrived"))
     # the last hour the new rows reflect: the window's, or a later published one a replay read
@@ -130,7 +130,7 @@ def _replaced(spark: SparkSession, name: str, key: tuple, new: DataFrame, cuts: 
     """The keys of the published rows of `name` from their key's cut on that `new` does not upsert."""
     if not published:
         return new.select(*key).limit(0)
-    return (lake.read(spark, name, lakehouse).where(F.col("hour") >= F.lit(since))
+    return (lake.read_listed(spark, name, lakehouse, where=F.col("hour") >= F.lit(since))
             .join(cuts, KEY).where(F.col("hour") >= F.col("cut"))
             .select(*key).join(new.select(*key), list(key), "left_anti"))
 
@@ -140,7 +140,7 @@ def _published(spark: SparkSession, name: str, schema: str, lakehouse: Lakehouse
     state columns: null, which replays its incidents once), or no rows before the first run."""
     if not lake.exists(spark, name, lakehouse):
         return local_frame(spark, [], schema)
-    df = lake.read(spark, name, lakehouse)
+    df = lake.read_listed(spark, name, lakehouse)    # read by several plans: its files listed once
     empty = local_frame(spark, [], schema)
     return df.select(*[F.col(f.name) if f.name in df.columns else F.lit(None).cast(f.dataType).alias(f.name)
                        for f in empty.schema.fields])

@@ -56,7 +56,7 @@ class Staged:
         """Publish the files: one commit adding them and removing the files of the hours they
         replace. Returns the table version, or None when that changes nothing (no rows written, none
         published in those hours): no commit then, and the written (empty) files are deleted."""
-        jvm, seq = self._jvm, _scala_seq
+        jvm, seq = self._jvm, lake.scala_seq
         predicate = lake.hour_predicate(self.hours)
         table = self.spark.read.format("delta").load(self.path).where(predicate)
         condition = table._jdf.queryExecution().analyzed().condition()
@@ -114,9 +114,3 @@ def discard_all(staged: dict) -> None:
     for s in staged.values():
         s.discard()
 
-
-def _scala_seq(jvm, items: list):
-    java = jvm.java.util.ArrayList()
-    for item in items:
-        java.add(item)
-    return jvm.scala.jdk.javaapi.CollectionConverters.asScala(java).toSeq()

@@ -185,6 +185,37 @@ def read(spark, qualified: str, lakehouse: Lakehouse, hour: datetime | Sequence[
     return df
 
 
+def read_listed(spark, qualified: str, lakehouse: Lakehouse, hour: datetime | Sequence[datetime] | None = None,
+                where=None):
+    """The rows of `hour` (or hours, or all) and `where` (a Column) as `read` gives them, over the files
+    the table holds for them now, listed once: the plans that read the frame scan those files without
+    each filtering the table's file list again (a Spark job or two per plan, on the Delta log's state;
+    silver's plans read an hour's bronze.records dozens of times). `where` selects files by their
+    partition values and statistics and stays on the frame as a filter. For tables whose writers the
+    caller's locks keep out."""
+    from pyspark.sql import DataFrame
+
+    jvm = spark._jvm
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, table(qualified).path(lakehouse))
+    txn = log.startTransaction()        # read only: never committed
+    df = read(spark, qualified, lakehouse, hour)
+    if where is not None:
+        df = df.where(where)
+    conditions = [df._jdf.queryExecution().analyzed().condition()] if hour is not None or where is not None else []
+    files = txn.filterFiles(scala_seq(jvm, conditions), False)
+    # the files of the hours exactly (partition values); `where` may select some of their rows only
+    listed = DataFrame(log.createDataFrame(txn.snapshot(), files, False, jvm.scala.Option.empty()), spark)
+    return listed.where(where) if where is not None else listed
+
+
+def scala_seq(jvm, items: list):
+    """A Scala Seq of Py4J objects (Delta's Scala API)."""
+    java = jvm.java.util.ArrayList()
+    for item in items:
+        java.add(item)
+    return jvm.scala.jdk.javaapi.CollectionConverters.asScala(java).toSeq()
+
+
 def contents(spark, layer: str, lakehouse: Lakehouse, skip: Sequence[str] = ("gold.quality_results",)) -> dict:
     """Every published table of `layer` but `skip` (quality_results' rows carry the time they ran) as
     sorted rows of text, columns by name: what two lakehouses are compared by."""

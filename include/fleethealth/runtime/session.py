@@ -6,8 +6,8 @@ import shlex
 from contextlib import contextmanager
 
 from fleethealth.runtime import config, interrupt
-from fleethealth.runtime.spark_conf import (SMALL_HOUR_BYTES, SMALL_INPUT_CONF, is_local, library_zip, properties_file,
-                                            spark_conf, submitted_conf)
+from fleethealth.runtime.spark_conf import (SMALL_HOUR_BYTES, SMALL_INPUT_CONF, SMALL_INPUT_PLAN_CONF, is_local,
+                                            library_zip, properties_file, spark_conf, submitted_conf)
 
 
 def build_session(app_name: str, warehouse: str | os.PathLike | None = None, *, tables: str = "",
@@ -76,11 +76,12 @@ def settings(spark, conf: dict):
                 spark.conf.set(key, value)
 
 
-def small_input(spark, landed_bytes: int):
+def small_input(spark, landed_bytes: int, compiled: bool = False):
     """The session set for a small input (spark_conf.SMALL_INPUT_CONF) for a block, if the files landed
-    for the hours it computes are that small; bronze and gold use it, silver's parse is faster
-    compiled even then."""
-    return settings(spark, SMALL_INPUT_CONF if landed_bytes < SMALL_HOUR_BYTES else {})
+    for the hours it computes are that small; `compiled`: with generated code still (SMALL_INPUT_PLAN_CONF:
+    silver's parse is faster compiled even then)."""
+    small = SMALL_INPUT_PLAN_CONF if compiled else SMALL_INPUT_CONF
+    return settings(spark, small if landed_bytes < SMALL_HOUR_BYTES else {})
 
 
 # what the JVM prints on every start that says nothing to a user of the command line: Spark's

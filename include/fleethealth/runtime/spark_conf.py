@@ -16,13 +16,15 @@ from fleethealth.runtime import cds, config
 
 
 # For small inputs (a demo's hour, one file of `fleethealth parse`) a job is mostly the driver's fixed
-# work: Janino compiling the generated code of every operator costs more than interpreting it over a few
-# thousand rows, and adaptive execution re-plans more than it saves (a demo hour's gold 29 -> 19 s;
-# its silver, whose parse is heavier per row, is faster compiled: runtime.session.small_input).
-# A broadcast join collects its small side in a Spark job of its own, each time a plan runs: a demo
-# hour's gold ran ~80 of them; as sort-merge joins they run inside the one job (270 -> 193 jobs, no slower).
-SMALL_INPUT_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.shuffle.partitions": "1",
-                    "spark.sql.adaptive.enabled": "false", "spark.sql.autoBroadcastJoinThreshold": "-1"}
+# work, and so is each Spark job of it: adaptive execution runs every shuffle stage as a job of its own
+# and re-plans more than it saves, and a broadcast join collects its small side in a job of its own
+# each time a plan runs (a demo hour's gold 29 -> 19 s; its silver 145 -> 87 jobs, gold 270 -> 193,
+# no slower; one shuffle partition, as AQE would have coalesced them to).
+SMALL_INPUT_PLAN_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
+                         "spark.sql.autoBroadcastJoinThreshold": "-1"}
+# and Janino compiling the generated code of every operator costs more than interpreting it over a few
+# thousand rows (bronze, gold; silver's parse, heavier per row, is faster compiled even then)
+SMALL_INPUT_CONF = {**SMALL_INPUT_PLAN_CONF, "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 # a line of spark-defaults.conf (Java properties: `key value`, `key=value` or `key: value`)
 _SETTING = re.compile(r"(?P<key>spark\.[^\s=:]+)\s*[\s=:]\s*(?P<value>\S.*)")
 # an hour (or window) whose landed files are smaller than this is a small input

@@ -12,9 +12,11 @@ from fleethealth.lake import locks
 from fleethealth.lake import staged as lake_staged
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
+from fleethealth.pull import landing
 from fleethealth.quality.gate import audit, of_hours, publish_passed
 from fleethealth.quality.suites import QualityGateError
 from fleethealth.runtime.frames import materialize
+from fleethealth.runtime.session import small_input
 from fleethealth.silver import tables as silver
 
 
@@ -24,10 +26,11 @@ def window(spark: SparkSession, hours: list[datetime], inventory_path: str, lake
     published together. Per hour: (reconciliation rows, gate report), or the QualityGateError of its
     failed gate."""
     inventory = load_inventory(inventory_path)
-    with locks.hours_lock(hours, lakehouse, "silver job"):
+    landed = sum(x.size for hour in hours for x in landing.read_manifests(hour, lakehouse))
+    with locks.hours_lock(hours, lakehouse, "silver job"), small_input(spark, landed, compiled=True):
         # not materialized: each part reads its own source's rows (and reconciliation four columns)
         # from the Parquet files, less than a copy of the whole hour costs to make and to read back
-        records = lake.read(spark, "bronze.records", lakehouse, hours)
+        records = lake.read_listed(spark, "bronze.records", lakehouse, hours)
         files = bronze_files(spark, hours, lakehouse)
         staged = {}
         try:
