@@ -330,3 +330,21 @@ def hours_committed(lakehouse, name, after: int) -> set:
                         hour = action[kind]["partitionValues"].get("hour")   # none: not partitioned
                         hours.add(datetime.fromisoformat(hour).replace(tzinfo=None) if hour else None)
     return hours
+
+
+def test_an_hour_commits_once_each_table_it_changes_and_never_one_it_leaves_alone(spark, fleet):
+    """Issue 65: an hour's Delta commits are at most the tables it changes: one per table, the three
+    gates' results in one, none for a table that has no rows of the hour before or after it (a re-run
+    of the hour here: every table it writes is replaced once, the empty ones are left alone)."""
+    lh = fleet["lakehouse"]
+    names = [n for layer in lake.LAYERS for n in lake.layer_tables(layer)] + ["gold.quality_results"]
+    before = {n: version(lh, n) for n in names if lake.exists(spark, n, Lakehouse.at(lh))}
+    empty = {n for n in before if lake.table(n).hourly and not snapshot(spark, lh, n, H11)}
+    assert {"silver.deadlocks", "gold.deadlocks"} <= empty            # no deadlock in this fleet
+    out = pipeline.run_window(spark, [H11], str(fleet["inventory"]), Lakehouse.at(lh))[H11]
+    assert not isinstance(out, pipeline.LayerFailed), out
+    commits = {n: version(lh, n) - v for n, v in before.items()}
+    assert max(commits.values()) == 1 and commits["gold.quality_results"] == 1, commits
+    assert [n for n in empty if commits[n]] == []
+    assert commits["bronze.records"] == commits["silver.kafka_events"] == commits["gold.incident_findings"] == 1
+

@@ -82,3 +82,17 @@ def test_no_rows_for_an_hour_empties_it(spark, lakehouse):
     assert staged.frame.count() == 0
     staged.commit()
     assert published(spark, lakehouse) == [(0, "old", 11)]
+
+
+def test_no_rows_for_an_hour_that_had_none_commits_nothing(spark, lakehouse):
+    """Issue 65: a table the hour leaves unchanged gets no commit (and no file: the empty ones
+    written are deleted); an hour that had rows and now has none is still a change."""
+    lake.write_hour(frame(spark, H10, 3, "old"), TABLE, [H10], Lakehouse.at(lakehouse))
+    log = Path(lake.table(TABLE).path(Lakehouse.at(lakehouse))) / "_delta_log"
+    versions, files = sorted(log.glob("*.json")), data_files(lakehouse)
+    staged = Staged(spark, frame(spark, H11, 0, "none"), TABLE, [H11], Lakehouse.at(lakehouse))
+    assert staged.commit() is None
+    assert sorted(log.glob("*.json")) == versions and data_files(lakehouse) == files
+    staged = Staged(spark, frame(spark, H10, 0, "none"), TABLE, [H10], Lakehouse.at(lakehouse))
+    assert staged.commit() == len(versions)
+    assert published(spark, lakehouse) == []
