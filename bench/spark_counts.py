@@ -6,7 +6,7 @@
   Delta describes as "Compute snapshot for version: N");
 - Delta commits per table, from the `_delta_log` versions the hour added, and whether each changed the
   table's rows (added a file with rows, removed one, or changed its schema);
-- the driver's peak used heap after a collection, from the JVM's GC log (`-Xlog:gc`).
+- the driver's peak used heap after a full collection (its live set), from the JVM's GC log (`-Xlog:gc`).
 
 `conf_file(folder)` writes the Spark settings (FLEETHEALTH_SPARK_CONF's format) and `env(folder)` the
 environment that make an application leave them in `folder`.
@@ -174,20 +174,30 @@ def commits_since(before: dict[str, set[str]], tables_root: Path) -> dict[str, C
     return out
 
 
-def gc_peak_after_mb(folder: Path, pids_before: set[Path]) -> tuple[int, int, int] | None:
-    """(peak used heap after a collection in MB, collections, full collections) of the JVMs whose GC
-    log appeared since `pids_before` (the hour's driver; spark-submit's launcher JVM collects nothing)."""
-    peak = n = full = 0
-    seen = False
-    for log in set(folder.glob("gc-*.log")) - pids_before:
+@dataclass
+class Heap:
+    live_mb: int | None   # the peak of the heap used after a full collection: the live set (None: no full one)
+    after_any_mb: int     # the peak after any collection (a young one leaves the old generation's garbage)
+    collections: int
+    full: int
+
+
+def gc_heap(folder: Path, logs_before: set[Path]) -> Heap | None:
+    """The heap of the JVMs whose GC log appeared since `logs_before` (the hour's driver; spark-submit's
+    launcher JVM collects nothing), from `-Xlog:gc` lines such as
+    `GC(20) Pause Full (Ergonomics) 1532M->199M(1710M) 348.759ms`."""
+    live = None
+    after_any = n = full = 0
+    for log in set(folder.glob("gc-*.log")) - logs_before:
         for line in log.read_text(errors="replace").splitlines():
             m = _GC_AFTER.search(line)
             if m:
-                seen = True
                 n += 1
-                full += m["kind"] == "Full"
-                peak = max(peak, int(m["after"]))
-    return (peak, n, full) if seen else None
+                after_any = max(after_any, int(m["after"]))
+                if m["kind"] == "Full":
+                    full += 1
+                    live = max(live or 0, int(m["after"]))
+    return Heap(live, after_any, n, full) if n else None
 
 
 def by_layer(commits: dict[str, Commits]) -> dict[str, tuple[int, int, int]]:

@@ -74,7 +74,7 @@ def _run(n_hours: int, work: Path, scenarios: str | None = None) -> int:
     floors = [floor_seconds(work)]
     print(f"  floor (bench/floor_job.py: spark-submit, session, 10-row Delta write, read back)  {floors[0]:6.1f}s",
           flush=True)
-    took, jobs, worst_commits = [], [], 0
+    took, jobs = [], []
     for hour in hours:
         logs, gcs = spark_counts.event_logs(counted), set(counted.glob("gc-*.log"))
         versions = spark_counts.delta_versions(work / "lakehouse")
@@ -87,7 +87,6 @@ def _run(n_hours: int, work: Path, scenarios: str | None = None) -> int:
             return 1
         jobs.append(print_counts(spark_counts.event_logs(counted) - logs, counted, gcs,
                                  spark_counts.commits_since(versions, work / "lakehouse")))
-        worst_commits = max(worst_commits, jobs[-1][1])
     floors.append(floor_seconds(work))
     floor = sum(floors) / len(floors)
     print(f"  floor again {floors[1]:6.1f}s; floor = mean {floor:.1f}s")
@@ -95,7 +94,7 @@ def _run(n_hours: int, work: Path, scenarios: str | None = None) -> int:
     worst = max(took)
     print(f"goal 65a  slowest tiny DAG hour / floor   {worst / floor:.2f}x ({worst:.1f}s / {floor:.1f}s)   "
           f"target <= {TARGET_FLOOR_X:.0f}x   {'met' if worst <= TARGET_FLOOR_X * floor else 'MISSED'}")
-    print(f"goal 4  tiny DAG hours (demo fleet)   {', '.join(f'{t:.0f}' for t in took)} s   (the goal: 49a's ratio)")
+    print(f"goal 4  tiny DAG hours (demo fleet)   {', '.join(f'{t:.0f}' for t in took)} s   (the goal: 65a's ratio)")
     if n_hours == 3:
         print(f"goal 4  the demo's 3 DAG hours       {sum(took):5.0f}s (make demo adds set-up and the summary)   "
               f"target <= {TARGET_DEMO_S:.0f}s with set-up   {'within' if sum(took) <= TARGET_DEMO_S else 'MISSED'}")
@@ -105,8 +104,11 @@ def _run(n_hours: int, work: Path, scenarios: str | None = None) -> int:
               f"({took[-1]:.1f}s / {steady:.1f}s)   target <= 1.1x   {'met' if took[-1] <= 1.1 * steady else 'MISSED'}")
     print(f"goal 65a  Spark jobs per tiny DAG hour   {', '.join(str(j) for j, _ in jobs)}   target <= {TARGET_JOBS}   "
           f"{'met' if max(j for j, _ in jobs) <= TARGET_JOBS else 'MISSED'}")
-    print(f"goal 65a  Delta commits beyond the tables changed (worst hour)   {worst_commits}   target 0   "
-          f"{'met' if worst_commits == 0 else 'MISSED'}")
+    later = max((extra for _, extra in jobs[1:]), default=0)
+    if n_hours > 1:
+        print(f"goal 65a  Delta commits beyond the tables changed   {later} in the worst of hours 2-{n_hours} "
+              f"({jobs[0][1]} in hour 1, which creates the tables: a new table's schema is a commit of its own)   "
+              f"target 0   {'met' if later == 0 else 'MISSED'}")
     print(f"load average now {load()}")
     return 0
 
@@ -123,9 +125,11 @@ def print_counts(logs: set, counted: Path, gcs_before: set, commits: dict) -> tu
         for layer, x in app.layers.items():
             print(f"      {layer:7} {x.jobs:4} jobs {x.tasks:5} tasks {x.snapshots:3} snapshot computations   "
                   f"{x.span_s:5.1f}s, {x.idle_s:5.1f}s of them with no job running")
-    heap = spark_counts.gc_peak_after_mb(counted, gcs_before)
+    heap = spark_counts.gc_heap(counted, gcs_before)
     if heap:
-        print(f"      driver heap: peak used after a collection {heap[0]} MB ({heap[1]} collections, {heap[2]} full)")
+        live = f"{heap.live_mb} MB" if heap.live_mb is not None else "no full collection"
+        print(f"      driver heap: peak used after a full collection {live}, after any {heap.after_any_mb} MB "
+              f"({heap.collections} collections, {heap.full} full)")
     layers = spark_counts.by_layer(commits)
     for layer, (n, tables, changed) in sorted(layers.items()):
         print(f"      commits {layer:7} {n:3} on {tables:2} tables, {changed:2} of them changed")
