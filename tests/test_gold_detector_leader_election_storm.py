@@ -21,7 +21,8 @@ KAFKA = T.StructType([T.StructField(n, t) for n, t in [
     ("ts", T.TimestampType()), ("event_type", T.StringType()), ("controller", T.IntegerType()),
     ("brokers", T.ArrayType(T.IntegerType())), ("topic", T.StringType()), ("partition", T.IntegerType()),
     ("from_state", T.StringType()), ("to_state", T.StringType()), ("leader", T.IntegerType()),
-    ("broker", T.IntegerType()), ("role", T.StringType()), ("transition", T.StringType())]])
+    ("broker", T.IntegerType()), ("role", T.StringType()), ("transition", T.StringType()),
+    ("prev_leader", T.IntegerType()), ("isr", T.ArrayType(T.IntegerType()))]])
 T0 = datetime(2026, 11, 21, 6, 35, 0, 17_000)   # "Broker failure callback for 8"
 PARTS = [("orders", p) for p in range(4)] + [("__consumer_offsets", p) for p in (2, 5, 8)]   # 7 led by 8
 

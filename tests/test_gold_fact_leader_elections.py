@@ -1,5 +1,5 @@
-"""gold.leader_elections: one row per leader-change window (failure callback or Offline transition), storms
-or not, with the __consumer_offsets partitions moved and the consumer groups they coordinate."""
+"""gold.leader_elections: one row per leader-change window (failure callback, KRaft fence, leaders the brokers
+took over from a broker out of their ISR, or Offline transition), storms or not, with the __consumer_offsets partitions moved and the consumer groups they coordinate."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -24,7 +24,7 @@ KAFKA = T.StructType([T.StructField(n, t) for n, t in [
     ("brokers", T.ArrayType(T.IntegerType())), ("topic", T.StringType()), ("partition", T.IntegerType()),
     ("from_state", T.StringType()), ("to_state", T.StringType()), ("leader", T.IntegerType()),
     ("broker", T.IntegerType()), ("role", T.StringType()), ("transition", T.StringType()),
-    ("group", T.StringType())]])
+    ("group", T.StringType()), ("prev_leader", T.IntegerType()), ("isr", T.ArrayType(T.IntegerType()))]])
 T0 = datetime(2026, 11, 21, 6, 35, 0, 17_000)   # "Broker failure callback for 8"
 # 7 partitions led by 8; consumer-group lives on __consumer_offsets-38 (of 50), billing-service on 39
 PARTS = [("orders", p) for p in range(5)] + [("__consumer_offsets", p) for p in (2, 38)]
@@ -144,3 +144,37 @@ def test_gx_suite_passes_on_the_built_table(spark):
     results = quality.validate_tables({"gold.leader_elections": build(spark, kafka)}, hour=HOUR, data_docs_dir=None)
     quality.enforce(results)
     assert [r.expectation for r in results if not r.success] == []
+
+
+def took_over(t0, lost, new, parts, isr, cluster="c1"):
+    """KRaft state-change.log lines of `new` leading `parts` after `lost`: "Leader t-p with topic id Some(..)
+    starts at leader epoch .. ISR [..] .. Previous leader Some(lost) and previous leader epoch was .."."""
+    return [ev(t0 + timedelta(milliseconds=2 + i), "leader_epoch_start", broker_id=new, cluster=cluster, topic=tn,
+               partition=p, broker=new, leader=new, role="leader", prev_leader=lost, isr=isr)
+            for i, (tn, p) in enumerate(parts)]
+
+
+def test_brokers_alone_show_a_lost_broker_by_the_partitions_taken_from_it(spark):
+    """A KRaft cluster listed without its controllers: no fence line, the brokers' own take-overs trigger."""
+    parts = [("orders", p) for p in range(12)]
+    t_back = T0 + timedelta(minutes=20)
+    t_again = T0 + timedelta(minutes=30)
+    kafka = (took_over(T0, 2, 3, parts[:6], [3, 1]) + took_over(T0 + timedelta(seconds=1), 2, 1, parts[6:], [1, 3])
+             # the preferred election giving them back to 2 (1 and 3 stay in the ISR): no trigger
+             + took_over(t_back, 3, 2, parts[:6], [2, 3, 1]) + took_over(t_back, 1, 2, parts[6:], [2, 1, 3])
+             # 2 announces its controlled shutdown, then its leaders move: no trigger
+             + [ev(t_again - timedelta(seconds=3), "broker_state_changed", broker_id=2, broker=2,
+                   from_state="RUNNING", to_state="PENDING_CONTROLLED_SHUTDOWN")]
+             + took_over(t_again, 2, 3, parts, [3, 1])
+             # c2: the active controller's fence is there: its trigger alone
+             + [ev(T0, "broker_fenced", cluster="c2", controller=9, broker=2)]
+             + took_over(T0 + timedelta(milliseconds=40), 2, 3, parts, [3, 1], cluster="c2"))
+    got = rows(build(spark, kafka))
+    assert [(r["cluster"], r["trigger_ts"], r["trigger"], r["controller"], r["lost_broker"], r["partitions"],
+             r["storm"]) for r in got] == [
+        ("c1", T0 + timedelta(milliseconds=2), "leaders moved off it (brokers' state-change.log)", None, 2, 12, True),
+        ("c2", T0, "'Fencing broker' (session timed out)", 9, 2, 12, True)]
+    [found] = [f for f in leader_election_storm.detect(facts(spark, kafka), limits()).collect() if f.cluster == "c1"]
+    assert (found.entity, found.first_seen) == ("broker-2", T0 + timedelta(milliseconds=2))
+    assert found.evidence.startswith("broker 2: leaders moved off it (brokers' state-change.log) at 06:35:00.019Z"
+                                     " (its fence is logged by the active controller only); 12 partitions")

@@ -65,6 +65,11 @@ FORMS = {
         r"\[BrokerLifecycleManager id=(\d+)\] Unable to send a heartbeat because the RPC got timed out before it could "
         r"be sent\.",
         r"\[BrokerLifecycleManager id=(\d+)\] Unable to send broker heartbeat for \d+\. Retrying\."],
+    "kafka.server.NodeToControllerRequestThread": [
+        r"{v3}\[broker-(\d+)-to-controller-heartbeat-channel-manager\]: Recorded new KRaft controller, from now on will "
+        r"use node [\w.-]+:9093 \(id: \d+ rack: null\)",
+        r"{v4}\[broker-(\d+)-to-controller-heartbeat-channel-manager\]: Recorded new KRaft controller, from now on will "
+        r"use node [\w.-]+:9093 \(id: \d+ rack: null isFenced: false\)"],
     "state.change.logger": [
         r"\[Broker id=(\d+)\] Transitioning \d+ partition\(s\) to local (?:leaders|followers)\.",
         r"\[Broker id=(\d+)\] Leader [\w.-]+-\d+ with topic id Some\([\w-]{22}\) starts at leader epoch \d+ from offset "

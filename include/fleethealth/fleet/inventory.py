@@ -255,9 +255,10 @@ KafkaVersion = Annotated[str, Strict(), StringConstraints(pattern=VERSION),
                          says("expected a Kafka version such as 2.8.1, got {got}"), BeforeValidator(_version_text)]
 KRAFT_SINCE = (3, 3)      # the first Kafka whose KRaft mode is production-ready (KIP-833)
 # what a KRaft cluster listed without its controllers leaves unwatched (`fleethealth check`, the report)
-NO_CONTROLLERS = ("broker fencing and the leader-election storms it starts are not watched (a fence is logged by the "
-                  "active controller only), and the controller quorum only as its brokers see it, until its "
-                  "controllers are listed (role: controller, node_id: <its node.id>, kafka_version)")
+NO_CONTROLLERS = ("broker fencing is not watched (a fence is logged by the active controller only: the leader-election "
+                  "storm it starts is seen in the partitions the brokers take over), and the controller quorum only "
+                  "as its brokers see it, until its controllers are listed (role: controller, node_id: <its node.id>, "
+                  "kafka_version)")
 KRAFT_PREVIEW = (2, 8)    # the first Kafka with a KRaft mode (KIP-500's early access): before it, ZooKeeper only
 
 

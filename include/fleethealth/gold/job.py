@@ -3,6 +3,7 @@ in time order gated with the incident lifecycle carried forward by it (gold.life
 passed published together."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from pyspark.sql import DataFrame, SparkSession
@@ -54,7 +55,8 @@ def window(spark: SparkSession, hours: list[datetime], inventory_path: str, lake
             asked = [c.name for c in inventory.clusters if c.mode_from_logs]
             events = (lake.read(spark, "silver.kafka_events", lakehouse, hours).where(F.col("cluster").isin(*asked))
                       if asked else None)
-            hosts = silver.hosts_frame(spark, found_modes(inventory, events, inputs["jmx_samples"]))
+            hosts = silver.hosts_frame(spark, found_modes(inventory, events, inputs["jmx_samples"],
+                                                          kraft_before(spark, min(hours), lakehouse)))
             facts = facts_of(hours, hosts, inputs, minutes, earlier)
             computed = gold_tables(facts, limits)
             out, passed, lifecycle = {}, [], {}
@@ -79,16 +81,39 @@ def window(spark: SparkSession, hours: list[datetime], inventory_path: str, lake
             spark.catalog.clearCache()
 
 
-def found_modes(inventory: Inventory, kafka_events: DataFrame | None, jmx: DataFrame | None) -> Inventory:
+def found_modes(inventory: Inventory, kafka_events: DataFrame | None, jmx: DataFrame | None,
+                known_kraft: Callable[[list[str]], set[str]] | None = None) -> Inventory:
     """The inventory with the mode of each cluster whose logs tell it (fleet.inventory.Cluster.mode_from_logs)
-    as the window's silver rows show it (`kafka_events` as silver wrote them, every event type), else as
-    the inventory falls back. Per window: the gold job's is an hour."""
+    as the window's silver rows show it (`kafka_events` as silver wrote them, every event type), else KRaft
+    for those of them `known_kraft` (e.g. kraft_before) knows in KRaft mode, else as the inventory falls
+    back. Per window: the gold job's is an hour."""
     asked = [c.name for c in inventory.clusters if c.mode_from_logs]
-    if not asked or kafka_events is None:
-        return inventory.with_modes({})
-    mine = F.col("cluster").isin(*asked)
-    shown = kraft.modes_shown(kafka_events.where(mine), jmx.where(mine) if jmx is not None else None)
-    return inventory.with_modes({r["cluster"]: r["mode"] for r in shown.collect()})
+    if not asked:
+        return inventory
+    shown = {}
+    if kafka_events is not None:
+        mine = F.col("cluster").isin(*asked)
+        found = kraft.modes_shown(kafka_events.where(mine), jmx.where(mine) if jmx is not None else None)
+        shown = {r["cluster"]: r["mode"] for r in found.collect()}
+    silent = [c for c in asked if c not in shown]
+    if silent and known_kraft is not None:
+        shown.update(dict.fromkeys(known_kraft(silent), kraft.KRAFT))
+    return inventory.with_modes(shown)
+
+
+def kraft_before(spark: SparkSession, first: datetime, lakehouse: Lakehouse) -> Callable[[list[str]], set[str]]:
+    """clusters -> those of them gold found in KRaft mode in an hour before `first` (a row of
+    gold.kraft_quorum, which only KRaft clusters have): an hour whose lines show neither mode (no
+    snapshot, no KRaft prefix, no broker-metadata-metrics) keeps it, since a cluster migrates from
+    ZooKeeper to KRaft and never back. Read only for clusters that are silent."""
+    def known(clusters: list[str]) -> set[str]:
+        if not lake.exists(spark, "gold.kraft_quorum", lakehouse):
+            return set()
+        rows = (lake.read(spark, "gold.kraft_quorum", lakehouse)
+                .where(F.col("cluster").isin(*clusters) & (F.col("hour") < F.lit(first).cast("timestamp")))
+                .select("cluster").distinct().collect())
+        return {r["cluster"] for r in rows}
+    return known
 
 
 def facts_of(hours, hosts: DataFrame, silver_tables: dict, lookback_minutes: int = 0,

@@ -21,6 +21,7 @@ KRC = "org.apache.kafka.raft.KafkaRaftClient"
 LS = "org.apache.kafka.raft.LeaderState"
 NC = "org.apache.kafka.clients.NetworkClient"
 BLM = "kafka.server.BrokerLifecycleManager"
+NTC = "kafka.server.NodeToControllerRequestThread"
 SC = "state.change.logger"
 BALANCE_PHASE_MS = 17_312   # the active controller's balance checks, anchored to the epoch
 GLITCH_BEFORE_MS = 3_300   # an election's new leader wins this long after its old leader lost the voters
@@ -73,9 +74,19 @@ def election(w, ms: int, old: int, new: int, epoch: int) -> dict[str, list]:
     elif w.is_controller:
         srv.append(w.rec(ms + 11, "INFO", f"{rm} Completed transition to {new_follower} from {old_follower}", QS))
         ctl.append(w.rec(ms + 13, "INFO", f"{qc} In the new epoch {epoch}, the leader is {new}.", QC))
-    else:   # a broker: an observer of the quorum
+    else:   # a broker: an observer of the quorum; its heartbeat channel follows the new controller at its next send
         srv.append(w.rec(ms + 20 + node, "INFO", f"{rm} Completed transition to {new_follower} from {old_follower}", QS))
+        srv.append(w.rec(ms + 1_200 + 97 * node % 800, "INFO", recorded_controller(w, new), NTC))
     return out
+
+
+def recorded_controller(w, controller: int) -> str:
+    """NodeToControllerRequestThread's line (server/NodeToControllerChannelManager.scala) as the broker's version
+    words it: "KRaft controller ... node" 3.8+ (4.0+: the node's isFenced too), "controller ... broker" before."""
+    host = f"{w.c.controller_host(controller).name}:9093 (id: {controller} rack: null{' isFenced: false' if w.v4 else ''})"
+    kind, noun = ("KRaft controller", "node") if w.v >= (3, 8) else ("controller", "broker")
+    return (f"[broker-{w.node}-to-controller-heartbeat-channel-manager]: Recorded new {kind}, from now on will use "
+            f"{noun} {host}")
 
 
 def fencing(w, broker: int, index: int, fenced: int, unfenced: int) -> dict[str, list]:

@@ -12,6 +12,8 @@ server.log `[RaftManager id=N]` and controller.log):
   timeout" 3.x, "Transitioning to Prospective state due to fetch timeout" 4.0+), `raft_election_failed`
   (election timed out, insufficient votes), and the leader's `raft_check_quorum_failed` ("Did not receive
   fetch request from the majority of the voters", 3.7+: it resigns).
+The evidence adds the controllers the brokers' channels recorded ("Recorded new KRaft controller, from now on
+will use node N", `controller_recorded`): what a cluster listed without its controllers shows of a failover.
 A graceful shutdown is no instability: elections and voter timeouts within
 `controller_quorum_unstable.shutdown_grace_s` after a node's "Beginning graceful shutdown" (`raft_shutdown`)
 are left out (they are counted in the evidence). An incident when, within
@@ -132,7 +134,15 @@ def detect(facts, thresholds):
                .groupBy("cluster", "hour")
                .agg(F.count(F.when(F.col("event_type") == "raft_fetch_failed", 1)).alias("fetch_refused"),
                     F.count(F.when(F.col("event_type") == "raft_log_truncated", 1)).alias("truncated")))
-    df = agg.join(refused, ["cluster", "hour"], "left").join(quorum_jmx(facts.jmx), ["cluster", "hour"], "left")
+    followed = (ev.where((F.col("event_type") == "controller_recorded") & F.col("broker").isNotNull())
+                .groupBy("cluster", "hour", "controller")
+                .agg(F.min("ts").alias("ts"), F.count_distinct("broker").alias("n"))
+                .groupBy("cluster", "hour")
+                .agg(F.array_join(F.array_sort(F.collect_list(F.format_string(
+                    "%s node %d (%d broker(s))", F.date_format("ts", HMS), F.col("controller"), F.col("n")))), ", ")
+                     .alias("followed")))
+    df = (agg.join(refused, ["cluster", "hour"], "left").join(followed, ["cluster", "hour"], "left")
+          .join(quorum_jmx(facts.jmx), ["cluster", "hour"], "left"))
     evidence = F.concat_ws("; ",
         F.format_string("%d leader election(s) within %d minutes%s%s", F.col("most_elections"), F.lit(window_min),
                         F.when(F.col("most_elections") >= min_elections,
@@ -148,6 +158,8 @@ def detect(facts, thresholds):
                                                            F.col("fetch_refused"))),
         F.when(F.col("truncated") > 0, F.format_string("%d voter log truncation(s) after a leader change",
                                                        F.col("truncated"))),
+        F.when(F.col("followed").isNotNull(),
+               F.concat(F.lit("brokers recorded a new controller: "), F.col("followed"))),
         F.when(F.col("epoch_rise") > 0, F.format_string("JMX raft-metrics current-epoch +%d", F.col("epoch_rise"))),
         F.when(F.size("leaders") > 1, F.format_string("current-leader took %s", F.array_join(F.col("leaders").cast("array<string>"), ", "))),
         F.when(F.col("latency_max") > 0, F.format_string("election-latency-max %.0f ms (avg %.0f ms)",

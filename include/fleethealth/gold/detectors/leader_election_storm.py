@@ -5,6 +5,9 @@ Triggers (silver.kafka_events of the controller):
 - KRaft: `broker_fenced`, the active controller's "Fencing broker N because its session has timed out"
   (ReplicationControlManager.java's `handleBrokerFenced: changing N partition(s)`) — the storm's
   broker is N (broker_fenced is its own incident);
+- KRaft without the controllers' logs (a cluster listed with its brokers only): new leaders taking over
+  partitions from broker N with N out of their ISR ("Leader t-p ... ISR [3,1] ... Previous leader Some(N)",
+  gold.facts.leader_elections.moved_off) — the storm's broker is N; not after N's controlled shutdown;
 - without one in the preceding window, a partition going OnlinePartition -> OfflinePartition
   (`partition_state_change`) — the storm's broker is then the controller that logged it.
 Leader changes counted in [trigger, trigger + `leader_election_storm.window_ms`), distinct partitions,
@@ -52,9 +55,12 @@ def detect(facts, thresholds):
         F.count(F.lit(1)).alias("windows"))
     w = F.col("w")
     evidence = F.concat_ws("; ",
-        F.format_string("controller %d: %s%s at %s", w["controller"], w["trigger"],
-                        F.when(w["lost_broker"].isNotNull(), F.format_string(" for %d", w["lost_broker"]))
-                        .otherwise(F.lit("")), F.date_format(w["trigger_ts"], HMS)),
+        F.when(w["controller"].isNull(), F.format_string(
+            "broker %d: %s at %s (its fence is logged by the active controller only)", w["lost_broker"], w["trigger"],
+            F.date_format(w["trigger_ts"], HMS)))
+        .otherwise(F.format_string("controller %d: %s%s at %s", w["controller"], w["trigger"],
+                                   F.when(w["lost_broker"].isNotNull(), F.format_string(" for %d", w["lost_broker"]))
+                                   .otherwise(F.lit("")), F.date_format(w["trigger_ts"], HMS))),
         F.format_string("%d partitions changed leader within %d ms (>= min_partitions %d)%s, %d of them "
                         "__consumer_offsets (coordinator moves: their groups rebalance)",
                         w["partitions"], F.lit(window_ms), F.lit(min_partitions),

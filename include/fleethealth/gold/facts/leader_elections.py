@@ -1,10 +1,12 @@
 """gold.leader_elections: one row per leader-change window (a lost broker's failure callback or, KRaft, its
-fencing, or a partition going offline) and the partitions whose leader moved in it.
+fencing or, without the controllers' logs, the brokers taking over its partitions; or a partition going
+offline) and the partitions whose leader moved in it.
 
 Signals and limits: fleethealth.gold.detectors.leader_election_storm, the detector that reads it.
 """
 from __future__ import annotations
 
+from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from fleethealth.fleet.kafka import OFFSETS_TOPIC
@@ -48,6 +50,7 @@ def triggers(kafka_events, window_ms: int):
                       F.coalesce("controller", "broker_id").alias("controller"),
                       F.lit("'Fencing broker' (session timed out)").alias("trigger")))
     callbacks = callbacks.unionByName(fenced)
+    callbacks = callbacks.unionByName(moved_off(ev, callbacks, window_ms))
     offline = (ev.where((F.col("event_type") == "partition_state_change") & (F.col("from_state") == ONLINE)
                        & (F.col("to_state") == OFFLINE))
                .select("cluster", "hour", F.col("ts").alias("trigger_ts"), F.lit(None).cast("int").alias("lost_broker"),
@@ -60,6 +63,38 @@ def triggers(kafka_events, window_ms: int):
     offline = offline.alias("o").join(cb.alias("c"), (F.col("o.cluster") == F.col("c.cluster"))
                                       & (F.col("o.hour") == F.col("c.hour")) & covered, "left_anti")
     return callbacks.unionByName(offline)
+
+
+def moved_off(kafka_events, decided, window_ms: int):
+    """KRaft, seen by the brokers alone (a cluster listed without its controllers, whose fences only they
+    log): (cluster, hour, trigger_ts, lost_broker, controller NULL, trigger) where new leaders took over
+    partitions from a broker left out of their ISR - "Leader t-p ... ISR [3,1] ... Previous leader Some(2)"
+    (state-change.log, 3.x+): the controller fenced or lost it; a preferred election keeps the old leader
+    in the ISR. One trigger per run of such lines less than window_ms apart; none where `decided` (the
+    controllers' triggers) has one for that broker within window_ms, nor after the broker announced its
+    controlled shutdown (`broker_state_changed` to PENDING_CONTROLLED_SHUTDOWN or SHUTTING_DOWN)."""
+    ev = kafka_events
+    window = F.make_dt_interval(secs=F.lit(window_ms / 1000.0))
+    lines = (ev.where((F.col("event_type") == "leader_epoch_start") & (F.col("role") == "leader")
+                      & F.col("prev_leader").isNotNull() & F.col("isr").isNotNull()
+                      & (F.col("prev_leader") != F.col("broker")) & ~F.array_contains("isr", F.col("prev_leader")))
+             .select("cluster", "hour", "ts", F.col("prev_leader").alias("lost_broker")))
+    before = F.lag("ts").over(Window.partitionBy("cluster", "hour", "lost_broker").orderBy("ts"))
+    first = (lines.withColumn("before", before)
+             .where(F.col("before").isNull() | (F.col("ts") >= F.col("before") + window))
+             .select("cluster", "hour", F.col("ts").alias("trigger_ts"), "lost_broker"))
+    shutdown = (ev.where((F.col("event_type") == "broker_state_changed")
+                         & F.col("to_state").isin("PENDING_CONTROLLED_SHUTDOWN", "SHUTTING_DOWN"))
+                .select("cluster", "hour", F.col("ts").alias("x_ts"), F.col("broker").alias("x_broker")))
+    known = decided.where(F.col("lost_broker").isNotNull()).select(
+        "cluster", "hour", F.col("trigger_ts").alias("x_ts"), F.col("lost_broker").alias("x_broker"))
+    t, x = first.alias("t"), shutdown.unionByName(known).alias("x")
+    near = ((F.col("t.cluster") == F.col("x.cluster")) & (F.col("t.hour") == F.col("x.hour"))
+            & (F.col("t.lost_broker") == F.col("x.x_broker"))
+            & (F.col("x.x_ts") > F.col("t.trigger_ts") - window) & (F.col("x.x_ts") < F.col("t.trigger_ts") + window))
+    return (t.join(x, near, "left_anti")
+            .select("cluster", "hour", "trigger_ts", "lost_broker", F.lit(None).cast("int").alias("controller"),
+                    F.lit("leaders moved off it (brokers' state-change.log)").alias("trigger")))
 
 
 def leader_elections(facts, thresholds):
