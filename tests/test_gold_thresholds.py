@@ -129,3 +129,17 @@ def test_explicit_override_beats_env_var(tmp_path, monkeypatch):
     monkeypatch.setenv(config.ENV_THRESHOLDS, str(env_file))
     values = thresholds.load(override(tmp_path, "log_cleaner_dead.stale_ms: 180000\n"))
     assert values["log_cleaner_dead.stale_ms"] == 180_000
+
+
+def test_the_dags_first_task_refuses_a_bad_file_before_any_pull(tmp_path, monkeypatch):
+    """The hourly and backfill DAGs list the hosts before they pull them: a bad $FLEETHEALTH_THRESHOLDS
+    fails that task (issue 62 item 9), not gold after every host was pulled."""
+    from fleethealth.pipeline import dag_tasks
+
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(f"clusters:\n  - name: c\n    timezone: UTC\n    root: {tmp_path}\n"
+                         "    hosts:\n      - {host: z1, role: zookeeper, zk_myid: 1}\n")
+    assert dag_tasks.list_hosts({"inventory": str(inventory)}) == ["z1"]
+    monkeypatch.setenv(config.ENV_THRESHOLDS, str(override(tmp_path, f"{BLOAT}: lots\n")))
+    with pytest.raises(ThresholdError, match=rf"{BLOAT}: expected an integer, got 'lots'"):
+        dag_tasks.list_hosts({"inventory": str(inventory)})

@@ -272,7 +272,20 @@ def kraft_warnings(inventory: Inventory, reachable: set[str] | None = None) -> l
     return out
 
 
-def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None] = print) -> int:
+def threshold_problems(path: str | None) -> list[str]:
+    """One line per mistake in the thresholds file (`path`, else $FLEETHEALTH_THRESHOLDS), as gold would
+    refuse it: the run refuses it before it pulls (gold.thresholds.load)."""
+    from fleethealth.gold import thresholds
+
+    try:
+        thresholds.load(path)
+    except thresholds.ThresholdError as exc:
+        return [f"{line} (fix it, or leave the key out for its default)" for line in str(exc).splitlines()]
+    return []
+
+
+def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None] = print,
+          thresholds_path: str | None = None) -> int:
     """Print one line per problem (`echo`), then the summary; 0 when there is none, else 1."""
     logging.getLogger("paramiko").setLevel(logging.WARNING)     # not a line per connection: its problems are
     problems = settings_problems()
@@ -282,6 +295,7 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
             inventory = load_inventory(inventory_path)
         except InventoryError as exc:
             problems = list(exc.problems)
+        problems += threshold_problems(thresholds_path)
     for line in problems:
         echo(line)
     if inventory is None:

@@ -14,6 +14,7 @@ from fleethealth.cli.query_command import DEFAULT_QUERY_LIMIT, DEFAULT_QUERY_TIM
 from fleethealth.cli.run import cmd_pull, cmd_run
 from fleethealth.cli.usage import EXIT_USAGE, UsageError, session
 from fleethealth.fleet.inventory import InventoryError
+from fleethealth.gold.thresholds import ThresholdError
 from fleethealth.lake import tables as lake_tables
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, parse_window
@@ -36,7 +37,7 @@ def cmd_check(args) -> int:
     """Whether an hour would run as set up (fleethealth.cli.check): exit 0, else 2 and a line per problem."""
     from fleethealth.cli.check import check
 
-    return check(args.inventory, notify=args.notify)
+    return check(args.inventory, notify=args.notify, thresholds_path=args.thresholds)
 
 
 def cmd_parse(args) -> int:
@@ -237,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
                                "reached as the pull reaches it (SSH host key, each source's folder, Jolokia); "
                                "a line per problem with what to do; exit 0 only when none")
     _path(s, "--inventory", "the inventory YAML", "inventory.yaml")
+    _path(s, "--thresholds", "a YAML of threshold overrides (values only)", "thresholds.yaml")
     s.add_argument("--notify", action="store_true",
                    help="also send each notification channel one real message marked TEST")
     s.set_defaults(func=cmd_check)
@@ -317,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     except InventoryError as exc:
         for line in exc.problems:
             print(f"fleethealth: {line}", file=sys.stderr)
+        return EXIT_USAGE
+    except ThresholdError as exc:               # a line per mistake in the thresholds file
+        print("\n".join(f"fleethealth: {line}" for line in str(exc).splitlines()), file=sys.stderr)
         return EXIT_USAGE
     except config.SettingError as exc:          # a line per wrong variable
         print("\n".join(f"fleethealth: {line}" for line in str(exc).splitlines()), file=sys.stderr)

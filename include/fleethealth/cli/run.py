@@ -11,6 +11,7 @@ from fleethealth.lake import locks
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, parse_window
 from fleethealth.notify.inventory import load_inventory
+from fleethealth.gold import thresholds
 from fleethealth.runtime import config, interrupt
 
 
@@ -44,6 +45,7 @@ def cmd_run(args) -> int:
     Spark jobs, publishes nothing more (a layer being published is finished: runtime.interrupt),
     prints one line naming the hours not published and exits 130 or 143."""
     inventory = load_inventory(args.inventory)
+    thresholds.load(args.thresholds)     # a bad file is refused now, not by every hour's gold after its pull
     hours = parse_window(args.start, args.end, until_now=True)
     published: list = []
     try:

@@ -5,6 +5,7 @@ override file alike. A bad value fails fast with one line naming the file, the k
 """
 from __future__ import annotations
 
+import difflib
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -49,11 +50,24 @@ def _model() -> type[BaseModel]:
 
 
 def _validate(doc: dict[str, Any], where: str) -> dict[str, Any]:
-    known = ", ".join(sorted(field.alias for field in _model().model_fields.values()))
-    values, lines, *_ = check(_model(), doc, unknown=f"unknown threshold (known: {known})", suggest=False)
+    values, lines, *_ = check(_model(), doc, unknown="unknown threshold", suggest=False)
     if lines:
-        raise ThresholdError("\n".join(f"{where}: {line}" for line in lines))
+        raise ThresholdError("\n".join(f"{where}: {_known(line)}" for line in lines))
     return values.model_dump(by_alias=True)
+
+
+def _known(line: str) -> str:
+    """An unknown threshold's line with the closest known name, else the known names of its kind, else
+    where they are listed."""
+    name, _, what = line.partition(": ")
+    if what != "unknown threshold":
+        return line
+    known = sorted(declarations())
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    same_kind = [k for k in known if k.split(".")[0] == name.split(".")[0]]
+    hint = (f"did you mean {close[0]}?" if close else f"known for {name.split('.')[0]}: {', '.join(same_kind)}"
+            if same_kind else "the thresholds are listed in include/fleethealth/gold/thresholds.yaml")
+    return f"{line} ({hint})"
 
 
 def load(override: str | Path | None = None) -> dict[str, Any]:

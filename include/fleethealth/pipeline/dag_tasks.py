@@ -77,10 +77,14 @@ def _spark_submit() -> type:
 
 # ----------------------------------------------------------------------------------- the tasks' bodies
 def list_hosts(params: dict) -> list[str]:
-    """The inventory's hosts (a bad inventory, a bad channel included, fails here)."""
+    """The inventory's hosts (a bad inventory, a bad channel included, fails here, and so does a bad
+    $FLEETHEALTH_THRESHOLDS file: before any pull, not in gold after every host was pulled)."""
+    from fleethealth.gold import thresholds
     from fleethealth.notify.inventory import load_inventory
 
-    return [h.host for h in load_inventory(params["inventory"]).hosts]
+    hosts = [h.host for h in load_inventory(params["inventory"]).hosts]
+    thresholds.load()
+    return hosts
 
 
 def pull_hour(host: str, hour: str, params: dict) -> int:
