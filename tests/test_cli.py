@@ -407,7 +407,7 @@ def test_the_incident_summary_leads_with_the_worst_and_says_why():
     exposure = dict(rows[1], kind="known_bug_exposure", first_evidence=None, evidence="1.1.0 is affected by KAFKA-3994 (...)")
     assert report.incidents_text([exposure]).count("KAFKA-3994") == 1          # its evidence names it already
     assert report.incidents_text([]) == "(no incidents)"
-    assert report.incidents_report(rows).splitlines()[0] == "gold.incidents: 2 incident(s), 1 open, most severe first"
+    assert report.incidents_report(rows).splitlines()[0] == "gold.incidents: 2 incident(s), 1 open, open first, most severe first"
 
 
 def test_a_failed_runs_summary_never_reads_as_a_healthy_fleet():
@@ -415,24 +415,27 @@ def test_a_failed_runs_summary_never_reads_as_a_healthy_fleet():
 
     assert report.incidents_report([], failed="1 of 2 hours failed").splitlines()[0] == (
         "gold.incidents as of the last published hour, without the failed ones (1 of 2 hours failed): "
-        "0 incident(s), 0 open, most severe first")
+        "0 incident(s), 0 open, open first, most severe first")
 
 
 @pytest.mark.spark
-def test_incidents_come_most_severe_first_then_by_first_seen(spark, lakehouse):
+def test_incidents_come_open_first_most_severe_first_then_by_first_seen(spark, lakehouse):
+    """Issue 62 item 3: a resolved CRITICAL comes after an open MINOR (the run summary lists what to act on)."""
     from datetime import datetime
 
     from fleethealth.lake import tables as lake
     from fleethealth.report import text as report
 
-    rows = [("pm4", "zk_session_expired", "major", datetime(2026, 11, 20, 10, 5)),
-            ("pm4", "leader_election_storm", "critical", datetime(2026, 11, 20, 10, 6)),
-            ("pm3", "known_bug_exposure", "minor", datetime(2026, 11, 20, 10, 0)),
-            ("pm3", "log_cleaner_dead", "critical", datetime(2026, 11, 20, 10, 1))]
-    lake.overwrite(local_frame(spark, rows, "cluster string, kind string, severity string, first_seen timestamp")
-                   .selectExpr("*", "'x' AS entity"), "gold.incidents", Lakehouse.at(str(lakehouse)))
+    rows = [("pm4", "zk_session_expired", "major", datetime(2026, 11, 20, 10, 5), "open"),
+            ("pm4", "leader_election_storm", "critical", datetime(2026, 11, 20, 10, 6), "open"),
+            ("pm5", "broker_fenced", "critical", datetime(2026, 11, 20, 9, 0), "resolved"),
+            ("pm3", "known_bug_exposure", "minor", datetime(2026, 11, 20, 10, 0), "open"),
+            ("pm3", "log_cleaner_dead", "critical", datetime(2026, 11, 20, 10, 1), "open")]
+    lake.overwrite(local_frame(spark, rows, "cluster string, kind string, severity string, first_seen timestamp, "
+                                            "status string").selectExpr("*", "'x' AS entity"),
+                   "gold.incidents", Lakehouse.at(str(lakehouse)))
     assert [r["kind"] for r in report.incident_rows(Lakehouse.at(lakehouse))] == [
-        "log_cleaner_dead", "leader_election_storm", "zk_session_expired", "known_bug_exposure"]
+        "log_cleaner_dead", "leader_election_storm", "zk_session_expired", "known_bug_exposure", "broker_fenced"]
 
 
 @pytest.mark.spark

@@ -151,3 +151,29 @@ def test_a_run_reads_the_published_hours_from_its_own_on(spark, tmp_path):
     assert publish(spark, computed, [HOURS[4]], root["no-states"]).since == first
     assert published(spark, root["no-states"])[:2] == want[:2]
     assert publish(spark, computed, [HOURS[4]], root["no-states"]).since == HOURS[4]
+
+
+def test_a_table_an_earlier_version_wrote_gets_every_rows_severity_rank_once(spark, tmp_path):
+    """Issue 62 item 3: gold.incidents written without severity_rank gains it for every row, those the
+    hour does not touch too, at the first run after the upgrade; then max(severity_rank) answers."""
+    from fleethealth.runtime.vocabulary import SEVERITY_RANK
+
+    computed = frames(spark, 5)
+    root = Lakehouse.at(tmp_path / "lake")
+    publish(spark, computed, HOURS[:-1], root)
+    old = lake.read(spark, lifecycle.INCIDENTS, root).drop("severity_rank")
+    untouched = {r["incident_id"] for r in old.where(f"status = 'resolved' AND resolved_hour < '{HOURS[-2]}'")
+                 .collect()}
+    assert untouched       # rows the last hour leaves alone: filled all the same
+    lake.overwrite(local_frame(spark, [tuple(r) for r in old.collect()], old.schema), lifecycle.INCIDENTS, root)
+    assert "severity_rank" not in lake.read(spark, lifecycle.INCIDENTS, root).columns
+    publish(spark, computed, [HOURS[-1]], root)
+    got = lake.read(spark, lifecycle.INCIDENTS, root)
+    incidents = expected(spark, computed)[0]
+    columns = rebuild(computed[lifecycle.FINDINGS], computed[lifecycle.HEALTH], AFTER, hosts_frame(spark)) \
+        .incidents.columns
+    assert rows(got.select(*columns)) == incidents
+    ranks = {r["incident_id"]: (r["severity"], r["severity_rank"]) for r in got.collect()}
+    assert untouched <= set(ranks) and all(rank == SEVERITY_RANK[sev] for sev, rank in ranks.values())
+    top = got.groupBy("cluster").agg(F.max("severity_rank").alias("r"), F.max("severity").alias("s")).first()
+    assert top["r"] == max(SEVERITY_RANK[s] for s, _ in ranks.values())

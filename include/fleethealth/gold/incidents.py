@@ -36,6 +36,7 @@ ANY_HOST = "*"   # an entity no inventory host answers for: any data from its cl
 
 
 def severity_rank(col: str | Column = "severity") -> Column:
+    """A severity's rank (runtime.vocabulary.SEVERITY_RANK: critical 4 ... info 1): what sorts and compares."""
     rank = F.create_map(*[x for k, v in SEVERITY_RANK.items() for x in (F.lit(k), F.lit(v))])
     return rank[F.col(col) if isinstance(col, str) else col]
 
@@ -147,9 +148,11 @@ def lifecycle(findings: DataFrame, health: DataFrame, resolve_after_hours: int, 
                 F.col("clean_pos").cast("int").alias("clean_hours"),
                 F.when(F.col("clean_pos") > 0, F.col("first_clean_hour")).alias("clean_since"),
                 F.when(resolved, F.col("hour")).alias("resolved_hour"), "hour"))
-    # an incident: its last state
+    # an incident: its last state, and the rank of its severity
+    cols = [c for c in states.columns if c != "hour"]
+    at = cols.index("severity") + 1
     incidents = (states.groupBy("incident_id").agg(F.max_by(F.struct(*states.columns), "hour").alias("s"))
-                 .select("s.*").drop("hour"))
+                 .select("s.*").select(*cols[:at], severity_rank().cast("int").alias("severity_rank"), *cols[at:]))
     return Lifecycle(incidents, _history(rows, incidents), states)
 
 

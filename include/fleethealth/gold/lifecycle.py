@@ -31,15 +31,18 @@ from fleethealth.runtime.frames import local_frame, materialize, materialize_all
 
 FINDINGS, HEALTH = "gold.incident_findings", "gold.broker_health_hourly"
 INCIDENTS, HISTORY = "gold.incidents", "gold.incident_history"
-INCIDENTS_SCHEMA = ("incident_id string, cluster string, kind string, severity string, entity string, "
+INCIDENTS_SCHEMA = ("incident_id string, cluster string, kind string, severity string, severity_rank int, "
+                    "entity string, "
                     "status string, first_seen timestamp, last_seen timestamp, resolved_at timestamp, "
                     "evidence string, known_bug string, first_hour timestamp, last_hour timestamp, hours int, "
                     "first_evidence string, clean_hours int, clean_since timestamp, resolved_hour timestamp, "
                     "updated_hour timestamp")
 HISTORY_KEY = ("incident_id", "transition", "severity")
 STATES = "gold.incident_state"
-STATE_COLUMNS = [c.split()[0] for c in INCIDENTS_SCHEMA.split(", ") if not c.startswith("updated_hour")] + ["hour"]
-STATE_SCHEMA = INCIDENTS_SCHEMA.replace("updated_hour timestamp", "hour timestamp")
+# an incident's state after an hour: its row but for what follows from it (the rank of its severity)
+STATE_SCHEMA = ", ".join(c for c in INCIDENTS_SCHEMA.replace("updated_hour timestamp", "hour timestamp").split(", ")
+                         if not c.startswith("severity_rank"))
+STATE_COLUMNS = [c.split()[0] for c in STATE_SCHEMA.split(", ")]
 STATE_KEY = ("cluster", "kind", "entity", "hour")
 
 
@@ -61,6 +64,8 @@ def update(spark: SparkSession, computed: dict, hours: list[datetime], lakehouse
     w0 = min(hours)
     window = F.expr(lake.hour_predicate(hours))
     incidents = _published(spark, INCIDENTS, INCIDENTS_SCHEMA, lakehouse)
+    unranked = (lake.exists(spark, INCIDENTS, lakehouse)
+                and "severity_rank" not in lake.read(spark, INCIDENTS, lakehouse).columns)
     has = {name: lake.exists(spark, name, lakehouse) for name in (FINDINGS, HEALTH, STATES, HISTORY)}
     found = computed[FINDINGS].where(window)
     touched = found.select(*KEY)
@@ -116,6 +121,11 @@ def update(spark: SparkSession, computed: dict, hours: list[datetime], lakehouse
     # the published rows the new ones replace and do not upsert
     gone = (incidents.join(cuts, KEY).where(F.col("first_hour") >= F.col("cut"))
             .select("incident_id").join(rows.select("incident_id"), "incident_id", "left_anti"))
+    if unranked:            # a table an earlier version wrote: every row it keeps gets its rank, once
+        rows = materialize(rows.unionByName(
+            incidents.join(rows.select("incident_id"), "incident_id", "left_anti")
+            .join(gone, "incident_id", "left_anti")
+            .withColumn("severity_rank", gold_incidents.severity_rank().cast("int"))))
     removed = materialize_all({
         "incidents": gone,
         "history": _replaced(spark, HISTORY, HISTORY_KEY, changes, cuts, since, lakehouse, has[HISTORY]),

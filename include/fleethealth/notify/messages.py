@@ -11,8 +11,10 @@ import html
 from datetime import datetime, timezone
 
 from fleethealth.report.text import incident_notes, known_bugs_text, printable
+from fleethealth.runtime.vocabulary import SEVERITY_RANK
 
-FIELDS = ("idempotency_key", "incident_id", "cluster", "kind", "severity", "entity", "status", "transition",
+FIELDS = ("idempotency_key", "incident_id", "cluster", "kind", "severity", "severity_rank", "entity", "status",
+          "transition",
           "first_seen", "last_seen", "resolved_at", "evidence", "known_bug", "runbook", "summary", "reason",
           "replaced_by")
 TRANSITIONS = ("opened", "escalated", "resolved")   # their order within one hour
@@ -65,7 +67,8 @@ def _message(incident: dict, transition: str, severity: str, evidence: str | Non
     summary = (f"{head}{severity.upper()} {text['cluster']} {kind} {text['entity']}: {evidence}"
                + incident_notes(kind, known_bug, evidence))
     out = {**text, "idempotency_key": idempotency_key(incident["incident_id"], transition, severity),
-           "severity": severity, "transition": transition, "reason": None, "replaced_by": None,
+           "severity": severity, "severity_rank": SEVERITY_RANK.get(severity), "transition": transition, "reason": None,
+           "replaced_by": None,
             "first_seen": iso(incident.get("first_seen")), "last_seen": iso(incident.get("last_seen")),
             "resolved_at": iso(incident.get("resolved_at")), "evidence": evidence,
             "known_bug": known_bugs_text(known_bug),
@@ -82,7 +85,8 @@ def retraction(row: dict, reason: str, replaced_by: str | None, now: datetime) -
     summary = (f"RETRACTED {severity.upper()} {text['cluster']} {row['kind']} {text['entity']}: {reason}"
                + (f" (replaced by {printable(replaced_by)})" if replaced_by else ""))
     out = {**text, "idempotency_key": idempotency_key(row["incident_id"], RETRACTED, severity),
-           "severity": severity, "status": RETRACTED, "transition": RETRACTED, "first_seen": None,
+           "severity": severity, "severity_rank": SEVERITY_RANK.get(severity), "status": RETRACTED,
+           "transition": RETRACTED, "first_seen": None,
            "last_seen": None, "resolved_at": iso(now), "evidence": reason, "known_bug": None, "runbook": None,
            "summary": summary, "reason": reason, "replaced_by": replaced_by}
     return {k: out[k] for k in FIELDS}
@@ -96,7 +100,8 @@ def test_message(channel: str, now: datetime) -> dict:
     summary = (f"TEST message from fleethealth check to channel {printable(channel)} at {at}: "
                "notifications reach you; no incident")
     out = {"idempotency_key": f"{TEST}:{channel}:{at}", "incident_id": f"{TEST}-{utc(now):%Y%m%dT%H%M%SZ}",
-           "cluster": "-", "kind": TEST, "severity": "info", "entity": "-", "status": TEST, "transition": TEST,
+           "cluster": "-", "kind": TEST, "severity": "info", "severity_rank": SEVERITY_RANK["info"], "entity": "-",
+           "status": TEST, "transition": TEST,
            "first_seen": at, "last_seen": at, "resolved_at": None, "evidence": summary, "known_bug": None,
            "runbook": None, "summary": summary, "reason": None, "replaced_by": None}
     return {k: out[k] for k in FIELDS}

@@ -162,6 +162,12 @@ def _severities() -> list[str]:
     return sorted(SEVERITY_RANK)
 
 
+def _severity_ranks() -> list[int]:
+    from fleethealth.runtime.vocabulary import SEVERITY_RANK
+
+    return sorted(SEVERITY_RANK.values())
+
+
 def _sources() -> list[str]:
     from fleethealth.fleet.sources import NAMES
 
@@ -172,6 +178,7 @@ def _sources() -> list[str]:
 # the layers above add theirs (register_values) when their package is imported
 VALUE_SETS = {
     "severities": _severities,
+    "severity_ranks": _severity_ranks,
     "sources": _sources,
 }
 

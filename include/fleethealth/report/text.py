@@ -16,7 +16,8 @@ def table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple
 
 
 def incident_rows(lakehouse: Lakehouse) -> list[dict]:
-    """gold.incidents as the on-call engineer reads them: the most severe first, then by first seen.
+    """gold.incidents as the on-call engineer reads them: the open ones first, the most severe first,
+    then by first seen.
     Read with delta-rs, not Spark (a fraction of a second, not a JVM); [] before the first gold hour."""
     from fleethealth.runtime.vocabulary import SEVERITY_RANK
     from fleethealth.lake import tables as lake
@@ -26,7 +27,8 @@ def incident_rows(lakehouse: Lakehouse) -> list[dict]:
 
     def order(r: dict):
         seen = r.get("first_seen")
-        return (-SEVERITY_RANK.get(r.get("severity"), 0), seen is not None, seen.timestamp() if seen else 0,
+        return (r.get("status", "open") != "open", -SEVERITY_RANK.get(r.get("severity"), 0), seen is not None,
+                seen.timestamp() if seen else 0,
                 r.get("cluster") or "", r.get("kind") or "", r.get("entity") or "")
 
     return sorted(lake.arrow_rows(lake.table("gold.incidents").path(lakehouse)).to_pylist(), key=order)
@@ -37,14 +39,14 @@ def incidents_report(rows: list[dict], failed: str = "") -> str:
     README true). `failed` (what of the run failed): the summary is then said to be of the hours
     published before, never a clean bill of health."""
     still = sum(1 for r in rows if r.get("status", "open") == "open")
-    counts = f"{len(rows)} incident(s), {still} open, most severe first"
+    counts = f"{len(rows)} incident(s), {still} open, open first, most severe first"
     head = (f"gold.incidents as of the last published hour, without the failed ones ({failed}): {counts}"
             if failed else f"gold.incidents: {counts}")
     return f"{head}\n\n{incidents_text(rows)}"
 
 
 def incidents_text(rows: list[dict]) -> str:
-    """The on-call summary of gold.incidents (rows already ordered most severe first): one line per
+    """The on-call summary of gold.incidents (rows already ordered: open first, most severe first): one line per
     incident with the evidence that fired it (and what fires it now, when that changed), the known
     bug with the releases that fix it, and the first step of its kind's runbook; the full table stays
     one query away."""

@@ -1,5 +1,5 @@
-"""Incidents as the pages show them: most severe first, the entity an incident names, and the fact rows
-(and chart) behind it."""
+"""Incidents as the pages show them: open first, most severe first, the entity an incident names, and
+the fact rows (and chart) behind it."""
 from __future__ import annotations
 
 import ast
@@ -17,11 +17,14 @@ from fleethealth.lake.hours import HOUR, floor_hour
 from fleethealth.report.html.read import Gold, records
 
 
-def most_severe_first(incidents: pd.DataFrame) -> pd.DataFrame:
-    """Incidents in the order both pages list them: most severe first, then the earliest first seen."""
+def open_then_most_severe(incidents: pd.DataFrame) -> pd.DataFrame:
+    """Incidents in the order both pages list them: open before resolved, the most severe first, then the
+    earliest first seen."""
     rank = incidents["severity"].map(lambda s: -SEVERITY_RANK.get(s, 0))
+    closed = incidents["status"] != "open" if "status" in incidents else False
     keys = [k for k in ("first_seen", "cluster", "kind", "entity") if k in incidents]
-    return incidents.assign(rank=rank).sort_values(["rank", *keys]).drop(columns="rank")
+    return (incidents.assign(_closed=closed, _rank=rank).sort_values(["_closed", "_rank", *keys])
+            .drop(columns=["_closed", "_rank"]))
 
 
 # the package whose modules declare what the report shows of each kind (REPORT, see its docstring)

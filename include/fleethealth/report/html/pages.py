@@ -21,7 +21,7 @@ from fleethealth.lake.hours import HOUR, floor_hour
 from fleethealth.report.html.charts import (Chart, cleaner_chart, completeness_heatmap, fd_chart, fleet_heatmap,
                                             incident_timeline, isr_chart, leaders_chart, offsets_chart, quorum_chart,
                                             quorum_rows, requests_chart, zk_chart)
-from fleethealth.report.html.incidents import chart_of, fact_rows, most_severe_first
+from fleethealth.report.html.incidents import chart_of, fact_rows, open_then_most_severe
 from fleethealth.report.html.read import (HOURLY, WHOLE, Gold, cell_text, clusters_of, hour_label, page_name,
                                          read_gold)
 from fleethealth.report.text import evidence_text, known_bugs_text
@@ -197,7 +197,7 @@ def open_incidents_html(gold: Gold) -> str:
     incidents = gold.get("incidents")
     if incidents is None:
         return "<h2 id=\"open-incidents\">Open incidents</h2><p class=\"note\">gold.incidents is not in this lakehouse.</p>"
-    opened = most_severe_first(incidents[incidents["status"] == "open"])
+    opened = open_then_most_severe(incidents[incidents["status"] == "open"])
     resolved = len(incidents) - len(opened)
     items = []
     for rows, what in _folded(opened):
@@ -239,7 +239,7 @@ def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
     incidents = gold.get("incidents", cluster)
     if incidents is None:
         incidents = pd.DataFrame(columns=["incident_id", "kind", "entity", "severity"])
-    incidents = most_severe_first(incidents)
+    incidents = open_then_most_severe(incidents)
     focus = set()
     for e in map(entities.parse, incidents["entity"]):
         if "partition" in e and e.get("topic") == "__consumer_offsets":
