@@ -154,13 +154,14 @@ def _incidents(root: Path) -> None:
     cleaner_first, bloat_first = START + timedelta(minutes=20), HOURS[1] + timedelta(minutes=59, seconds=30)
     last = END - timedelta(seconds=30)
     incidents = [
-        dict(incident_id="a1b2c3d4e5f60001", cluster=DEAD, kind="log_cleaner_dead", severity="critical", entity="broker-2",
+        dict(incident_id="a1b2c3d4e5f60001", cluster=DEAD, kind="log_cleaner_dead", severity="critical", severity_rank=4,
+             entity="broker-2",
              status="open", first_seen=cleaner_first, last_seen=last, resolved_at=None,
              evidence="time-since-last-run-ms=9301588 > 900000 (last run 2026-11-20 10:20:00Z)", known_bug=None,
              first_hour=HOURS[0], last_hour=HOURS[2], hours=3,
              first_evidence="time-since-last-run-ms=2101588 > 900000 (last run 2026-11-20 10:20:00Z); cleaner 'Error due to' at 10:20:00Z"),
         dict(incident_id="a1b2c3d4e5f60002", cluster=DEAD, kind="offsets_partition_bloat", severity="major",
-             entity="__consumer_offsets-38@broker-2", status="open", first_seen=bloat_first, last_seen=last,
+             severity_rank=3, entity="__consumer_offsets-38@broker-2", status="open", first_seen=bloat_first, last_seen=last,
              resolved_at=None, evidence=f"size {P38_SIZES[2] / GIB:.2f} GiB > 1.00 GiB (jmx)", known_bug=None,
              first_hour=HOURS[1], last_hour=HOURS[2], hours=2,
              first_evidence=f"size {P38_SIZES[1] / GIB:.2f} GiB > 1.00 GiB (jmx)"),

@@ -12,6 +12,7 @@ from fleethealth.fleet.inventory import parse_inventory
 from fleethealth.gold import job as gold_job
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
+from fleethealth.runtime.frames import local_frame
 
 pytestmark = pytest.mark.spark
 # kb: KRaft in an hour before; kl: only in an hour after; kn: never seen; ks: its lines show ZooKeeper now
@@ -31,7 +32,7 @@ def quiet_hour(spark):
 def test_a_silent_hour_keeps_the_kraft_an_hour_before_showed(spark, tmp_path):
     lakehouse = Lakehouse.at(str(tmp_path / "lakehouse"))
     for cluster, hour in (("kb", HOUR - timedelta(hours=2)), ("kl", HOUR + timedelta(hours=1))):
-        rows = spark.createDataFrame([(cluster, hour, 0)], "cluster string, hour timestamp, log_lines bigint")
+        rows = local_frame(spark, [(cluster, hour, 0)], "cluster string, hour timestamp, log_lines bigint")
         lake.write_hour(rows, "gold.kraft_quorum", hour, lakehouse)
     inventory = parse_inventory(INVENTORY)
     assert {c.mode_from_logs for c in inventory.clusters} == {True}
