@@ -91,17 +91,3 @@ def test_readme_shows_the_report_as_a_small_png():
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 200_000
     assert int.from_bytes(data[16:20], "big") == 1200      # IHDR width: the viewport gen_docs.screenshot uses
 
-
-def test_the_incident_kinds_table_gives_each_kinds_default_severity():
-    """docs/incidents.md, written by hand, has a row per detector kind whose default severity is the one
-    gold/thresholds.yaml declares (issue 62 item 8): the table cannot drift from the thresholds."""
-    from fleethealth.gold import thresholds
-    from fleethealth.gold.detectors import DETECTORS
-
-    limits = thresholds.load(None)
-    rows = re.findall(r"^\| `(\w+)` \| (\w+)(?: \(flapping: (\w+)\))? \|", (PROJECT / "docs/incidents.md").read_text(),
-                      re.M)
-    assert sorted(kind for kind, *_ in rows) == sorted(DETECTORS)
-    for kind, severity, flapping in rows:
-        assert severity == limits[f"{kind}.severity"], kind
-        assert flapping == limits.get(f"{kind}.flapping_severity", ""), kind
