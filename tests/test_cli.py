@@ -403,7 +403,8 @@ def test_the_incident_summary_leads_with_the_worst_and_says_why():
         f" | check first: {storm}",
         "CRITICAL pm3 log_cleaner_dead broker-2 (since 2026-11-20 10:20Z, 3 h, resolved 2026-11-20 13:00Z): "
         "DeadThreadCount 1 at 10:20Z; "
-        f"now: 'Error due to' at 12:08:57Z | known bug KAFKA-3994 (fixed in 0.10.1.1 / 0.10.2.0) | check first: {cleaner}"]
+        "now: 'Error due to' at 12:08:57Z | matches KAFKA-3994 (Deadlock between the group coordinator's group lock "
+        f"and DelayedOperationPurgatory Watchers), fixed in 0.10.1.1 / 0.10.2.0 | check first: {cleaner}"]
     exposure = dict(rows[1], kind="known_bug_exposure", first_evidence=None, evidence="1.1.0 is affected by KAFKA-3994 (...)")
     assert report.incidents_text([exposure]).count("KAFKA-3994") == 1          # its evidence names it already
     assert report.incidents_text([]) == "(no incidents)"

@@ -2,6 +2,7 @@
 known_bug_exposure detector at both sides of a fix (docs/postmortems.md, post-mortem 1)."""
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 import pytest
@@ -194,3 +195,114 @@ def test_known_bug_exposure_of_kraft_controllers_and_brokers(spark):
         # a combined node: its broker's bugs and its controller's
         ("kr", "broker-2"): "KAFKA-14616,KAFKA-15489,KAFKA-16574,KAFKA-17076,KAFKA-19895",
         ("zk", "broker-1"): "KAFKA-16574"}
+
+
+# --- known bugs on the incidents whose own event shows them (issue 62, item 1) -----------------------
+def test_kinds_name_detectors_and_their_log_lines_one_regex():
+    from fleethealth.gold.detectors import DETECTORS
+
+    bugs = known_bugs.load()
+    assert {k for b in bugs for k in b.kinds} <= set(DETECTORS)
+    assert {b.id for b in known_bugs.explaining("log_cleaner_dead")} == CLEANER - {"KAFKA-8335", "KAFKA-16574"}
+    # a deadlock's bugs are matched by their threads (gold.deadlocks), not by kind
+    assert not {b.id for b in bugs if b.kinds} & (POST_MORTEM_1 | {"KAFKA-5970"})
+    regex = known_bugs.log_lines_regex()
+    for line in ("[kafka-log-cleaner-thread-0]: Error due to", "[kafka-log-cleaner-thread-1], Stopped  ",
+                 "Unable to send a heartbeat because the RPC got timed out"):
+        assert re.search(regex, line), line
+    assert not re.search(regex, "[kafka-log-cleaner-thread-0]: Starting")
+
+
+def test_a_bad_kinds_list_is_named(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(GOOD.replace("    title: t\n", "    title: t\n    kinds: log_cleaner_dead\n"))
+    with pytest.raises(KnownBugError, match=r"bad\.yaml: KAFKA-1: `kinds` must be a list of incident kinds"):
+        known_bugs.load(path)
+
+
+def _at(minute: int, second: int = 0) -> datetime:
+    return HOUR.replace(tzinfo=None, minute=minute, second=second)
+
+
+# The cleaner's death lines as Kafka writes them: "[kafka-log-cleaner-thread-0], Error due to " (0.10, its
+# ShutdownableThread's logIdent ends ", ") and "[kafka-log-cleaner-thread-0]: Error due to" (1.0 on), the
+# exception under it; the requirement's text is LogCleaner.scala's (apache/kafka PR #1332, #1725).
+OFFSET_MAP = ("java.lang.IllegalArgumentException: requirement failed: 9730197928 messages in segment "
+              "__consumer_offsets-38/00000000000000000000.log but offset map can fit only 5033164. You can increase "
+              "log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads\n\tat scala.Predef$.require(Predef.scala:219)")
+TOO_LARGE = ("java.lang.IllegalStateException: This log contains a message larger than maximum allowable size of "
+             "1000012.\n\tat kafka.log.Cleaner.growBuffers(LogCleaner.scala:622)")
+
+
+@pytest.mark.spark
+def test_an_incident_carries_the_bugs_its_own_lines_and_version_show(spark):
+    from fleethealth.gold.detectors.base import FINDING_COLUMNS
+    from fleethealth.gold.facts.core import kafka_events_read
+    from fleethealth.silver import tables as silver
+    from pyspark.sql import functions as F
+
+    versions = {"v110": "1.1.0", "v241": "2.4.1", "v1001": "0.10.0.1", "v1010": "0.10.1.0"}
+    hosts = silver.hosts_of(spark, [(c, f"{c}-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["kafka"])
+                                    for c, v in versions.items() for b in (1, 2, 3)])
+    hosts = hosts.withColumn("hour", F.lit(HOUR.replace(tzinfo=None)))
+    error, stopped = "[kafka-log-cleaner-thread-0]: Error due to", "[kafka-log-cleaner-thread-0]: Stopped"
+    lines = [
+        ("v110", 2, _at(20), "cleaner_error", error, "java.io.IOException: Map failed"),
+        ("v110", 2, _at(20, 1), "cleaner_stopped", stopped, None),
+        ("v110", 3, _at(30), "cleaner_error", error, TOO_LARGE),
+        ("v241", 1, _at(20), "cleaner_error", error, "java.io.IOException: Map failed"),
+        ("v1001", 1, _at(5), "cleaner_error", "[kafka-log-cleaner-thread-0], Error due to ", OFFSET_MAP),
+        ("v1001", 2, _at(5), "cleaner_error", "[kafka-log-cleaner-thread-0], Error due to ", OFFSET_MAP),
+        ("v110", 1, _at(19), "leader_epoch_start", "[Partition t-0 broker=1] t-0 starts at leader epoch 4", None)]
+    events = local_frame(spark, [(c, f"{c}-kafka-{b}", b, ts, HOUR.replace(tzinfo=None), t, m, d)
+                                 for c, b, ts, t, m, d in lines],
+                         "cluster string, host string, broker_id int, ts timestamp, hour timestamp, event_type string, "
+                         "message string, detail string")
+    read = kafka_events_read(events)   # as the gold job hands them over: the text of a signature's lines kept
+    assert {(r.host, r.event_type) for r in read.where("message IS NOT NULL").collect()} == {
+        (f"{c}-kafka-{b}", t) for c, b, _, t, _, _ in lines if t != "leader_epoch_start"}
+
+    def dead(cluster, broker, first, kind="log_cleaner_dead", entity=None, known_bug=None):
+        return (cluster, kind, "critical", entity or f"broker-{broker}", first, _at(55), "e", known_bug,
+                HOUR.replace(tzinfo=None))
+    found = [
+        dead("v110", 2, _at(20)),                     # its 'Error due to' on 1.1.0: KIP-346 came in 2.1.0
+        dead("v110", 3, _at(35)),                     # and a message too large for the cleaner, < 1.1.1 / 2.0.0
+        dead("v110", 1, _at(20)),                     # broker 2's line is not broker 1's
+        dead("v110", 2, _at(21), "offsets_partition_bloat", "__consumer_offsets-38@broker-2"),   # not a bloat bug
+        dead("v241", 1, _at(20)),                     # 2.4.1: past every fix
+        dead("v1001", 1, _at(14, 59)),                # the offset map's requirement (< 0.10.1.0), 9:59 after it
+        dead("v1001", 2, _at(15, 1)),                 # 10:01 after its line: another event
+        dead("v1010", 1, _at(30)),                    # 0.10.1.0's dying cleaner without a line: may be KAFKA-4497
+        dead("v110", 2, _at(20), "broker_deadlock", None, "KAFKA-5970")]   # no kind of a bug: as it was
+    findings = local_frame(spark, found, "cluster string, kind string, severity string, entity string, "
+                           "first_seen timestamp, last_seen timestamp, evidence string, known_bug string, hour timestamp")
+    got = {}
+    for kind in ("log_cleaner_dead", "offsets_partition_bloat", "broker_deadlock"):
+        out = known_bugs.with_known_bugs(findings.where(F.col("kind") == kind), kind, hosts, read)
+        assert out.columns == FINDING_COLUMNS
+        got.update({(r.cluster, r.kind, r.entity, r.first_seen.minute): r.known_bug for r in out.collect()})
+    assert got == {
+        ("v110", "log_cleaner_dead", "broker-2", 20): "KAFKA-7215",
+        ("v110", "log_cleaner_dead", "broker-3", 35): "KAFKA-6834,KAFKA-6854,KAFKA-7215",
+        ("v110", "log_cleaner_dead", "broker-1", 20): None,
+        ("v110", "offsets_partition_bloat", "__consumer_offsets-38@broker-2", 21): None,
+        ("v241", "log_cleaner_dead", "broker-1", 20): None,
+        ("v1001", "log_cleaner_dead", "broker-1", 14): "KAFKA-3894,KAFKA-7215",
+        ("v1001", "log_cleaner_dead", "broker-2", 15): None,
+        ("v1010", "log_cleaner_dead", "broker-1", 30): "KAFKA-4497",
+        ("v110", "broker_deadlock", "broker-2", 20): "KAFKA-5970"}
+
+
+def test_the_page_says_matches_or_may_be_with_the_fix_release():
+    from fleethealth.report.text import incident_notes, known_bugs_text
+
+    assert known_bugs_text("KAFKA-7215") == ("matches KAFKA-7215 (One bad partition kills the cleaner thread; KIP-346 "
+                                             "marks the partition uncleanable instead), fixed in 2.1.0")
+    assert known_bugs_text("KAFKA-4497,KAFKA-7215").endswith(
+        "fixed in 2.1.0 | may be KAFKA-4497 (LogCleaner appended the wrong offset to the time index (cleaner thread "
+        "dies on 0.10.1.0)), fixed in 0.10.1.1 / 0.10.2.0")
+    assert known_bugs_text("KAFKA-19895") == ("matches KAFKA-19895 (A partition marked uncleanable stays so until a "
+                                              "restart: __consumer_offsets partitions grow indefinitely), fixed in no release")
+    assert known_bugs_text("KAFKA-7215", said="... KAFKA-7215 ...") is None and known_bugs_text(None) is None
+    assert incident_notes("no_such_kind", "KAFKA-7215").startswith(" | matches KAFKA-7215 (")

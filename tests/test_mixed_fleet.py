@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from incident_match import mismatches
+from incident_match import known_bugs_differ, mismatches
 
 from fleethealth.cli import demo
 from fleethealth.cli import main as cli
@@ -57,6 +57,7 @@ def test_each_cluster_gets_exactly_its_own_incidents(mixed, cluster):
     expected = [i for i in mixed["expected"] if i["cluster"] == cluster]
     assert expected
     assert mismatches(found, expected) == ([], [], [])
+    assert known_bugs_differ(found, expected) == []
 
 
 def test_no_data_missing_and_every_inventory_host_processed(mixed):

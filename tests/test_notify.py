@@ -104,16 +104,17 @@ def test_each_transition_reaches_each_channel_once_and_a_refusal_is_retried(tmp_
     assert list(body) == list(messages.FIELDS)
     assert body["transition"] == "opened" and body["status"] == "open" and body["severity"] == "major"
     assert body["evidence"] == "first cycle"                          # 'opened': the history row's evidence
-    assert body["known_bug"] == "KAFKA-4399 (fixed in 0.10.1.1)"
+    assert body["known_bug"] == "matches KAFKA-4399 (Deadlock between cleanupGroupMetadata and offset commit), fixed in 0.10.1.1"
     assert body["first_seen"] == "2026-11-21T06:05:00Z" and body["resolved_at"] is None
     assert body["runbook"]["check"][0].startswith("the cycle's threads") and body["runbook"]["do"]
-    assert body["summary"] == ("OPENED MAJOR prod-a broker_deadlock broker-219: first cycle | known bug "
-                               f"KAFKA-4399 (fixed in 0.10.1.1) | check first: {body['runbook']['check'][0]}")
+    assert body["summary"] == ("OPENED MAJOR prod-a broker_deadlock broker-219: first cycle | matches KAFKA-4399 "
+                               "(Deadlock between cleanupGroupMetadata and offset commit), fixed in 0.10.1.1 | "
+                               f"check first: {body['runbook']['check'][0]}")
     [(to, mail)] = servers["smtp"].messages
     assert to == ["oncall@example.com"] and len(body["summary"]) > 200      # the subject: cut at 200
     assert mail["Subject"].replace("\n", "") == body["summary"][:197] + "..."
     text = mail.get_payload()[0].get_payload(decode=True).decode()
-    assert "known_bug: KAFKA-4399 (fixed in 0.10.1.1)" in text and "  1. the cycle&#x27;s threads" in text
+    assert "known_bug: matches KAFKA-4399 (Deadlock between cleanupGroupMetadata and offset commit), fixed in 0.10.1.1" in text and "  1. the cycle&#x27;s threads" in text
     assert servers["slack"].bodies[0]["text"].startswith("OPENED MAJOR prod-a broker_deadlock broker-219")
 
     again = notify(Lakehouse.at(lh), chans)                                        # run 2: same tables

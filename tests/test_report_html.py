@@ -514,7 +514,8 @@ def test_repeated_known_bug_exposure_lines_are_one_item_naming_each_broker(tmp_p
         f"minor {lh.HEALTHY}: known_bug_exposure broker-1, broker-2, broker-3 first seen 2026-11-20 10:00Z\n"
         f"inventory kafka_version 0.10.1.0 of {lh.HEALTHY}-kafka-1, {lh.HEALTHY}-kafka-2, {lh.HEALTHY}-kafka-3 is in "
         "the affected range of 1 catalogued bug(s): a deadlock in the purgatory affected [0.10.0.0, 0.10.1.1) — "
-        "known bug: KAFKA-3994 (fixed in 0.10.1.1 / 0.10.2.0)")
+        "matches KAFKA-3994 (Deadlock between the group coordinator's group lock and DelayedOperationPurgatory "
+        "Watchers), fixed in 0.10.1.1 / 0.10.2.0")
     assert [a.rsplit("/", 1)[1] for a in page.evaluate(
         "() => Array.from(document.querySelectorAll('ul.open li:last-child a.card')).map(a => a.href)")] == [
         f"cluster-healthy.html#incident-kb00000000000{b}" for b in (1, 2, 3)]

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from incident_match import TOLERANCE, mismatches
+from incident_match import TOLERANCE, known_bugs_differ, mismatches
 
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.gold import job as gold_job
@@ -69,6 +69,7 @@ def test_each_scenario_gives_exactly_its_incidents(window, scenario):
     assert sub["expected"] or scenario == "healthy"
     missed, late, false = report(sub)
     assert (missed, late, false) == ([], [], []), f"missed {missed}; late {late}; false positives {false}"
+    assert known_bugs_differ(sub["found"], sub["expected"]) == []
 
 
 def test_recall_and_false_positives(window):

@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 import yaml
-from incident_match import first_seen, key, mismatches
+from incident_match import first_seen, key, known_bugs_differ, mismatches
 from window import run_window
 
 from fleethealth.cli import demo
@@ -152,6 +152,7 @@ def test_each_cluster_gives_exactly_its_incidents(run, cluster):
     expected = [i for i in run["expected"] if i["cluster"] == cluster]
     assert expected, cluster
     assert mismatches(list(earliest.values()), expected) == ([], [], [])
+    assert known_bugs_differ(list(earliest.values()), expected) == []
 
 
 def test_a_cluster_read_in_the_wrong_zone_is_one_timezone_finding_not_silent_hosts(run):

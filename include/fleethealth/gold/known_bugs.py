@@ -19,6 +19,8 @@ _ID = re.compile(r"^KAFKA-\d+$")
 _VERSION = re.compile(r"^(\d+(?:\.\d+){1,3})(?:[-+.]?[A-Za-z][\w.+-]*)?$")
 _SIGNATURE_KEYS = ("threads", "lock_classes", "log_lines")
 _REQUIRED = ("id", "title", "component", "affected", "fixed_in", "signature", "source")
+_OPTIONAL = ("unverified", "processes", "kinds")
+_KIND = re.compile(r"^[a-z][a-z_]*$")
 # the Kafka processes a bug can be in (fleet.mbeans.PROCESSES but ZooKeeper's); without `processes` an
 # entry is a broker's, in either mode
 PROCESSES = ("zk_broker", "kraft_broker", "controller")
@@ -75,6 +77,12 @@ class KnownBug:
     source: str
     unverified: str = ""
     processes: tuple[str, ...] = BROKERS
+    kinds: tuple[str, ...] = ()   # the incident kinds whose event this bug can be (known_bugs.yaml)
+
+    @property
+    def kind_only(self) -> bool:
+        """Shown by the kind of an incident alone (on an affected version): no log line of its own."""
+        return bool(self.kinds) and not self.log_lines
 
     def affects(self, version: str, processes: tuple[str, ...] | None = None) -> bool:
         """Whether `version` is in an affected range (and, given the host's processes, one runs the code)."""
@@ -100,7 +108,7 @@ def _parse_entry(raw, i: int, path: str) -> KnownBug:
     for key in _REQUIRED:
         if key not in raw or raw[key] in (None, ""):
             raise KnownBugError(f"{where}: missing required key `{key}`")
-    unknown = set(raw) - set(_REQUIRED) - {"unverified", "processes"}
+    unknown = set(raw) - set(_REQUIRED) - set(_OPTIONAL)
     if unknown:
         raise KnownBugError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     if not isinstance(bid, str) or not _ID.match(bid):
@@ -143,9 +151,12 @@ def _parse_entry(raw, i: int, path: str) -> KnownBug:
     if (not isinstance(processes, list) or not processes
             or not all(isinstance(x, str) and x in PROCESSES for x in processes)):
         raise KnownBugError(f"{where}: `processes` must be a non-empty list of {', '.join(PROCESSES)}")
+    kinds = raw.get("kinds", [])
+    if not isinstance(kinds, list) or not all(isinstance(k, str) and _KIND.match(k) for k in kinds):
+        raise KnownBugError(f"{where}: `kinds` must be a list of incident kinds (e.g. [log_cleaner_dead])")
     return KnownBug(bid, str(raw["title"]), str(raw["component"]), tuple(ranges), fixed,
                     patterns["threads"], patterns["lock_classes"], patterns["log_lines"],
-                    str(raw["source"]), str(raw.get("unverified") or ""), tuple(processes))
+                    str(raw["source"]), str(raw.get("unverified") or ""), tuple(processes), tuple(kinds))
 
 
 def parse(text: str, path: str = CATALOGUE) -> tuple[KnownBug, ...]:
@@ -277,3 +288,66 @@ def deadlock_matches_col(threads, lock_classes, bug_threads, bug_lock_classes):
 
     return ((F.size(bug_threads) > 0) & all_found(bug_threads, threads)
             & all_found(F.coalesce(bug_lock_classes, F.array().cast("array<string>")), lock_classes))
+
+
+# a signature line counts from this long before the incident's first_seen (a heartbeat that could not
+# be sent precedes the fence it causes)
+SIGNATURE_LEAD_MINUTES = 10
+
+
+def explaining(kind: str, catalogue: tuple[KnownBug, ...] | None = None) -> tuple[KnownBug, ...]:
+    """The catalogued bugs whose event an incident of `kind` can be (their `kinds`)."""
+    return tuple(b for b in (catalogue if catalogue is not None else load()) if kind in b.kinds)
+
+
+def log_lines_regex(catalogue: tuple[KnownBug, ...] | None = None) -> str | None:
+    """One regex that finds every log-line signature of a bug listed for a kind (None: there is none):
+    what gold keeps the text of, of the silver lines it reads."""
+    patterns = [p for b in (catalogue if catalogue is not None else load()) if b.kinds for p in b.log_lines]
+    return "|".join(f"(?:{p})" for p in patterns) or None
+
+
+def with_known_bugs(findings, kind: str, hosts, kafka_events, catalogue: tuple[KnownBug, ...] | None = None):
+    """Spark: `findings` of `kind` (FINDING_COLUMNS) whose `known_bug` also names the catalogued bugs their
+    own event shows (`explaining(kind)`): the cluster runs the bug's code at an affected version (any of its
+    hosts of the hour: `hosts`, silver's hosts frame) and, when the bug has log lines, the finding's node
+    (any node, for a finding about no node) logged one of them from SIGNATURE_LEAD_MINUTES before its
+    first_seen to its last_seen (`kafka_events`: gold's read of silver.kafka_events, which keeps the text of
+    such lines). Ids comma-separated, sorted."""
+    bugs = explaining(kind, catalogue)
+    if not bugs:
+        return findings
+    from pyspark.sql import functions as F
+
+    from fleethealth.fleet.entities import PROCESS_PATTERN
+    from fleethealth.runtime.frames import local_frame
+
+    spark = findings.sparkSession
+    keys = ["cluster", "entity", "first_seen", "last_seen", "hour"]
+    exposed = exposures(hosts, ranges_frame(spark, bugs)).select("cluster", "hour", "bug_id").distinct()
+    candidates = findings.select(*keys).distinct().join(F.broadcast(exposed), ["cluster", "hour"])
+    lined = [b.id for b in bugs if b.log_lines]
+    shown = candidates.where(~F.col("bug_id").isin(*lined)) if lined else candidates
+    if lined:
+        regex = "|".join(f"(?:{p})" for b in bugs for p in b.log_lines)
+        text = F.concat_ws("\n", "message", "detail")
+        lines = (kafka_events.where(text.rlike(regex))
+                 .join(hosts.select("cluster", "host", "hour", F.col("entity").alias("line_process")),
+                       ["cluster", "host", "hour"])
+                 .select("cluster", "hour", "line_process", "ts", text.alias("text")))
+        patterns = local_frame(spark, [(b.id, p) for b in bugs for p in b.log_lines], "bug_id string, pattern string")
+        process = F.regexp_extract("entity", PROCESS_PATTERN, 1)
+        since = F.col("first_seen") - F.expr(f"INTERVAL {SIGNATURE_LEAD_MINUTES} MINUTES")
+        seen = (candidates.where(F.col("bug_id").isin(*lined)).join(F.broadcast(patterns), "bug_id")
+                .join(lines, ["cluster", "hour"])
+                .where(((process == "") | (process == F.col("line_process")))
+                       & F.col("ts").between(since, F.col("last_seen")) & F.regexp(F.col("text"), F.col("pattern")))
+                .select(*keys, "bug_id"))
+        shown = shown.select(*keys, "bug_id").unionByName(seen)
+    named = shown.groupBy(*keys).agg(F.array_sort(F.collect_set("bug_id")).alias("_bugs"))
+    none = F.array().cast("array<string>")
+    both = F.concat(F.coalesce(F.split("known_bug", ","), none), F.coalesce("_bugs", none))
+    merged = F.array_join(F.array_sort(F.array_distinct(both)), ",")
+    return (findings.join(named, keys, "left")
+            .withColumn("known_bug", F.nullif(merged, F.lit("")))
+            .select(*findings.columns))

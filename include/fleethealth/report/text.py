@@ -75,24 +75,33 @@ def hour_incidents_text(hour, rows: list[dict]) -> str:
 
 
 def known_bugs_text(known_bug: str | None, said: str = "") -> str | None:
-    """The catalogued bugs of a `known_bug` value ("KAFKA-4399,KAFKA-..."), each with the releases that
-    fix it: "KAFKA-4399 (fixed in 0.10.1.1)"; those `said` already names left out (not twice:
-    known_bug_exposure evidence names them); None when none is left."""
+    """The catalogued bugs of a `known_bug` value ("KAFKA-7215,KAFKA-..."), each with its title and the
+    releases that fix it: "matches KAFKA-7215 (One bad partition kills the cleaner thread; ...), fixed in
+    2.1.0" — "may be" for a bug without a signature of its own (the incident's kind on an affected version
+    is all that shows it); those `said` already names left out (not twice: known_bug_exposure evidence
+    names them); None when none is left."""
     from fleethealth.gold import known_bugs
 
     catalogue = {b.id: b for b in known_bugs.load()}
     bugs = [catalogue.get(b.strip()) for b in (known_bug or "").split(",") if b.strip()]
-    text = ", ".join(f"{b.id} (fixed in {' / '.join(b.fixed_in) or '?'})" for b in bugs if b and b.id not in said)
-    return text or None
+    bugs = [b for b in bugs if b and b.id not in said]
+
+    def named(b) -> str:
+        return f"{b.id} ({b.title}), fixed in {' / '.join(b.fixed_in) or 'no release'}"
+
+    shown = [named(b) for b in bugs if not b.kind_only]
+    maybe = [named(b) for b in bugs if b.kind_only]
+    parts = ([f"matches {'; '.join(shown)}"] if shown else []) + ([f"may be {'; '.join(maybe)}"] if maybe else [])
+    return " | ".join(parts) or None
 
 
 def incident_notes(kind: str, known_bug: str | None, said: str = "") -> str:
     """What follows an incident's evidence on its one line (the on-call summary, a notification):
-    " | known bug KAFKA-4399 (fixed in 0.10.1.1) | check first: <the runbook's first step>"."""
+    " | matches KAFKA-4399 (Deadlock between ...), fixed in 0.10.1.1 | check first: <the runbook's first step>"."""
     from fleethealth.gold import runbooks
 
     bugs, steps = known_bugs_text(known_bug, said), runbooks.load()
-    return ((f" | known bug {bugs}" if bugs else "")
+    return ((f" | {bugs}" if bugs else "")
             + (f" | check first: {steps[kind].first_step}" if kind in steps else ""))
 
 

@@ -89,7 +89,8 @@ def _pm3_expected(st: ClusterState, start: int, end: int) -> list[dict]:
     death = st.ev.cleaner_death_ms[b]
     out = [incident(c.name, "log_cleaner_dead", f"broker-{b}", death,
                     "kafka-log-cleaner-thread-0 died (Error due to: java.io.IOException: Map failed) and stopped; "
-                    "no cleaning after that, thread absent from jstack, time-since-last-run-ms grows")]
+                    "no cleaning after that, thread absent from jstack, time-since-last-run-ms grows",
+                    known_bug="KAFKA-7215")]   # its "Error due to" on 1.1.0 (KIP-346 came in 2.1.0)
     for ms in sample_times(st, b, start, end):
         if st.offsets_size(b, p, ms) > BLOAT_THRESHOLD_BYTES:
             out.append(incident(c.name, "offsets_partition_bloat", f"{OFFSETS_TOPIC}-{p}@broker-{b}", ms,
@@ -145,7 +146,8 @@ def _pm1_expected(st: ClusterState, start: int, end: int) -> list[dict]:
         out.append(incident(c.name, "broker_deadlock", f"broker-{b}", dump,
                             "jstack: Found one Java-level deadlock: executor-Heartbeat, group-metadata-manager-0, "
                             "kafka-request-handler-3 on kafka.coordinator.GroupMetadata and java.util.LinkedList "
-                            "(KAFKA-3994/4399/4478/4562); first dump after the deadlock"))
+                            "(KAFKA-3994/4399/4478/4562); first dump after the deadlock",
+                            known_bug="KAFKA-3994,KAFKA-4399,KAFKA-4478,KAFKA-4562"))
     fetch = min((t for peer in c.broker_ids if peer != b for t, _ in sc.fetch_errors(st, peer, start, end)), default=None)
     if fetch is not None:
         out.append(incident(c.name, "broker_isolated", f"broker-{b}", fetch,

@@ -26,6 +26,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from fleethealth.fleet.inventory import MODES
+from fleethealth.gold import known_bugs
 from fleethealth.gold.detectors.base import FINDING_COLUMNS, NODE
 from fleethealth.gold.facts.kraft import node_names
 
@@ -64,11 +65,12 @@ def run(module: ModuleType, facts, thresholds: dict) -> DataFrame:
     straddle an hour end (`LOOKBACK = True` in its module) reads `facts.lookback` when there is one (each
     hour with the end of the hour before it) and keeps what has a signal in the hour itself: an episode
     wholly before the hour was found in the hour it happened in. Its findings of clusters in a mode it
-    does not apply to (its MODES) are dropped, and a finding about a node is named by its process."""
-    if getattr(module, "LOOKBACK", False) and facts.lookback is not None:
-        found = module.detect(facts.lookback, thresholds).where(F.col("last_seen") >= F.col("hour"))
-    else:
-        found = module.detect(facts, thresholds)
+    does not apply to (its MODES) are dropped, a finding about a node is named by its process, and its
+    `known_bug` names the catalogued bugs its own event shows (known_bugs.with_known_bugs)."""
+    read = facts.lookback if getattr(module, "LOOKBACK", False) and facts.lookback is not None else facts
+    found = module.detect(read, thresholds)
+    if read is not facts:
+        found = found.where(F.col("last_seen") >= F.col("hour"))
     hosts = facts.hosts
     if hosts is not None:
         modes = getattr(module, "MODES", MODES)
@@ -81,6 +83,7 @@ def run(module: ModuleType, facts, thresholds: dict) -> DataFrame:
             on = (F.col("cluster") == F.col("_cluster")) & (F.col(NODE) == F.col("_id"))
             found = (found.join(F.broadcast(names), on, "left")
                      .withColumn("entity", F.coalesce(F.col("_process"), F.col("entity"))))   # unknown: broker-N
+        found = known_bugs.with_known_bugs(found.select(*FINDING_COLUMNS), module.KIND, hosts, read.kafka_events)
     return found.select(*FINDING_COLUMNS)
 
 

@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 
 from fleethealth.fleet import mbeans
 from fleethealth.fleet.kafka import OFFSETS_TOPIC
+from fleethealth.gold import known_bugs
 from fleethealth.gold.facts.coordinators import groups_by_partition
 
 CLEANER_THREAD = "kafka-log-cleaner-thread-%"
@@ -19,8 +20,8 @@ CLEANER_THREAD = "kafka-log-cleaner-thread-%"
 # silver.kafka_events as gold reads it (gold.job.window): records of the event types no fact or
 # detector reads are left out (`other` and the segment rolls and deletions are nearly all of a healthy
 # broker's lines; every KRaft event type is read), and so are their lineage and, but for the KafkaConfig
-# blocks' (request_saturation.queued_max_requests) and the KRaft fault lines' (metadata_lag quotes what
-# failed), the record text
+# blocks' (request_saturation.queued_max_requests), the KRaft fault lines' (metadata_lag quotes what
+# failed) and the lines a known bug's signature finds (known_bugs.with_known_bugs), the record text
 KAFKA_UNREAD_EVENTS = ("other", "segment_rolled", "segment_deleted")
 KAFKA_TEXT_EVENTS = ("kafka_config", "server_fault")
 KAFKA_UNREAD_COLUMNS = ("thread", "file", "source", "line_number", "line_count")
@@ -30,10 +31,12 @@ def kafka_events_read(kafka_events: DataFrame) -> DataFrame:
     """The rows and columns of silver.kafka_events that gold reads (the same facts and findings as
     the whole table gives)."""
     text = F.col("event_type").isin(*KAFKA_TEXT_EVENTS)
+    signatures = known_bugs.log_lines_regex()
+    if signatures:
+        text = text | F.concat_ws("\n", "message", "detail").rlike(signatures)
     return (kafka_events.where(~F.coalesce(F.col("event_type").isin(*KAFKA_UNREAD_EVENTS), F.lit(False)))
             .drop(*KAFKA_UNREAD_COLUMNS)
-            .withColumn("message", F.when(text, F.col("message")))
-            .withColumn("detail", F.when(text, F.col("detail"))))
+            .withColumns({"message": F.when(text, F.col("message")), "detail": F.when(text, F.col("detail"))}))
 
 
 def jmx_read(jmx: DataFrame) -> DataFrame:

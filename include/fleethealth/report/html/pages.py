@@ -157,7 +157,7 @@ def _what(r) -> str:
     """An incident's one line of facts, on its card and in the overview's list alike: what fired it (and
     what fires it now, when that changed) and the known bugs its evidence does not name already."""
     bugs = known_bugs_text(r.known_bug, r.evidence or "")
-    return evidence_text(r.first_evidence, r.evidence) + (f" — known bug: {bugs}" if bugs else "")
+    return evidence_text(r.first_evidence, r.evidence) + (f" — {bugs}" if bugs else "")
 
 
 def _folded(incidents: pd.DataFrame) -> list[tuple[list, str]]:
