@@ -3,7 +3,9 @@ dead log cleaner (broker 2's cleaner dead from 10:20, `__consumer_offsets-38` on
 offsets_partition_bloat.max_size_bytes over 10:00-13:00, both incidents open; ZooKeeper mode), and a healthy
 cluster in KRaft mode (three controllers; gold.kraft_quorum: one election at 10:00, the quorum leader moving
 from 3000 to 3001 and broker 2 fenced twice, unfenced once, in 11:00, no quorum line in 12:00; no incident).
-gold.metadata_divergence and gold.deadlocks are left out, as in an older lakehouse."""
+gold.known_bug_exposure: both clusters' brokers' versions against the catalogue (1.1.0: four cleaner bugs, the
+dead cleaner's incident naming KAFKA-7215). gold.metadata_divergence and gold.deadlocks are left out, as in an
+older lakehouse."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -134,6 +136,7 @@ def build(root: Path, with_jmx: bool = True) -> Path:
                        ("gold.zk_quorum", zk_quorum), ("gold.kraft_quorum", _kraft_quorum()),
                        ("gold.request_saturation", saturation)):
         _write(root, name, rows)
+    _write(root, "gold.known_bug_exposure", _exposure())
     _write(root, "gold.leader_elections", [dict(
         cluster=DEAD, hour=HOURS[1], trigger_ts=HOURS[1] + timedelta(minutes=12, seconds=3), trigger="partition Online -> Offline",
         controller=1, lost_broker=None, partitions=3, offsets_partitions=1, offsets_partition_list=[38],
@@ -150,6 +153,23 @@ def build(root: Path, with_jmx: bool = True) -> Path:
     return root
 
 
+def _exposure() -> list[dict]:
+    """gold.known_bug_exposure as gold writes it: each cluster's brokers' version against the catalogue."""
+    from fleethealth.gold import known_bugs
+
+    rows = []
+    for hour in HOURS:
+        for cluster, version in VERSIONS.items():
+            process = "zk_broker" if cluster == DEAD else "kraft_broker"
+            hosts = [f"{cluster}-kafka-{b}" for b in (1, 2, 3)]
+            for bug in known_bugs.bugs_affecting(version, processes=(process,)):
+                affected = next(str(r) for r in bug.affected if r.contains(version))
+                rows.append(dict(cluster=cluster, kafka_version=version, bug_id=bug.id, title=bug.title,
+                                 component=bug.component, affected=affected, fixed_in=list(bug.fixed_in), hosts=hosts,
+                                 host_count=len(hosts), hour=hour))
+    return rows
+
+
 def _incidents(root: Path) -> None:
     cleaner_first, bloat_first = START + timedelta(minutes=20), HOURS[1] + timedelta(minutes=59, seconds=30)
     last = END - timedelta(seconds=30)
@@ -157,7 +177,7 @@ def _incidents(root: Path) -> None:
         dict(incident_id="a1b2c3d4e5f60001", cluster=DEAD, kind="log_cleaner_dead", severity="critical", severity_rank=4,
              entity="broker-2",
              status="open", first_seen=cleaner_first, last_seen=last, resolved_at=None,
-             evidence="time-since-last-run-ms=9301588 > 900000 (last run 2026-11-20 10:20:00Z)", known_bug=None,
+             evidence="time-since-last-run-ms=9301588 > 900000 (last run 2026-11-20 10:20:00Z)", known_bug="KAFKA-7215",
              first_hour=HOURS[0], last_hour=HOURS[2], hours=3,
              first_evidence="time-since-last-run-ms=2101588 > 900000 (last run 2026-11-20 10:20:00Z); cleaner 'Error due to' at 10:20:00Z"),
         dict(incident_id="a1b2c3d4e5f60002", cluster=DEAD, kind="offsets_partition_bloat", severity="major",

@@ -130,7 +130,8 @@ def by_name(name: str, tree: ast.AST, known: set[str], library: Path = LIBRARY) 
                 owner = _owner(text, known) if text and text.startswith("fleethealth") else None
                 if text is None or (owner == "fleethealth" and text.rstrip(".") != "fleethealth"):
                     computed.append(node.lineno)        # f"fleethealth.{package}": which one is computed
-                elif owner and owner != "fleethealth":  # the root's files are its packages'
+                # the root's files are its packages'; a module's own package's files are its own data
+                elif owner and owner not in ("fleethealth", name.rpartition(".")[0]):
                     found.add(owner)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if owner := _data_file(node.value, library, known):

@@ -430,13 +430,13 @@ def test_incidents_come_open_first_most_severe_first_then_by_first_seen(spark, l
     rows = [("pm4", "zk_session_expired", "major", datetime(2026, 11, 20, 10, 5), "open"),
             ("pm4", "leader_election_storm", "critical", datetime(2026, 11, 20, 10, 6), "open"),
             ("pm5", "broker_fenced", "critical", datetime(2026, 11, 20, 9, 0), "resolved"),
-            ("pm3", "known_bug_exposure", "minor", datetime(2026, 11, 20, 10, 0), "open"),
+            ("pm3", "data_missing", "minor", datetime(2026, 11, 20, 10, 0), "open"),
             ("pm3", "log_cleaner_dead", "critical", datetime(2026, 11, 20, 10, 1), "open")]
     lake.overwrite(local_frame(spark, rows, "cluster string, kind string, severity string, first_seen timestamp, "
                                             "status string").selectExpr("*", "'x' AS entity"),
                    "gold.incidents", Lakehouse.at(str(lakehouse)))
     assert [r["kind"] for r in report.incident_rows(Lakehouse.at(lakehouse))] == [
-        "log_cleaner_dead", "leader_election_storm", "zk_session_expired", "known_bug_exposure", "broker_fenced"]
+        "log_cleaner_dead", "leader_election_storm", "zk_session_expired", "data_missing", "broker_fenced"]
 
 
 @pytest.mark.spark

@@ -140,11 +140,9 @@ def test_only_the_dead_hosts_pull_fails_and_the_rest_land(runs):
 
 
 def test_post_mortem_3_found_and_nothing_on_healthy(runs):
-    # Kafka 1.1.0 (pm3) is in the affected range of catalogued cleaner bugs; 2.8.2 (healthy) is in none
     assert {i for i in runs["incidents_first"] if i[0] != "loop"} == {
         ("pm3-dead-cleaner", "log_cleaner_dead", "broker-2"),
         ("pm3-dead-cleaner", "offsets_partition_bloat", "__consumer_offsets-38@broker-2"),
-        *{("pm3-dead-cleaner", "known_bug_exposure", f"broker-{b}") for b in (1, 2, 3)},
     }
 
 

@@ -91,9 +91,9 @@ def test_every_kind_has_its_severity_threshold_and_its_row_in_the_docs():
 def test_the_report_shows_what_each_module_declares():
     assert incidents.shown() == {kind: incidents.Shown(**m.REPORT) if m.REPORT else None
                                  for kind, m in DETECTORS.items()}
-    assert incidents.shown()["known_bug_exposure"] is None
+    assert incidents.shown()["metadata_snapshots_disabled"] is None
     assert incidents.chart_of("offsets_partition_bloat") == "chart-offsets"
-    assert incidents.chart_of("broker_deadlock") is None and incidents.chart_of("known_bug_exposure") is None
+    assert incidents.chart_of("broker_deadlock") is None and incidents.chart_of("metadata_lag") is None
     # the tables the report reads ("fd": open files from silver.jmx_samples, gold keeps no fd table)
     assert {s.table for s in incidents.shown().values() if s} <= {*read.HOURLY, "fd"}
 
@@ -114,7 +114,8 @@ def test_a_module_added_to_the_package_is_discovered(package_with):
     package = package_with({"aa_new_kind": NEW})
     assert list(package.DETECTORS) == ["aa_new_kind", *DETECTORS]
     assert package.DETECTORS["aa_new_kind"].__name__ == f"{PACKAGE}.aa_new_kind"
-    assert suites.VALUE_SETS["incident_kinds"]() == sorted(["aa_new_kind", *DETECTORS])
+    # and a retired kind stays valid for the rows it left in gold.incidents
+    assert suites.VALUE_SETS["incident_kinds"]() == sorted(["aa_new_kind", *DETECTORS, "known_bug_exposure"])
     assert incidents.shown()["aa_new_kind"] == incidents.Shown(None, "deadlocks", ["hour", "broker_id"])
 
 

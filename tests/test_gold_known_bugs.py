@@ -1,5 +1,5 @@
-"""Tests of the known-bug catalogue (known_bugs.yaml / fleethealth.gold.known_bugs) and the
-known_bug_exposure detector at both sides of a fix (docs/postmortems.md, post-mortem 1)."""
+"""Tests of the known-bug catalogue (known_bugs.yaml / fleethealth.gold.known_bugs), gold.known_bug_exposure
+at both sides of a fix (docs/postmortems.md, post-mortem 1) and the bugs an incident's own event shows."""
 from __future__ import annotations
 
 import re
@@ -144,39 +144,37 @@ def test_version_key_column_matches_python(spark):
 HOUR = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 
 
-def _detect(spark, versions: dict[int, str | None]):
-    from fleethealth.gold import thresholds
-    from fleethealth.gold.detectors import known_bug_exposure
+def _exposure(spark, hosts):
     from fleethealth.gold.facts.core import Facts
-    from fleethealth.silver import tables as silver
+    from fleethealth.gold.facts.exposure import known_bug_exposure
 
-    rows = [("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["kafka", "jmx"]) for b, v in versions.items()]
-    rows.append(("c1", "c1-zk-1", "zookeeper", None, 1, None, "UTC", 50, ["zookeeper"]))
-    hosts = silver.hosts_of(spark, rows)
     facts = Facts(HOUR, hosts, None, None, None, None, None, None, None)
-    return {r.entity: r for r in known_bug_exposure.detect(facts, thresholds.load()).collect()}
+    return {(r.cluster, r.kafka_version, r.bug_id): r for r in known_bug_exposure(facts, {}).collect()}
 
 
 @pytest.mark.spark
 def test_known_bug_exposure_at_both_sides_of_the_fix(spark):
-    found = _detect(spark, {217: "0.10.1.0", 218: "0.10.1.1", 219: "2.8.2", 220: None})
-    assert set(found) == {"broker-217", "broker-218"}   # 2.8.2: nothing catalogued; no version: no claim
-    f217 = found["broker-217"]
-    assert f217.kind == "known_bug_exposure" and f217.severity == "minor" and f217.cluster == "c1"
-    assert f217.known_bug == "KAFKA-3994,KAFKA-4399,KAFKA-4477,KAFKA-4478,KAFKA-4497,KAFKA-4562,KAFKA-5413,KAFKA-6834,KAFKA-7215"
-    assert f217.evidence.startswith("inventory kafka_version 0.10.1.0 of c1-kafka-217 is in the affected range of 9 ")
-    assert "KAFKA-3994 (group-coordinator: " in f217.evidence and "affected [0.10.0.0, 0.10.1.1)" in f217.evidence
-    assert f217.first_seen == HOUR.replace(tzinfo=None) and f217.hour == HOUR.replace(tzinfo=None)
-    assert (f217.last_seen - f217.first_seen).total_seconds() == 3599
-    assert found["broker-218"].known_bug == "KAFKA-5413,KAFKA-5970,KAFKA-6834,KAFKA-7215"
+    from fleethealth.silver import tables as silver
+
+    versions = {217: "0.10.1.0", 218: "0.10.1.1", 219: "2.8.2", 220: None, 221: "0.10.1.0"}
+    rows = [("c1", f"c1-kafka-{b}", "kafka", b, None, v, "UTC", 50, ["kafka", "jmx"]) for b, v in versions.items()]
+    rows.append(("c1", "c1-zk-1", "zookeeper", None, 1, None, "UTC", 50, ["zookeeper"]))
+    found = _exposure(spark, silver.hosts_of(spark, rows))
+    # 2.8.2: nothing catalogued; no version: no claim; one row per version and bug, naming its hosts
+    assert sorted((v, b) for _, v, b in found) == sorted(
+        [("0.10.1.0", b) for b in ("KAFKA-3994", "KAFKA-4399", "KAFKA-4477", "KAFKA-4478", "KAFKA-4497", "KAFKA-4562",
+                                   "KAFKA-5413", "KAFKA-6834", "KAFKA-7215")]
+        + [("0.10.1.1", b) for b in ("KAFKA-5413", "KAFKA-5970", "KAFKA-6834", "KAFKA-7215")])
+    row = found[("c1", "0.10.1.0", "KAFKA-3994")]
+    assert (row.hosts, row.host_count, row.affected, row.fixed_in, row.component) == (
+        ["c1-kafka-217", "c1-kafka-221"], 2, "[0.10.0.0, 0.10.1.1)", ["0.10.1.1", "0.10.2.0"], "group-coordinator")
+    assert row.title.startswith("Deadlock between the group coordinator") and row.hour == HOUR.replace(tzinfo=None)
+    assert found[("c1", "0.10.1.1", "KAFKA-5413")].affected == "[*, 0.10.2.2)"
 
 
 @pytest.mark.spark
 def test_known_bug_exposure_of_kraft_controllers_and_brokers(spark):
     from fleethealth.fleet.inventory import parse_inventory
-    from fleethealth.gold import thresholds
-    from fleethealth.gold.detectors import known_bug_exposure
-    from fleethealth.gold.facts.core import Facts
     from fleethealth.silver.tables import hosts_frame
 
     inventory = parse_inventory({"clusters": [
@@ -187,14 +185,16 @@ def test_known_bug_exposure_of_kraft_controllers_and_brokers(spark):
         {"name": "zk", "root": "/r", "hosts": [
             {"host": "zk-kafka-1", "role": "kafka", "broker_id": 1, "kafka_version": "3.6.0"},
             {"host": "zk-zk-1", "role": "zookeeper", "zk_myid": 1}]}]})
-    facts = Facts(HOUR, hosts_frame(spark, inventory), None, None, None, None, None, None, None)
-    found = {(r.cluster, r.entity): r.known_bug for r in known_bug_exposure.detect(facts, thresholds.load()).collect()}
-    assert found == {
-        ("kr", "controller-3000"): "KAFKA-14296,KAFKA-14300,KAFKA-14644,KAFKA-15019,KAFKA-15489",
-        ("kr", "broker-1"): "KAFKA-14616,KAFKA-16574,KAFKA-17076,KAFKA-19895",
-        # a combined node: its broker's bugs and its controller's
-        ("kr", "broker-2"): "KAFKA-14616,KAFKA-15489,KAFKA-16574,KAFKA-17076,KAFKA-19895",
-        ("zk", "broker-1"): "KAFKA-16574"}
+    found = _exposure(spark, hosts_frame(spark, inventory))
+    hosts = {k: r.hosts for k, r in found.items()}
+    assert hosts == {
+        **{("kr", "3.3.1", b): ["kr-ctl-1"] for b in ("KAFKA-14296", "KAFKA-14300", "KAFKA-14644", "KAFKA-15019",
+                                                      "KAFKA-15489")},
+        # a combined node runs its broker's bugs and its controller's
+        **{("kr", "3.6.0", b): ["kr-kafka-1", "kr-kafka-2"] for b in ("KAFKA-14616", "KAFKA-16574", "KAFKA-17076",
+                                                                      "KAFKA-19895")},
+        ("kr", "3.6.0", "KAFKA-15489"): ["kr-kafka-2"],
+        ("zk", "3.6.0", "KAFKA-16574"): ["zk-kafka-1"]}
 
 
 # --- known bugs on the incidents whose own event shows them (issue 62, item 1) -----------------------
@@ -303,6 +303,6 @@ def test_the_page_says_matches_or_may_be_with_the_fix_release():
         "fixed in 2.1.0 | may be KAFKA-4497 (LogCleaner appended the wrong offset to the time index (cleaner thread "
         "dies on 0.10.1.0)), fixed in 0.10.1.1 / 0.10.2.0")
     assert known_bugs_text("KAFKA-19895") == ("matches KAFKA-19895 (A partition marked uncleanable stays so until a "
-                                              "restart: __consumer_offsets partitions grow indefinitely), fixed in no release")
+                                              "restart: __consumer_offsets partitions grow indefinitely), no fix yet")
     assert known_bugs_text("KAFKA-7215", said="... KAFKA-7215 ...") is None and known_bugs_text(None) is None
     assert incident_notes("no_such_kind", "KAFKA-7215").startswith(" | matches KAFKA-7215 (")

@@ -21,6 +21,7 @@ from fleethealth.cli import main as cli
 from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
+from fleethealth.lake.hours import hours_between
 from fleethealth.simulate import simulate
 
 pytestmark = pytest.mark.spark
@@ -70,6 +71,23 @@ def test_no_data_missing_and_every_inventory_host_processed(mixed):
     assert ("kraft-broker-fenced", "broker_fenced") in {(i["cluster"], i["kind"]) for i in mixed["found"]}
 
 
+def test_the_demo_pages_its_real_incidents_and_tables_its_versions_bugs(spark, mixed):
+    """No incident per broker for a version's catalogued bugs (issue 62): gold.known_bug_exposure has each
+    cluster's versions, hosts and bugs in each hour, and the dead cleaner's incident names KAFKA-7215."""
+    assert {i["kind"] for i in mixed["found"]} == {"log_cleaner_dead", "offsets_partition_bloat", "slow_group_load",
+                                                  "broker_fenced", "leader_election_storm"}
+    rows = lake.read(spark, "gold.known_bug_exposure", Lakehouse.at(mixed["lakehouse"])).collect()
+    assert {(r.cluster, r.kafka_version, tuple(r.hosts), r.bug_id) for r in rows} == {
+        *{("pm3-dead-cleaner", "1.1.0", tuple(f"pm3-dead-cleaner-kafka-{b}" for b in (1, 2, 3)), bug)
+          for bug in ("KAFKA-6834", "KAFKA-6854", "KAFKA-7215", "KAFKA-8335")},
+        *{("kraft-broker-fenced", "3.9.1", ("kraft-broker-fenced-kafka-1", "kraft-broker-fenced-kafka-2"), bug)
+          for bug in ("KAFKA-17076", "KAFKA-19895")},
+        ("kraft-broker-fenced", "4.1.0", ("kraft-broker-fenced-kafka-3",), "KAFKA-19895")}
+    assert len(rows) == 3 * 7 and {r.hour for r in rows} == {h.replace(tzinfo=None) for h in hours_between(demo.START, demo.END)}
+    [dead] = [i for i in mixed["found"] if i["kind"] == "log_cleaner_dead"]
+    assert dead["known_bug"] == "KAFKA-7215"
+
+
 def test_readme_shows_what_the_demo_prints_and_its_query_runs(spark, mixed, tmp_path):
     """README's demo output, line by line (`…` for any text), is what the run printed (the demo prints the
     same report of gold.incidents), and README's query of the demo's lakehouse runs as written from a
@@ -78,7 +96,8 @@ def test_readme_shows_what_the_demo_prints_and_its_query_runs(spark, mixed, tmp_
 
     from fleethealth.report import text as incidents
 
-    printed = incidents.incidents_report(incidents.incident_rows(Lakehouse.at(mixed["lakehouse"])))
+    lakehouse = Lakehouse.at(mixed["lakehouse"])
+    printed = incidents.incidents_report(incidents.incident_rows(lakehouse), exposure=incidents.exposure_rows(lakehouse))
     assert printed in mixed["stdout"]
     assert matches_shown(block("output", "make demo").text, printed) == [], printed
 

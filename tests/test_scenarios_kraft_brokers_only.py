@@ -73,8 +73,7 @@ def test_every_incident_the_brokers_show_is_found_and_nothing_else(run):
     assert (missed, late, false) == (sorted(CONTROLLER_ONLY), [], [])
     shown = set(expected) - CONTROLLER_ONLY
     assert len(shown) == len(expected) - 1 and {k[1] for k in shown} == {
-        "controller_quorum_unstable", "metadata_lag", "log_cleaner_dead", "offsets_partition_bloat", "known_bug_exposure",
-        "leader_election_storm"}
+        "controller_quorum_unstable", "metadata_lag", "log_cleaner_dead", "offsets_partition_bloat", "leader_election_storm"}
 
 
 def test_the_brokers_tell_the_storm_and_the_controllers_they_followed(run):

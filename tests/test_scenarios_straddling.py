@@ -86,7 +86,7 @@ def runs(spark, tmp_path_factory):
 
 def test_the_episodes_straddle_the_hour_end(runs):
     hour_end = START.replace(tzinfo=None) + timedelta(hours=1)
-    windows = [i for i in runs["expected"] if i["kind"] != "known_bug_exposure"]
+    windows = runs["expected"]
     assert {i["cluster"] for i in windows} == set(SHIFTS)
     assert all(hour_end - timedelta(minutes=10) < first_seen(i) < hour_end + timedelta(minutes=10) for i in windows
                if i["kind"] in ("broker_flapping", "leader_election_storm", "zk_follower_disconnect")), windows
@@ -97,8 +97,7 @@ def test_the_same_incidents_as_unshifted_each_first_seen_when_it_began(runs):
     expected = {key(i): i for i in runs["expected"]}
     assert sorted(found) == sorted(expected) == sorted(key(i) for i in runs["unshifted"])
     late = sorted((k, str(first_seen(expected[k])), str(first_seen(found[k]))) for k in expected
-                  if k[1] != "known_bug_exposure"        # the window start, wherever the episode is
-                  and abs(first_seen(found[k]) - first_seen(expected[k])) > tolerance(k[1]))
+                  if abs(first_seen(found[k]) - first_seen(expected[k])) > tolerance(k[1]))
     assert late == []
     # one incident each, not one per hour it touched
     assert len(runs["found"]) == len(found)
@@ -110,6 +109,6 @@ def test_a_kraft_straddling_episode_is_one_incident_first_seen_when_it_began(run
     found = [i for i in runs["kraft_found"] if i["cluster"] == scenario]
     expected = {(i["kind"], i["entity"]): first_seen(i) for i in runs["kraft_expected"] if i["cluster"] == scenario}
     assert sorted((i["kind"], i["entity"]) for i in found) == sorted(expected)
-    late = [(i["kind"], i["entity"]) for i in found if i["kind"] != "known_bug_exposure"
-            and abs(first_seen(i) - expected[(i["kind"], i["entity"])]) > TOLERANCE]
+    late = [(i["kind"], i["entity"]) for i in found
+            if abs(first_seen(i) - expected[(i["kind"], i["entity"])]) > TOLERANCE]
     assert late == []

@@ -218,8 +218,8 @@ def test_pm3_bloat_matches_ground_truth(fleet):
     assert not [t for t in truth if t["cluster"] == "healthy"]  # Kafka 2.8.2: no catalogued bug either
     truth = [t for t in truth if t["cluster"] == PM3]
     by_kind = {t["kind"]: t for t in truth}
-    assert set(by_kind) == {"log_cleaner_dead", "offsets_partition_bloat", "slow_group_load", "known_bug_exposure"}
-    assert sorted(t["entity"] for t in truth if t["kind"] == "known_bug_exposure") == ["broker-1", "broker-2", "broker-3"]
+    assert set(by_kind) == {"log_cleaner_dead", "offsets_partition_bloat", "slow_group_load"}
+    assert by_kind["log_cleaner_dead"]["known_bug"] == "KAFKA-7215"
     assert by_kind["log_cleaner_dead"]["entity"] == "broker-2"
     assert by_kind["log_cleaner_dead"]["first_seen"] == "2026-11-20T10:20:00.412Z"
     bloat = by_kind["offsets_partition_bloat"]
@@ -296,7 +296,7 @@ def test_deterministic(tmp_path):
 def test_short_window_has_no_restart_and_bad_input_is_rejected(tmp_path):
     simulate(tmp_path, PM3, START, START + timedelta(hours=1))
     truth = json.loads((tmp_path / "expected_incidents.json").read_text())
-    assert [t["kind"] for t in truth] == ["log_cleaner_dead", "offsets_partition_bloat"] + ["known_bug_exposure"] * 3
+    assert [t["kind"] for t in truth] == ["log_cleaner_dead", "offsets_partition_bloat"]
     with pytest.raises(ValueError, match="unknown scenario"):
         simulate(tmp_path, "nope", START, END)
     with pytest.raises(ValueError, match="hour-aligned"):
@@ -368,8 +368,7 @@ def test_pm1_deadlock_on_219(fleet):
     assert _truth(fleet, c) == sorted([
         ("broker_deadlock", "broker-219", "2026-11-20T10:30:14.000Z"),
         ("broker_isolated", "broker-219", "2026-11-20T10:15:30.442Z"),
-        ("fd_exhaustion", "broker-219", "2026-11-20T10:35:01.000Z"),
-    ] + [("known_bug_exposure", f"broker-{b}", "2026-11-20T10:00:00.000Z") for b in (217, 218, 219)])
+        ("fd_exhaustion", "broker-219", "2026-11-20T10:35:01.000Z")])
     assert dumps[219][0].name == "jstack-2026-11-20T18-30-14.txt"   # Singapore time of the first dump
 
 
@@ -448,6 +447,5 @@ def test_pm5_metadata_divergence(fleet):
     assert queue.count(500) == 10 and max(q for q in queue if q != 500) <= 3   # 50 minutes of 5-min samples
     assert sorted(set(expires)) == [0, 1, 2, 3, 4] and expires == sorted(expires)
     kinds = [(k, e) for k, e, _ in _truth(fleet, c)]
-    assert kinds == [("broker_flapping", "broker-3"), ("known_bug_exposure", "broker-1"), ("known_bug_exposure", "broker-2"),
-                     ("known_bug_exposure", "broker-3"), ("metadata_divergence", "payments-2@broker-3"),
+    assert kinds == [("broker_flapping", "broker-3"), ("metadata_divergence", "payments-2@broker-3"),
                      ("request_queue_saturation", "broker-3"), ("zk_session_expired", "broker-3")]

@@ -211,7 +211,7 @@ def test_fenced_broker_three_times_with_leaders_away_and_back(fleet):
     unfences = _lines(fleet, c, r"The request from broker 2 to unfence has been granted")
     assert [h for h, _, _ in fences + unfences] == [f"{c}-controller-3000"] * 6
     # the fencing and the leader moves it causes (the KRaft form of post-mortem 4's storm), from the first fence
-    assert [k for k in truth(fleet, c) if k[0] != "known_bug_exposure"] == [
+    assert truth(fleet, c) == [
         ("broker_fenced", "broker-2", fences[0][1]), ("leader_election_storm", "broker-2", fences[0][1])]
     replays = _lines(fleet, c, r"Replayed BrokerRegistrationChangeRecord .* broker 2: .*fenced=1,")
     assert sorted({h for h, _, _ in replays}) == [f"{c}-controller-{n}" for n in (3000, 3001, 3002)] and len(replays) == 9
@@ -262,7 +262,7 @@ def test_quorum_truth_is_the_first_fetch_timeout(fleet):
     c = "kraft-quorum-unstable"
     timeouts = _lines(fleet, c, r"due to fetch timeout")
     assert len(timeouts) == 5
-    assert [k for k in truth(fleet, c) if k[0] != "known_bug_exposure"] == [
+    assert truth(fleet, c) == [
         ("controller_quorum_unstable", kr.QUORUM_ENTITY, timeouts[0][1])]
 
 
@@ -270,7 +270,7 @@ def test_metadata_lag_faults_and_stalled_offset(fleet):
     c = "kraft-metadata-lag"
     faults = _lines(fleet, c, r"^Encountered metadata (publishing|loading) fault")
     assert [h for h, _, _ in faults] == [f"{c}-kafka-3"] * 2
-    assert [k for k in truth(fleet, c) if k[0] != "known_bug_exposure"] == [("metadata_lag", "broker-3", faults[0][1])]
+    assert truth(fleet, c) == [("metadata_lag", "broker-3", faults[0][1])]
     stalled = int(re.search(r"ending at (\d+)", faults[0][2])[1])
     snapshots = Counter(h for h, t, _ in _lines(fleet, c, r"^\[SnapshotGenerator id=\d+\] Creating new KRaft snapshot")
                         if t > faults[0][1])   # broker 3 publishes nothing more: it takes no snapshot either
@@ -376,7 +376,7 @@ def test_straddling_shifts_move_every_episode_across_the_hour_end(tmp_path):
              bytes_per_broker_hour=0, shifts=shifts)
     hour_end = START + timedelta(hours=1)
     rows = [t for t in json.loads((tmp_path / "expected_incidents.json").read_text())
-            if t["kind"] not in ("known_bug_exposure", "offsets_partition_bloat")]
+            if t["kind"] != "offsets_partition_bloat"]
     assert {t["cluster"] for t in rows} == set(shifts) == set(KRAFT_SCENARIOS) - {"kraft-healthy"}
     for t in rows:
         seen = datetime.fromisoformat(t["first_seen"].replace("Z", "+00:00"))

@@ -37,7 +37,7 @@ def print_incidents(lakehouse: Lakehouse) -> int:
     from fleethealth.report import text as report
 
     rows = report.incident_rows(lakehouse)
-    print("\n" + report.incidents_report(rows))
+    print("\n" + report.incidents_report(rows, exposure=report.exposure_rows(lakehouse)))
     return len(rows)
 
 

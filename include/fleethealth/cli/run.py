@@ -120,7 +120,8 @@ def _run(args, inventory, hours: list, published: list) -> int:
     interrupt.check()
     rows = report.incident_rows(args.lakehouse)
     # a failed run's summary is of the hours published before: never a healthy fleet's "no incidents"
-    print("\n" + report.incidents_report(rows, failed=f"{len(failed)} of {len(hours)} hours failed" if failed else ""))
+    print("\n" + report.incidents_report(rows, failed=f"{len(failed)} of {len(hours)} hours failed" if failed else "",
+                                         exposure=report.exposure_rows(args.lakehouse)))
     interrupt.check()
     if inventory.notifications and len(failed) < len(hours):
         from fleethealth.notify import notify

@@ -10,9 +10,9 @@ from fleethealth.quality import suites
 
 
 def _incident_kinds() -> list[str]:
-    from fleethealth.gold.detectors import DETECTORS
+    from fleethealth.gold.detectors import DETECTORS, RETIRED
 
-    return sorted(DETECTORS)
+    return sorted([*DETECTORS, *RETIRED])
 
 
 suites.register_values("incident_kinds", _incident_kinds)

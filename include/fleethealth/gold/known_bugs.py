@@ -236,18 +236,18 @@ def version_key_col(version):
 
 
 def ranges_frame(spark, catalogue: tuple[KnownBug, ...] | None = None):
-    """One row per (bug, affected range): bug_id, component, from_key, to_key (null = open), summary,
-    processes (the Kafka processes that run the code)."""
+    """One row per (bug, affected range): bug_id, component, from_key, to_key (null = open), affected (the
+    range as text), title, fixed_in, processes (the Kafka processes that run the code)."""
     rows = []
     for b in (catalogue if catalogue is not None else load()):
-        summary = f"{b.id} ({b.component}: {b.title}; fixed in {', '.join(b.fixed_in) or 'no release'})"
         for r in b.affected:
             rows.append((b.id, b.component, list(version_key(r.start)) if r.start else None,
-                         list(version_key(r.end)) if r.end else None, str(r), summary, list(b.processes)))
+                         list(version_key(r.end)) if r.end else None, str(r), b.title, list(b.fixed_in),
+                         list(b.processes)))
     from fleethealth.runtime.frames import local_frame
 
-    return local_frame(spark, rows, "bug_id string, component string, from_key array<int>, "
-                                       "to_key array<int>, affected string, summary string, processes array<string>")
+    return local_frame(spark, rows, "bug_id string, component string, from_key array<int>, to_key array<int>, "
+                                    "affected string, title string, fixed_in array<string>, processes array<string>")
 
 
 def signatures_frame(spark, catalogue: tuple[KnownBug, ...] | None = None):
@@ -261,7 +261,7 @@ def signatures_frame(spark, catalogue: tuple[KnownBug, ...] | None = None):
 
 def exposures(hosts, ranges):
     """Spark: (cluster, host, role, broker_id, entity, kafka_version, hour, bug_id, component, affected,
-    summary) for every affected Kafka host-hour (`hosts`: one row per host and hour, silver's hosts frame):
+    title, fixed_in) for every affected Kafka host-hour (`hosts`: one row per host and hour, silver's hosts frame):
     its version in a bug's range, and one of its processes (the hosts frame's `processes`: a ZooKeeper-mode
     broker, a KRaft broker, a controller) running the bug's code."""
     from pyspark.sql import functions as F
@@ -275,7 +275,7 @@ def exposures(hosts, ranges):
               & F.arrays_overlap("host_processes", "processes"))
     return (brokers.join(F.broadcast(ranges), inside, "inner")
             .select("cluster", "host", "role", "broker_id", "entity", "kafka_version", "hour", "bug_id", "component",
-                    "affected", "summary"))
+                    "affected", "title", "fixed_in"))
 
 
 def deadlock_matches_col(threads, lock_classes, bug_threads, bug_lock_classes):
@@ -332,15 +332,14 @@ def with_known_bugs(findings, kind: str, hosts, kafka_events, catalogue: tuple[K
         regex = "|".join(f"(?:{p})" for b in bugs for p in b.log_lines)
         text = F.concat_ws("\n", "message", "detail")
         lines = (kafka_events.where(text.rlike(regex))
-                 .join(hosts.select("cluster", "host", "hour", F.col("entity").alias("line_process")),
-                       ["cluster", "host", "hour"])
-                 .select("cluster", "hour", "line_process", "ts", text.alias("text")))
+                 .select("cluster", "hour", F.col("broker_id").alias("line_node"), "ts", text.alias("text")))
         patterns = local_frame(spark, [(b.id, p) for b in bugs for p in b.log_lines], "bug_id string, pattern string")
-        process = F.regexp_extract("entity", PROCESS_PATTERN, 1)
+        # the Kafka node the finding is about (broker-2, controller-3000, t-p@broker-2: its id), if any
+        node = F.regexp_extract(F.regexp_extract("entity", PROCESS_PATTERN, 1), r"^(?:broker|controller)-(\d+)$", 1)
         since = F.col("first_seen") - F.expr(f"INTERVAL {SIGNATURE_LEAD_MINUTES} MINUTES")
         seen = (candidates.where(F.col("bug_id").isin(*lined)).join(F.broadcast(patterns), "bug_id")
                 .join(lines, ["cluster", "hour"])
-                .where(((process == "") | (process == F.col("line_process")))
+                .where(((node == "") | (node.cast("int") == F.col("line_node")))
                        & F.col("ts").between(since, F.col("last_seen")) & F.regexp(F.col("text"), F.col("pattern")))
                 .select(*keys, "bug_id"))
         shown = shown.select(*keys, "bug_id").unionByName(seen)

@@ -34,15 +34,60 @@ def incident_rows(lakehouse: Lakehouse) -> list[dict]:
     return sorted(lake.arrow_rows(lake.table("gold.incidents").path(lakehouse)).to_pylist(), key=order)
 
 
-def incidents_report(rows: list[dict], failed: str = "") -> str:
-    """What `fleethealth run` and the demo print at the end (README shows it; test_scenarios.py keeps
-    README true). `failed` (what of the run failed): the summary is then said to be of the hours
+def incidents_report(rows: list[dict], failed: str = "", exposure: list[dict] | None = None) -> str:
+    """What `fleethealth run` and the demo print at the end (README shows it; test_mixed_fleet.py keeps
+    README true): the incidents, then the known bugs of the fleet's versions (`exposure`:
+    exposure_rows). `failed` (what of the run failed): the summary is then said to be of the hours
     published before, never a clean bill of health."""
     still = sum(1 for r in rows if r.get("status", "open") == "open")
     counts = f"{len(rows)} incident(s), {still} open, open first, most severe first"
     head = (f"gold.incidents as of the last published hour, without the failed ones ({failed}): {counts}"
             if failed else f"gold.incidents: {counts}")
-    return f"{head}\n\n{incidents_text(rows)}"
+    bugs = f"\n\n{exposure_text(exposure)}" if exposure else ""
+    return f"{head}\n\n{incidents_text(rows)}{bugs}"
+
+
+def exposure_rows(lakehouse: Lakehouse) -> list[dict]:
+    """gold.known_bug_exposure of each cluster's newest hour (delta-rs, no Spark); [] before there is one."""
+    import pyarrow.dataset as ds
+
+    from fleethealth.lake import tables as lake
+
+    if not lake.present("gold.known_bug_exposure", lakehouse):
+        return []
+    path = lake.table("gold.known_bug_exposure").path(lakehouse)
+    newest: dict = {}
+    for r in lake.arrow_rows(path, ["cluster", "hour"]).to_pylist():
+        newest[r["cluster"]] = max(newest.get(r["cluster"], r["hour"]), r["hour"])
+    if not newest:
+        return []
+    rows = lake.arrow_rows(path, filter=ds.field("hour") >= min(newest.values())).to_pylist()
+    return sorted((r for r in rows if r["hour"] == newest[r["cluster"]]),
+                  key=lambda r: (r["cluster"], _version_order(r["kafka_version"]), r["bug_id"]))
+
+
+def _version_order(version: str):
+    from fleethealth.gold import known_bugs
+
+    try:
+        return known_bugs.version_key(version)
+    except ValueError:
+        return (0, 0, 0, 0)
+
+
+def exposure_text(rows: list[dict]) -> str:
+    """The known bugs of the fleet's versions, one line per cluster and version (rows: exposure_rows):
+    advice for the next upgrade, not incidents."""
+    lines = ["known bugs in this fleet (gold.known_bug_exposure, newest hour): advice for the next upgrade, "
+             "not incidents"]
+    by_version: dict[tuple, list[dict]] = {}
+    for r in rows:
+        by_version.setdefault((r["cluster"], r["kafka_version"]), []).append(r)
+    for (cluster, version), bugs in by_version.items():
+        hosts = {h for r in bugs for h in r["hosts"]}
+        named = "; ".join(f"{r['bug_id']} ({fixed_text(r['fixed_in'])})" for r in bugs)
+        lines.append(f"  {cluster}: Kafka {version} on {len(hosts)} host(s): {named}")
+    return "\n".join(lines)
 
 
 def incidents_text(rows: list[dict]) -> str:
@@ -78,7 +123,7 @@ def known_bugs_text(known_bug: str | None, said: str = "") -> str | None:
     """The catalogued bugs of a `known_bug` value ("KAFKA-7215,KAFKA-..."), each with its title and the
     releases that fix it: "matches KAFKA-7215 (One bad partition kills the cleaner thread; ...), fixed in
     2.1.0" — "may be" for a bug without a signature of its own (the incident's kind on an affected version
-    is all that shows it); those `said` already names left out (not twice: known_bug_exposure evidence
+    is all that shows it); those `said` already names left out (not twice: a deadlock's evidence
     names them); None when none is left."""
     from fleethealth.gold import known_bugs
 
@@ -87,12 +132,17 @@ def known_bugs_text(known_bug: str | None, said: str = "") -> str | None:
     bugs = [b for b in bugs if b and b.id not in said]
 
     def named(b) -> str:
-        return f"{b.id} ({b.title}), fixed in {' / '.join(b.fixed_in) or 'no release'}"
+        return f"{b.id} ({b.title}), {fixed_text(b.fixed_in)}"
 
     shown = [named(b) for b in bugs if not b.kind_only]
     maybe = [named(b) for b in bugs if b.kind_only]
     parts = ([f"matches {'; '.join(shown)}"] if shown else []) + ([f"may be {'; '.join(maybe)}"] if maybe else [])
     return " | ".join(parts) or None
+
+
+def fixed_text(fixed_in) -> str:
+    """"fixed in 2.0.2 / 2.1.2" of a bug's fix releases, "no fix yet" without one."""
+    return f"fixed in {' / '.join(fixed_in)}" if len(fixed_in) else "no fix yet"
 
 
 def incident_notes(kind: str, known_bug: str | None, said: str = "") -> str:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..gold import known_bugs
 from . import kraft_model as km
 from .fleet import OFFSETS_TOPIC, Cluster, version_tuple
 from .jolokia import sample_times
@@ -58,18 +57,6 @@ def kraft_cluster(name: str, timezone: str, brokers: int, groups: tuple[str, ...
     return Cluster(name=name, timezone=timezone, kafka_version=controller_version, java_version="17.0.12",
                    brokers=brokers, topics=topics, groups=groups, controller_id=3000, zk_servers=0, controllers=3,
                    broker_versions=versions, controller_version=controller_version, pinned_group=pinned_group)
-
-
-def exposure(st: ClusterState, start: int, end: int) -> list[dict]:
-    """known_bug_exposure of each broker, by its own version (controllers are not judged)."""
-    out = []
-    for b in st.c.broker_ids:
-        version = st.c.broker_version(b)
-        bugs = [bug.id for bug in known_bugs.bugs_affecting(version)]
-        if bugs:
-            out.append(incident(st.c.name, "known_bug_exposure", f"broker-{b}", start,
-                                f"Kafka {version} is affected by {', '.join(bugs)} (known_bugs.yaml)"))
-    return out
 
 
 # --- a broker fenced after missed heartbeats, three times: the KRaft flapping broker -----------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ..gold import known_bugs
 from . import kraft_model as km
 from . import kraft_scenarios as kr
 from . import postmortems as pm
@@ -105,20 +104,6 @@ def _pm3_expected(st: ClusterState, start: int, end: int) -> list[dict]:
                                     f"broker {rs.broker} restarted; loading offsets and group metadata took "
                                     f"{load_ms} ms (> {SLOW_LOAD_THRESHOLD_MS} ms); the restarted cleaner died again"))
     return out
-
-
-# --- every scenario: brokers whose version the known-bug catalogue lists ------------------------------
-def _exposure(st: ClusterState, start: int, end: int) -> list[dict]:
-    bugs = [b.id for b in known_bugs.bugs_affecting(st.c.kafka_version)]
-    if not bugs:
-        return []
-    return [incident(st.c.name, "known_bug_exposure", f"broker-{b}", start,
-                     f"Kafka {st.c.kafka_version} is affected by {', '.join(bugs)} (known_bugs.yaml)")
-            for b in st.c.broker_ids]
-
-
-def _with_exposure(expected):
-    return lambda st, start, end: expected(st, start, end) + _exposure(st, start, end)
 
 
 # --- pm1: Kafka 0.10.1.0 deadlock on broker 219 ---------------------------------------------------
@@ -268,50 +253,46 @@ def _kraft(name: str, timezone: str, least: int = 3, **kw):
     return cluster
 
 
-def _with_kraft_exposure(expected):
-    return lambda st, start, end: expected(st, start, end) + kr.exposure(st, start, end)
-
-
 KRAFT_CATALOGUE: dict[str, Scenario] = {
     s.name: s for s in (
         Scenario("kraft-healthy", "KRaft healthy cluster: 3 controllers (4.1.0), brokers on 3.9.1 and 4.1.0, a "
                                   "steady quorum, snapshots, compacting cleaners",
                  _kraft("kraft-healthy", "Europe/London", least=1), lambda c, s, e: Events(script=km.KraftScript()),
-                 _with_kraft_exposure(lambda st, s, e: [])),
+                 lambda st, s, e: []),
         Scenario("kraft-broker-fenced", "KRaft: broker 2 fenced by the active controller after missed heartbeats, "
                                         "three times in 25 minutes; its leaders move away and back",
                  _kraft("kraft-broker-fenced", "Australia/Sydney"), kr.fencing_events,
-                 _with_kraft_exposure(kr.fencing_expected)),
+                 kr.fencing_expected),
         Scenario("kraft-quorum-unstable", "KRaft: five Raft leader elections among the controllers in eleven "
                                           "minutes, voter 3002 cannot reach its peers",
                  _kraft("kraft-quorum-unstable", "Asia/Dubai", least=1), kr.quorum_events,
-                 _with_kraft_exposure(kr.quorum_expected)),
+                 kr.quorum_expected),
         Scenario("kraft-metadata-lag", "KRaft: broker 3's metadata stops applying (loading and publishing faults), "
                                        "its applied offset falls behind the committed one",
                  _kraft("kraft-metadata-lag", "America/Sao_Paulo"), kr.lag_events,
-                 _with_kraft_exposure(kr.lag_expected)),
+                 kr.lag_expected),
         Scenario("kraft-dead-cleaner", "KRaft: dead log cleaners on 4.1.0 (log-cleaner.log) and 3.9.1 (server.log), "
                                        "__consumer_offsets-38 bloat on broker 2",
                  _kraft("kraft-dead-cleaner", "America/Los_Angeles", groups=(kr.CLEANER_GROUP, "billing-service"),
                         pinned_group=(kr.CLEANER_GROUP, kr.BLOAT_BROKER)), kr.cleaner_events,
-                 _with_kraft_exposure(kr.cleaner_expected)),
+                 kr.cleaner_expected),
     )
 }
 
 CATALOGUE: dict[str, Scenario] = {
     s.name: s for s in (
         Scenario("healthy", "Kafka 2.8.2 healthy cluster: compacting cleaner, quiet ZooKeeper, no errors",
-                 _healthy_cluster, lambda c, s, e: Events(), _with_exposure(lambda st, s, e: [])),
+                 _healthy_cluster, lambda c, s, e: Events(), lambda st, s, e: []),
         Scenario("pm1-deadlock", "post-mortem 1: Kafka 0.10.1.0 Java-level deadlock on broker 219, ISR {219}, FD growth",
-                 _pm1_cluster, _pm1_events, _with_exposure(_pm1_expected)),
+                 _pm1_cluster, _pm1_events, _pm1_expected),
         Scenario("pm2-zk-follower-reset", "post-mortem 2: ZooKeeper follower reset by the leader's transaction timeout",
-                 _pm2_cluster, _pm2_events, _with_exposure(_pm2_expected)),
+                 _pm2_cluster, _pm2_events, _pm2_expected),
         Scenario("pm3-dead-cleaner", "post-mortem 3: dead log cleaner, __consumer_offsets-38 bloat, slow group load",
-                 _pm3_cluster, _pm3_events, _with_exposure(_pm3_expected)),
+                 _pm3_cluster, _pm3_events, _pm3_expected),
         Scenario("pm4-zk-expiry-storm", "post-mortem 4: broker 8's ZooKeeper session expires, leader election storm",
-                 _pm4_cluster, _pm4_events, _with_exposure(_pm4_expected)),
+                 _pm4_cluster, _pm4_events, _pm4_expected),
         Scenario("pm5-metadata-divergence", "post-mortem 5: broker 3 flaps, stuck at LeaderEpoch 426, queue saturated",
-                 _pm5_cluster, _pm5_events, _with_exposure(_pm5_expected)),
+                 _pm5_cluster, _pm5_events, _pm5_expected),
     )
 }
 

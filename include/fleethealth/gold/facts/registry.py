@@ -8,7 +8,7 @@ Facts fields of their own (fleethealth.gold.facts.core).
 """
 from __future__ import annotations
 
-from fleethealth.gold.facts import (coordinators, deadlocks, isr_churn, kraft_quorum, leader_elections,
+from fleethealth.gold.facts import (coordinators, deadlocks, exposure, isr_churn, kraft_quorum, leader_elections,
                                     metadata_divergence, request_saturation, zk_quorum, zk_sessions)
 
 BUILDERS = {
@@ -22,4 +22,5 @@ BUILDERS = {
     "gold.leader_elections": leader_elections.leader_elections,
     "gold.metadata_divergence": metadata_divergence.divergence,
     "gold.request_saturation": request_saturation.saturation,
+    "gold.known_bug_exposure": exposure.known_bug_exposure,
 }

@@ -162,7 +162,7 @@ def _what(r) -> str:
 
 def _folded(incidents: pd.DataFrame) -> list[tuple[list, str]]:
     """The overview's items: incidents in order, those next to each other of one cluster, kind, severity
-    and first seen whose lines differ in one word only (known_bug_exposure of each broker of a version:
+    and first seen whose lines differ in one word only (e.g. data_missing of each broker of a cluster:
     its host) as one item, its line naming each word: "... of kafka-1, kafka-2, kafka-3 is ...".
     [(incidents, line)]."""
     groups: list[tuple[list, list[list[str]]]] = []
@@ -216,6 +216,25 @@ def open_incidents_html(gold: Gold) -> str:
             + (f"<p class=\"meta\">{resolved} more resolved in this window: on the cluster pages.</p>" if resolved else ""))
 
 
+def known_bugs_html(gold: Gold, cluster: str | None = None) -> str:
+    """gold.known_bug_exposure of each cluster's newest hour in the window: the catalogued bugs its Kafka
+    versions carry, the fix releases and the hosts (advice, not incidents)."""
+    df = gold.get("known_bug_exposure", cluster)
+    head = f"<h2 id=\"known-bugs\">Known bugs {'of this cluster' if cluster else 'in this fleet'}</h2>"
+    if df is None:
+        return ""
+    if not len(df):
+        return head + "<p>No catalogued bug affects the Kafka versions the inventory names.</p>"
+    df = df[df["hour"] == df.groupby("cluster")["hour"].transform("max")]
+    rows = [{"cluster": r.cluster, "Kafka": r.kafka_version, "bug": r.bug_id, "title": r.title,
+             "affected": r.affected, "fixed in": " / ".join(r.fixed_in) or "no fix yet",
+             "hosts": ", ".join(r.hosts)}
+            for r in df.sort_values(["cluster", "kafka_version", "bug_id"]).itertuples(index=False)]
+    return (head + "<p class=\"meta\">gold.known_bug_exposure, newest hour: the Kafka versions' catalogued bugs "
+            "(include/fleethealth/gold/known_bugs.yaml), advice for the next upgrade, not incidents; a bug whose "
+            "signature is seen is named on the incident of that event.</p>" + _table(rows))
+
+
 def overview_page(gold: Gold, clusters: list[str], bundle: str) -> str:
     charts = [fleet_heatmap(gold), completeness_heatmap(gold)]
     incidents = gold.get("incidents")
@@ -231,7 +250,7 @@ def overview_page(gold: Gold, clusters: list[str], bundle: str) -> str:
         links.append(f"<li><a href=\"{html.escape(page_name(c))}\">{html.escape(c)}</a>: {open_} open incident(s)"
                      f"{badge}{no_data}</li>")
     body = (_not_processed_note(gold) + _missing_note(gold) + open_incidents_html(gold) + "<h2>Clusters</h2><ul>" + "".join(links) + "</ul>"
-            + "<h2>Fleet</h2>" + "".join(_chart_html(c) for c in charts))
+            + "<h2>Fleet</h2>" + "".join(_chart_html(c) for c in charts) + known_bugs_html(gold))
     return _page("fleethealth: fleet health report", _window_text(gold), body, charts, bundle)
 
 
@@ -269,7 +288,8 @@ def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
             + "".join(f"<a href=\"#{c.id}\">{html.escape(c.id.removeprefix('chart-'))}</a>" for c in charts) + "</nav>"
             + f"<h2 id=\"incidents\">Incidents ({len(incidents)})</h2>" + _chart_html(charts[0])
             + ("".join(items) or "<p>No incident in this window.</p>")
-            + "<h2>Facts</h2>" + "".join(_chart_html(c) + below.get(c.id, "") for c in charts[1:]))
+            + "<h2>Facts</h2>" + "".join(_chart_html(c) + below.get(c.id, "") for c in charts[1:])
+            + known_bugs_html(gold, cluster))
     return _page(f"fleethealth: {cluster}", _window_text(gold), body, charts, bundle)
 
 
