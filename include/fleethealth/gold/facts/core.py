@@ -21,9 +21,12 @@ CLEANER_THREAD = "kafka-log-cleaner-thread-%"
 # detector reads are left out (`other` and the segment rolls and deletions are nearly all of a healthy
 # broker's lines; every KRaft event type is read), and so are their lineage and, but for the KafkaConfig
 # blocks' (request_saturation.queued_max_requests), the KRaft fault lines' (metadata_lag quotes what
-# failed) and the lines a known bug's signature finds (known_bugs.with_known_bugs), the record text
+# failed), the cleaner's "Error due to" (log_cleaner_dead quotes its exception) and the lines a known
+# bug's signature finds (known_bugs.with_known_bugs), the record text
 KAFKA_UNREAD_EVENTS = ("other", "segment_rolled", "segment_deleted")
-KAFKA_TEXT_EVENTS = ("kafka_config", "server_fault")
+KAFKA_TEXT_EVENTS = ("kafka_config", "server_fault", "cleaner_error")
+# how much of the exception under a cleaner's "Error due to" gold.log_cleaner_status keeps (its first line)
+CLEANER_ERROR_CHARS = 300
 KAFKA_UNREAD_COLUMNS = ("thread", "file", "source", "line_number", "line_count")
 
 
@@ -227,6 +230,9 @@ def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
     orderly = F.col("_shutdown_ts") >= F.col("ts") - F.expr(f"INTERVAL {ORDERLY_STOP_S} SECONDS")
     logs = (ev.groupBy(*key)
             .agg(F.min(F.when(F.col("event_type") == "cleaner_error", F.col("ts"))).alias("cleaner_error_ts"),
+                 F.min_by(F.when(F.col("event_type") == "cleaner_error", F.left(
+                     F.substring_index(F.trim(F.col("detail")), "\n", 1), F.lit(CLEANER_ERROR_CHARS))),
+                     F.when(F.col("event_type") == "cleaner_error", F.col("ts"))).alias("cleaner_error"),
                  F.min(F.when((F.col("event_type") == "cleaner_stopped") & ~F.coalesce(orderly, F.lit(False)),
                               F.col("ts"))).alias("cleaner_stopped_ts"),
                  F.max(F.when(F.col("event_type") == "cleaner_summary", F.col("ts"))).alias("last_cleaning_ts"),
@@ -258,7 +264,8 @@ def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
                F.format_string("time-since-last-run-ms=%d > %d (last run %s)", F.col("time_since_last_run_ms"),
                                F.lit(stale_ms), F.date_format("not_run_since", "yyyy-MM-dd HH:mm:ss'Z'"))),
         F.when(F.col("cleaner_error_ts").isNotNull(),
-               F.format_string("cleaner 'Error due to' at %s", F.date_format("cleaner_error_ts", "HH:mm:ss'Z'"))),
+               F.concat(F.format_string("cleaner 'Error due to' at %s", F.date_format("cleaner_error_ts", "HH:mm:ss'Z'")),
+                        F.coalesce(F.concat(F.lit(": "), F.nullif(F.col("cleaner_error"), F.lit(""))), F.lit("")))),
         F.when(F.col("cleaner_stopped_ts").isNotNull(),
                F.format_string("cleaner 'Stopped' at %s", F.date_format("cleaner_stopped_ts", "HH:mm:ss'Z'"))),
         F.when(F.col("dump_without_cleaner_ts").isNotNull(),
@@ -268,7 +275,7 @@ def cleaner_status(facts: Facts, stale_ms: int) -> DataFrame:
         "cluster", "host", "broker_id", "kafka_version", "hour",
         F.when(dead_since.isNotNull(), "dead").when(alive, "alive").otherwise("unknown").alias("status"),
         dead_since.alias("dead_since"), last_dead.alias("last_dead_evidence_ts"),
-        "dead_thread_count", "time_since_last_run_ms", "cleaner_error_ts", "cleaner_stopped_ts",
+        "dead_thread_count", "time_since_last_run_ms", "cleaner_error_ts", "cleaner_error", "cleaner_stopped_ts",
         F.coalesce("cleanings", F.lit(0)).cast("int").alias("cleanings"), "last_cleaning_ts",
         F.coalesce("thread_dumps", F.lit(0)).alias("thread_dumps"),
         F.coalesce("dumps_with_cleaner", F.lit(0)).alias("dumps_with_cleaner"),
