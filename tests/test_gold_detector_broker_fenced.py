@@ -117,6 +117,23 @@ def test_an_overloaded_controller_and_its_jmx_are_in_the_evidence(spark):
         "EventQueueTimeMs p99 up to 5400 ms")
 
 
+def test_fences_shorter_than_the_gauges_sampling_are_said_to_fall_between_samples(spark):
+    """FencedBrokerCount sampled every 5 minutes reads 0 through fences of 9 and 12 s: the evidence says
+    so, not "up to 0" (issue 62); a fence the gauge caught keeps its maximum."""
+    def gauge(fenced_at=()):   # both gauges every 5 minutes
+        return ([jmx_sample(3000, at(m), mbeans.bean("fenced_broker_count"), int(m in fenced_at)) for m in range(0, 60, 5)]
+                + [jmx_sample(3000, at(m), mbeans.bean("active_broker_count"), 3) for m in range(0, 60, 5)])
+    [f] = run(spark, fence(2, 10, unfence_after_s=9) + fence(2, 22, unfence_after_s=12), gauge())
+    assert f["evidence"].endswith("controllers' JMX: FencedBrokerCount sampled every 300 s: the 9-12 s fence(s) fall "
+                                  "between samples (0 in each), ActiveBrokerCount down to 3")
+    [f] = run(spark, fence(2, 10, unfence_after_s=9), gauge())
+    assert f["evidence"].endswith("FencedBrokerCount sampled every 300 s: the 9 s fence(s) fall between samples "
+                                  "(0 in each), ActiveBrokerCount down to 3")
+    # a fence that outlasts a sample shows in it: the gauge's maximum, as before
+    [f] = run(spark, fence(2, 14, unfence_after_s=100), gauge(fenced_at=(15,)))
+    assert f["evidence"].endswith("controllers' JMX: FencedBrokerCount up to 1, ActiveBrokerCount down to 3")
+
+
 def test_brokers_and_clusters_are_kept_apart(spark):
     rows = fence(2, 10) + [r[:0] + ("c2",) + r[1:] for r in fence(3, 12)]
     assert [(f["cluster"], f["entity"]) for f in run(spark, rows)] == [("c1", "broker-2"), ("c2", "broker-3")]

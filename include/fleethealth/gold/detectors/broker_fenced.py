@@ -94,6 +94,7 @@ def detect(facts, thresholds):
         "%s by controller %d%s", F.date_format("fence_ts", HMS), F.col("controller"),
         F.when(F.col("unfenced_ts").isNotNull(), F.format_string(" (unfenced %s)", F.date_format("unfenced_ts", HMS)))
         .otherwise(F.lit(" (not unfenced in the hour)")))
+    fenced_for = F.unix_seconds("unfenced_ts") - F.unix_seconds("fence_ts")   # null: not unfenced in the hour
     per_broker = (each.groupBy("cluster", "broker", "hour")
                   .agg(F.count(F.lit(1)).alias("fences"), F.min("fence_ts").alias("first_seen"),
                        F.max(F.greatest("fence_end_ts", F.coalesce("unfenced_ts", "fence_end_ts"))).alias("last_seen"),
@@ -102,9 +103,12 @@ def detect(facts, thresholds):
                        F.sum("heartbeat_failures").alias("heartbeat_failures"),
                        F.array_join(F.array_sort(F.array_distinct(F.flatten(F.collect_list(
                            F.split(F.nullif("hb_why", F.lit("")), ", "))))), ", ").alias("hb_why"),
-                       F.sum("timed_out").alias("timed_out"), F.sum("partitions_moved").alias("partitions_moved"))
+                       F.sum("timed_out").alias("timed_out"), F.sum("partitions_moved").alias("partitions_moved"),
+                       F.min(fenced_for).alias("fenced_min_s"), F.max(fenced_for).alias("fenced_max_s"))
                   .join(controller_jmx(facts.jmx), ["cluster", "hour"], "left"))
     flapping = F.col("most_in_window") >= n
+    # the gauge saw none of the fences, each shorter than its sampling: not "up to 0"
+    unseen = ((F.col("fenced_max") == 0) & (F.col("fenced_max_s") < F.col("fenced_sample_s"))).eqNullSafe(True)
     evidence = F.concat_ws("; ",
         F.format_string("broker %d fenced %d time(s) after its session timed out (no heartbeat within "
                         "broker.session.timeout.ms)%s: %s", F.col("broker"), F.col("fences"),
@@ -120,8 +124,12 @@ def detect(facts, thresholds):
         F.when(F.col("timed_out") > 0, F.format_string(
             "the controller timed out %d of its heartbeat(s) on an overloaded event queue", F.col("timed_out"))),
         F.when(F.col("fenced_max").isNotNull() | F.col("active_min").isNotNull(), F.format_string(
-            "controllers' JMX: FencedBrokerCount up to %s, ActiveBrokerCount down to %s",
-            F.coalesce(F.col("fenced_max").cast("string"), F.lit("?")),
+            "controllers' JMX: FencedBrokerCount %s, ActiveBrokerCount down to %s",
+            F.when(unseen, F.format_string(
+                "sampled every %d s: the %s fence(s) fall between samples (0 in each)", F.col("fenced_sample_s"),
+                F.when(F.col("fenced_min_s") == F.col("fenced_max_s"), F.format_string("%d s", F.col("fenced_min_s")))
+                .otherwise(F.format_string("%d-%d s", F.col("fenced_min_s"), F.col("fenced_max_s")))))
+            .otherwise(F.concat(F.lit("up to "), F.coalesce(F.col("fenced_max").cast("string"), F.lit("?")))),
             F.coalesce(F.col("active_min").cast("string"), F.lit("?")))),
         F.when(F.col("timed_out_heartbeats") > 0, F.format_string(
             "TimedOutBrokerHeartbeatCount +%d", F.col("timed_out_heartbeats"))),

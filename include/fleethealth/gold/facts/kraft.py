@@ -161,7 +161,9 @@ def fences(events: DataFrame, gap_s: int, shutdown_grace_s: int) -> DataFrame:
 
 
 def controller_jmx(jmx: DataFrame) -> DataFrame:
-    """(cluster, hour, fenced_max, active_min, timed_out_heartbeats, queue_p99_max) of the controllers' JMX."""
+    """(cluster, hour, fenced_max, active_min, timed_out_heartbeats, queue_p99_max, fenced_sample_s) of the
+    controllers' JMX; fenced_sample_s: the seconds between two FencedBrokerCount samples of the controller
+    sampled most often (null from one sample), what a fence must outlast to be seen in the gauge."""
     fenced, active = mbeans.bean("fenced_broker_count"), mbeans.bean("active_broker_count")
     timed_out, queue = mbeans.bean("timed_out_heartbeats"), mbeans.bean("controller_event_queue_time")
     w = Window.partitionBy("cluster", "broker_id", "hour").orderBy("ts")
@@ -173,4 +175,8 @@ def controller_jmx(jmx: DataFrame) -> DataFrame:
               .agg(F.max(F.when(fenced.matches(), F.col("value"))).try_cast("long").alias("fenced_max"),
                    F.min(F.when(active.matches(), F.col("value"))).try_cast("long").alias("active_min"),
                    F.max(F.when(queue.matches(), F.col("value"))).alias("queue_p99_max")))
-    return gauges.join(counts, ["cluster", "hour"], "full")
+    span = F.unix_seconds(F.max("ts")) - F.unix_seconds(F.min("ts"))
+    spacing = (jmx.where(fenced.matches()).groupBy("cluster", "broker_id", "hour")
+               .agg(F.try_divide(span, F.count(F.lit(1)) - 1).alias("spacing"))
+               .groupBy("cluster", "hour").agg(F.round(F.min("spacing")).cast("long").alias("fenced_sample_s")))
+    return gauges.join(spacing, ["cluster", "hour"], "left").join(counts, ["cluster", "hour"], "full")
