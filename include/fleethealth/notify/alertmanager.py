@@ -21,6 +21,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from fleethealth.fleet import entities
 from fleethealth.fleet.channels import DEFAULT_ENDS_AFTER_S, Channel
 from fleethealth.notify.channels import Url
 from fleethealth.notify.messages import TEST
@@ -67,10 +68,25 @@ def runbook_text(runbook: dict | None) -> str | None:
 
 
 def labels(incident: dict, severity: str | None = None) -> dict:
-    """An incident's alert labels, in its severity (or in `severity`)."""
+    """An incident's alert labels, in its severity (or in `severity`), with what its entity is about: `broker`
+    (a broker or one of its replicas: an inhibit rule can match a broker's bloated partition to its dead
+    cleaner), `node` (a KRaft controller or a ZooKeeper server) or `host` (a host's source)."""
     return {k: str(v) for k, v in {"alertname": incident["kind"], "cluster": incident["cluster"],
                                    "entity": incident["entity"], "incident_id": incident["incident_id"],
-                                   "source": SOURCE, "severity": severity or incident["severity"]}.items()}
+                                   "source": SOURCE, "severity": severity or incident["severity"],
+                                   **entity_labels(str(incident["entity"]))}.items()}
+
+
+def entity_labels(entity: str) -> dict:
+    """broker-2, __consumer_offsets-38@broker-2 -> {broker: 2}; controller-3000, zk-1 -> {node: ...};
+    kafka-1:jmx -> {host: kafka-1}; anything else (quorum, timezone) -> {}."""
+    keys = entities.parse(entity)
+    if entities.BROKER in keys:
+        return {"broker": keys[entities.BROKER]}
+    node = keys.get(entities.CONTROLLER, keys.get(entities.ZOOKEEPER))
+    if node is not None:
+        return {"node": node}
+    return {"host": keys["host"]} if ":" in entity else {}
 
 
 def ended_below(incident: dict, now: datetime) -> list[dict]:
