@@ -196,10 +196,13 @@ def test_filters(tmp_path, servers):
     result = notify(Lakehouse.at(lh), [Channel("major", "webhook", url, min_severity="major"),
                          Channel("prod-b", "webhook", url, clusters=("prod-b",)),
                          Channel("cleaner", "webhook", url, kinds=("log_cleaner_dead",)),
+                         Channel("not-b", "webhook", url, exclude_clusters=("prod-b",)),
+                         Channel("no-cleaner", "webhook", url, exclude_kinds=("log_cleaner_dead",)),
                          Channel("all", "webhook", url)])
-    assert {n: r.sent for n, r in result.channels.items()} == {"major": 1, "prod-b": 1, "cleaner": 1, "all": 2}
+    assert {n: r.sent for n, r in result.channels.items()} == {"major": 1, "prod-b": 1, "cleaner": 1, "not-b": 1,
+                                                                "no-cleaner": 1, "all": 2}
     ids = [b["incident_id"] for b in servers["hook"].bodies]
-    assert sorted(ids) == ["i1", "i1", "i2", "i2", "i2"]
+    assert sorted(ids) == ["i1", "i1", "i1", "i1", "i2", "i2", "i2"]
     [cleaner] = [b for b in servers["hook"].bodies if b["kind"] == "log_cleaner_dead"][:1]
     assert cleaner["known_bug"] is None
 
@@ -284,6 +287,10 @@ def test_a_valid_notifications_block(tmp_path):
           slack_conn_id: slack_oncall
           clusters: [prod-a]
           kinds: [log_cleaner_dead]
+        - name: quiet-hook
+          webhook: http://127.0.0.1:9000/quiet
+          exclude_clusters: [prod-a]
+          exclude_kinds: [data_missing, host_silent]
         - name: am
           alertmanager: https://am.example.com:9093
           ends_after_seconds: 7200
@@ -292,6 +299,8 @@ def test_a_valid_notifications_block(tmp_path):
         Channel("oncall-hook", "webhook", "http://127.0.0.1:9000/hook"),
         Channel("oncall-mail", "smtp", "smtp_oncall", to=("oncall@example.com",), min_severity="major"),
         Channel("oncall-slack", "slack", "slack_oncall", clusters=("prod-a",), kinds=("log_cleaner_dead",)),
+        Channel("quiet-hook", "webhook", "http://127.0.0.1:9000/quiet", exclude_clusters=("prod-a",),
+                exclude_kinds=("data_missing", "host_silent")),
         Channel("am", "alertmanager", "https://am.example.com:9093", ends_after_seconds=7200))
     assert load_inventory(tmp_path / "inventory.yaml").clusters[0].name == "prod-a"
 
@@ -310,6 +319,11 @@ def test_a_valid_notifications_block(tmp_path):
     ("{name: a, webhook: 'http://h', min_severity: urgent}", "notifications[a].min_severity: unknown severity 'urgent'"),
     ("{name: a, webhook: 'http://h', clusters: [prod-z]}", "notifications[a].clusters: unknown cluster 'prod-z'"),
     ("{name: a, webhook: 'http://h', kinds: [cleaner_dead]}", "notifications[a].kinds: unknown kind 'cleaner_dead'"),
+    ("{name: a, webhook: 'http://h', exclude_kinds: [cleaner_dead]}",
+     "notifications[a].exclude_kinds: unknown kind 'cleaner_dead'"),
+    ("{name: a, webhook: 'http://h', exclude_clusters: [prod-z]}",
+     "notifications[a].exclude_clusters: unknown cluster 'prod-z'"),
+    ("{name: a, webhook: 'http://h', exclude_clusters: []}", "notifications[a].exclude_clusters: expected a non-empty list"),
     ("{name: 'a b', webhook: 'http://h'}", "notifications[0].name: expected a channel name"),
     ("{name: a, slack_conn_id: 'x y'}", "notifications[a].slack_conn_id: expected an Airflow connection id"),
 ])

@@ -39,6 +39,8 @@ class Channel:
     kinds: tuple[str, ...] = ()         # empty: every kind
     min_severity: str | None = None
     options: tuple[tuple[str, Any], ...] = ()   # a channel type's other keys (none for the built-in types)
+    exclude_clusters: tuple[str, ...] = ()      # never these clusters
+    exclude_kinds: tuple[str, ...] = ()         # never these kinds
 
     def option(self, name: str, default: Any = None) -> Any:
         return dict(self.options).get(name, default)
@@ -50,7 +52,7 @@ class Channel:
 
     def wants(self, cluster: str, kind: str, severity: str) -> bool:
         """Whether an incident (in its severity after the transition) passes the channel's filters."""
-        return ((not self.clusters or cluster in self.clusters)
-                and (not self.kinds or kind in self.kinds)
+        return ((not self.clusters or cluster in self.clusters) and cluster not in self.exclude_clusters
+                and (not self.kinds or kind in self.kinds) and kind not in self.exclude_kinds
                 and (self.min_severity is None
                      or SEVERITY_RANK.get(severity, 0) >= SEVERITY_RANK[self.min_severity]))

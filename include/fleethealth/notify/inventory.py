@@ -70,13 +70,15 @@ class CommonSpec(Schema):
     name: name_of("channel") = required()
     clusters: _names("cluster") = ()
     kinds: _names("kind") = ()
+    exclude_clusters: _names("cluster") = ()
+    exclude_kinds: _names("kind") = ()
     min_severity: Annotated[Literal[tuple(SEVERITY_RANK)],
                             says(f"unknown severity {{got}} (one of {', '.join(SEVERITY_RANK)})")] | None = None
 
-    @field_validator("clusters", "kinds")
+    @field_validator("clusters", "kinds", "exclude_clusters", "exclude_kinds")
     @classmethod
     def _known(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
-        what = info.field_name[:-1]
+        what = "cluster" if info.field_name.endswith("clusters") else "kind"
         known = info.context["clusters"] if what == "cluster" else incident_kinds()
         for v in value:
             if v not in known:
@@ -140,5 +142,5 @@ def parse_channels(doc: Any, clusters: set[str]) -> tuple[tuple[Channel, ...], l
         ends_after = fields.pop("ends_after_seconds", DEFAULT_ENDS_AFTER_S)
         options = tuple(sorted((f, v) for f, v in fields.items() if f not in common))
         out.append(Channel(spec.name, kind.TYPE, target, to, ends_after, spec.clusters, spec.kinds,
-                           spec.min_severity, options))
+                           spec.min_severity, options, spec.exclude_clusters, spec.exclude_kinds))
     return tuple(out), problems
