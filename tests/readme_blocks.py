@@ -24,6 +24,7 @@ KINDS = {
     "synopsis": "the command line's synopsis, checked against the parser",
     "figure": "a drawing, not text to run",
     "sql": "a query tests/test_docs_sql.py runs on the default engine (DuckDB) against a small lakehouse",
+    "alertmanager": "a part of alertmanager.yml a test gives a real Alertmanager (NAME: which rule)",
     "not-run": "a command no test runs as written (NAME says why and what tests it instead)",
 }
 MARKER = re.compile(r"^\s*<!-- readme-test: (\S+)(?: (.*?))? -->\s*$")

@@ -139,21 +139,17 @@ def test_labels_say_the_broker_node_or_host_of_the_entity(entity, extra):
         "source": "fleethealth", "severity": "critical", **extra}
 
 
-# the rule docs/notifications.md shows: a bloated partition is explained by a dead cleaner on its broker
-INHIBIT = """inhibit_rules:
-  - source_matchers: [alertname="log_cleaner_dead", source="fleethealth"]
-    target_matchers: [alertname="offsets_partition_bloat", source="fleethealth"]
-    equal: [cluster, broker]
-"""
-
-
 def test_an_inhibit_rule_by_broker_silences_the_bloat_while_the_dead_cleaner_is_active(tmp_path):
+    """The rule docs/notifications.md shows: a bloated partition is explained by a dead cleaner on its broker."""
+    from readme_blocks import block
+
+    rule = block("alertmanager", "inhibit-bloat-by-dead-cleaner").text
     now = datetime.now(timezone.utc)
     dead = incident("inc-dead", kind="log_cleaner_dead", entity="broker-2")
     bloat = incident("inc-bloat", kind="offsets_partition_bloat", severity="major", entity="__consumer_offsets-38@broker-2")
     elsewhere = incident("inc-bloat-3", kind="offsets_partition_bloat", severity="major",
                          entity="__consumer_offsets-7@broker-3")
-    with Alertmanager(tmp_path / "am", INHIBIT) as server:
+    with Alertmanager(tmp_path / "am", rule) as server:
         post(server.url, alerts([dead, bloat, elsewhere], now, timedelta(minutes=5)))
         state = {a["labels"]["incident_id"]: (a["status"]["state"], a["status"]["inhibitedBy"])
                  for a in server.get("/api/v2/alerts")}
