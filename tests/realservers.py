@@ -216,14 +216,14 @@ class ZooKeeper:
 class Alertmanager:
     """Started on construction, stopped by `stop()` or at the end of a `with` block."""
 
-    def __init__(self, folder: Path, extra_config: str = ""):
-        """`extra_config`: more of alertmanager.yml (e.g. `inhibit_rules:`)."""
+    def __init__(self, folder: Path, extra_config: str = "", routes: str | None = None):
+        """`extra_config`: more of alertmanager.yml (e.g. `inhibit_rules:`); `routes`: its `route:` and
+        `receivers:` (default: one receiver that sends nothing)."""
         assert ALERTMANAGER.is_file(), f"no {ALERTMANAGER}: run `make setup` (installs prometheus-alertmanager)"
         folder.mkdir(parents=True, exist_ok=True)
         config = folder / "alertmanager.yml"
         config.write_text("global:\n  resolve_timeout: 5m\n"
-                          "route:\n  receiver: nobody\n"
-                          "receivers:\n  - name: nobody\n" + extra_config)
+                          + (routes or "route:\n  receiver: nobody\nreceivers:\n  - name: nobody\n") + extra_config)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = folder / "alertmanager.log"

@@ -161,3 +161,42 @@ def test_an_inhibit_rule_by_broker_silences_the_bloat_while_the_dead_cleaner_is_
                                 now, timedelta(minutes=5)))
         state = {a["labels"]["incident_id"]: a["status"]["state"] for a in server.get("/api/v2/alerts")}
         assert state == {"inc-bloat": "active", "inc-bloat-3": "active"}
+
+
+def test_the_watchdog_is_active_while_runs_post_and_ends_after_two_missed_hours(tmp_path):
+    """kube-prometheus's Watchdog: every post carries it, a run with nothing else to send posts it alone."""
+    from fleethealth.fleet.channels import Channel
+    from fleethealth.notify import alertmanager
+
+    now = datetime.now(timezone.utc)
+    with Alertmanager(tmp_path / "am") as server:
+        channel = Channel("am", "alertmanager", server.url)
+        assert list(alertmanager.deliver(channel, [], now)) == [None]          # nothing else: the Watchdog alone
+        [dog] = server.get("/api/v2/alerts")
+        assert dog["labels"] == {"alertname": "Watchdog", "source": "fleethealth", "severity": "none"}
+        assert dog["status"]["state"] == "active" and "dead man's switch" in dog["annotations"]["summary"]
+        assert abs((parse(dog["endsAt"]) - (now + timedelta(hours=2))).total_seconds()) <= 2
+        assert list(alertmanager.deliver(channel, [incident("inc-w")], now)) == [None]
+        assert sorted(a["labels"]["alertname"] for a in server.get("/api/v2/alerts")) == ["Watchdog", "broker_isolated"]
+
+
+def test_the_docs_watchdog_route_pings_the_dead_mans_switch(tmp_path):
+    from readme_blocks import block
+
+    from fleethealth.fleet.channels import Channel
+    from fleethealth.notify import alertmanager
+    from realservers import Receiver
+
+    switch = Receiver()
+    routes = block("alertmanager", "watchdog-route").text.replace("https://hc-ping.com/your-check-uuid", switch.url)
+    try:
+        with Alertmanager(tmp_path / "am", routes=routes) as server:
+            assert list(alertmanager.deliver(Channel("am", "alertmanager", server.url), [], datetime.now(timezone.utc))) == [None]
+            deadline = time.monotonic() + 30
+            while not switch.bodies and time.monotonic() < deadline:
+                time.sleep(0.2)
+        [ping] = switch.bodies
+        assert ping["receiver"] == "deadmans-switch" and ping["status"] == "firing"
+        assert [a["labels"]["alertname"] for a in ping["alerts"]] == ["Watchdog"]
+    finally:
+        switch.stop()

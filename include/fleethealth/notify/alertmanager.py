@@ -12,6 +12,10 @@ without endsAt, Alertmanager resolves it by itself after resolve_timeout (5 min 
 would flap every hour; ends_after must outlast a failed run, as Prometheus sends 4x its resend
 interval. A resolved incident is posted once more with endsAt = resolved_at, a retracted one with
 endsAt = now: either ends it at once.
+
+Every post, and a run with nothing to post, also carries the Watchdog (kube-prometheus's convention):
+an alert always active while fleethealth runs, ending WATCHDOG_FOR after the last run that sent it. A
+dead man's switch receiver routed to it pages when it stops arriving: the pipeline stopped.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ TYPE = "alertmanager"
 MAX_ENDS_AFTER_S = 7 * 86_400
 KEY = "alertmanager"
 REFRESH = True
+HEARTBEAT = True   # notify.run delivers to it each run, even with nothing else to send: the Watchdog
 
 
 class Settings(Schema):
@@ -47,6 +52,8 @@ class Settings(Schema):
 API = "api/v2/alerts"
 SOURCE = "fleethealth"
 TEST_ALERT_FOR = timedelta(minutes=5)     # how long a test alert stays active (it then ends by itself)
+WATCHDOG = "Watchdog"
+WATCHDOG_FOR = timedelta(hours=2)         # one hourly run missed is tolerated; two end it
 
 
 def _utc(t: datetime) -> str:
@@ -129,6 +136,14 @@ def alerts(incidents: list[dict], now: datetime, ends_after: timedelta) -> list[
     return out
 
 
+def watchdog(now: datetime) -> dict:
+    """The heartbeat alert: active while fleethealth runs (each run posts it again)."""
+    return {"labels": {"alertname": WATCHDOG, "source": SOURCE, "severity": "none"},
+            "annotations": {"summary": f"fleethealth ran at {_utc(now)}: this alert is active as long as it runs; "
+                                       "route it to a dead man's switch that pages when it stops (docs/notifications.md)"},
+            "startsAt": _utc(now), "endsAt": _utc(now + WATCHDOG_FOR)}
+
+
 def post(url: str, payload: list[dict], timeout: float | None = None) -> None:
     """POST the alerts to the Alertmanager at base `url` (e.g. http://127.0.0.1:9093).
 
@@ -140,13 +155,15 @@ def post(url: str, payload: list[dict], timeout: float | None = None) -> None:
 
 
 def deliver(channel: Channel, messages: Sequence[dict], now: datetime) -> Iterable[BaseException | None]:
-    """One post of every message's incident, in its last message's state; the same outcome for each."""
+    """One post of every message's incident, in its last message's state, and the Watchdog; the same
+    outcome for each message (one outcome without any: the Watchdog's alone)."""
     latest = {m["incident_id"]: m for m in messages}
     try:
-        post(channel.target, alerts(list(latest.values()), now, timedelta(seconds=channel.ends_after_seconds)))
+        post(channel.target, alerts(list(latest.values()), now, timedelta(seconds=channel.ends_after_seconds))
+             + [watchdog(now)])
     except Exception as exc:  # noqa: BLE001 - the outcome: recorded by notify.run
         outcome = exc
     else:
         outcome = None
-    for _ in messages:
+    for _ in messages or [None]:
         yield outcome

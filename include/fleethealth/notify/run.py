@@ -393,6 +393,10 @@ def _send(kind, channel: Channel, due: list[tuple[dict, dict]], refresh: list[di
           lakehouse: Lakehouse, now: datetime, send_timeout_s: float, deadline: float,
           counts: ChannelResult, commit: threading.Lock) -> None:
     if not due and not refresh:
+        if getattr(kind, "HEARTBEAT", False) and time.monotonic() < deadline:   # the Watchdog alone
+            outcome = _next(iter(kind.deliver(channel, [], now)), min(send_timeout_s, deadline - time.monotonic()))
+            if outcome is not None:
+                counts.errors.append(redact(outbox.describe(outcome), channel.urls()))
         return
     if time.monotonic() >= deadline:
         counts.pending += len(due)
