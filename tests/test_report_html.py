@@ -621,3 +621,24 @@ def test_bidi_and_control_characters_of_a_log_line_are_shown_escaped_on_every_pa
     assert f"<td>{html.escape(shown)}</td>" in dead                                         # the fact table
     assert shown_rows(pa.table({"groups": [["g-\u202e1", None], None], "n": [1, 2]})).to_pylist() == [
         {"groups": ["g-\\u202e1", None], "n": 1}, {"groups": None, "n": 2}]              # a list's names
+
+
+def test_a_stale_lakehouse_says_so_at_the_top(report, monkeypatch):
+    """Its newest processed hour (12:00Z of the test fleet) ended more than FLEETHEALTH_STALE_AFTER_HOURS (3)
+    before the report: the banner says what is shown open was open then (issue 62)."""
+    from fleethealth.report.html import pages
+    from fleethealth.report.html.read import Gold
+
+    gold = Gold(lh.START, lh.END, last_processed=lh.HOURS[-1])
+    assert pages._stale_note(gold, now=lh.END + timedelta(hours=3)) == ""
+    note = pages._stale_note(gold, now=lh.END + timedelta(hours=3, minutes=1))
+    assert note.startswith('<p class="note" id="stale">Stale: the newest processed hour is 2026-11-20 12:00Z, which '
+                           "ended 3 h before this report (more than FLEETHEALTH_STALE_AFTER_HOURS=3)")
+    assert pages._stale_note(Gold(lh.START, lh.END), now=lh.END + timedelta(days=9)) == ""   # nothing processed: not-processed says it
+    monkeypatch.setenv("FLEETHEALTH_STALE_AFTER_HOURS", "48")
+    assert pages._stale_note(gold, now=lh.END + timedelta(hours=47)) == ""
+    assert "FLEETHEALTH_STALE_AFTER_HOURS=48" in pages._stale_note(gold, now=lh.END + timedelta(hours=49))
+    monkeypatch.delenv("FLEETHEALTH_STALE_AFTER_HOURS")
+    # the test fleet's report, written days after its last hour, carries the banner on each page
+    for page in ("index.html", "cluster-healthy.html"):
+        assert 'id="stale">Stale: the newest processed hour is 2026-11-20 12:00Z' in (report / page).read_text()

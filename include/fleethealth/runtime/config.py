@@ -99,6 +99,7 @@ class Settings(BaseSettings):
     pull_retry_delay_s: Seconds = Field("30", description="the DAG's first delay between pull tries (exponential back-off)")
     pull_timeout_s: Timeout = Field("900", description="a host's pull (a try of the DAG's task, `pull`, `run`) stops after this many seconds, a file's read included (the file is rejected, those read before land)")
     notify_max_age_hours: Hours = Field("6", description="notifications.max_age: a transition is sent only while it is news: its incident open in an hour at most this old, or the transition that recent (older ones are recorded `skipped`)")
+    stale_after_hours: Hours = Field("3", description="the pipeline is stale when its newest processed hour ended longer ago than this: the report says so at the top of every page (incidents shown open were open then)")
     notify_send_timeout_s: Timeout = Field("20", description="one delivery to a receiver (connect, send, answer) fails after this many seconds in all")
     notify_timeout_s: Timeout = Field("300", description="one notify run returns within this long: each channel, sent concurrently with the others, sends for at most this long, the wait for another run's notify included (the rest waits for the next run); the DAG's notify task is stopped a minute after it")
     query_memory: Fraction = Field("0.25", description="`fleethealth query` (DuckDB): the share of the machine's memory a query may use, and may spill as much again to its own temporary folder")
@@ -195,6 +196,10 @@ def pull_timeout_s() -> float:
 
 def notify_max_age_hours() -> int:
     return settings().notify_max_age_hours
+
+
+def stale_after_hours() -> int:
+    return settings().stale_after_hours
 
 
 def notify_send_timeout_s() -> float:

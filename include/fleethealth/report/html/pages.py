@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import json
 import os
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import altair as alt
@@ -140,6 +140,21 @@ def _not_processed_note(gold: Gold, cluster: str | None = None) -> str:
     return f"<p class=\"note\" id=\"not-processed\">{html.escape(text.strip())}</p>" if text else ""
 
 
+def _stale_note(gold: Gold, now: datetime | None = None) -> str:
+    """The banner of a lakehouse nothing has processed an hour of for longer than FLEETHEALTH_STALE_AFTER_HOURS:
+    what it shows open was open then, not necessarily now (the pipeline may have stopped)."""
+    last = gold.last_processed
+    now = now or datetime.now(timezone.utc)
+    limit = config.stale_after_hours()
+    if last is None or now - (last + HOUR) <= timedelta(hours=limit):
+        return ""
+    age = (now - (last + HOUR)).total_seconds() / 3600
+    return (f"<p class=\"note\" id=\"stale\">Stale: the newest processed hour is {last:%Y-%m-%d %H:%M}Z, which "
+            f"ended {age:,.0f} h before this report (more than FLEETHEALTH_STALE_AFTER_HOURS={limit}): nothing has "
+            "been processed since, so what is shown open was open then and may have ended; check that the "
+            "pipeline runs.</p>")
+
+
 def _window_text(gold: Gold) -> str:
     return (f"window {gold.start:%Y-%m-%d %H:%M}Z – {gold.end:%Y-%m-%d %H:%M}Z ({len(gold.hours)} h), "
             f"generated {datetime.now(tz=gold.start.tzinfo):%Y-%m-%d %H:%M}Z; works offline")
@@ -249,7 +264,7 @@ def overview_page(gold: Gold, clusters: list[str], bundle: str) -> str:
         no_data = f"; no data for {len(gaps)} of {len(gold.hours)} hours" if gaps else ""
         links.append(f"<li><a href=\"{html.escape(page_name(c))}\">{html.escape(c)}</a>: {open_} open incident(s)"
                      f"{badge}{no_data}</li>")
-    body = (_not_processed_note(gold) + _missing_note(gold) + open_incidents_html(gold) + "<h2>Clusters</h2><ul>" + "".join(links) + "</ul>"
+    body = (_not_processed_note(gold) + _stale_note(gold) + _missing_note(gold) + open_incidents_html(gold) + "<h2>Clusters</h2><ul>" + "".join(links) + "</ul>"
             + "<h2>Fleet</h2>" + "".join(_chart_html(c) for c in charts) + known_bugs_html(gold))
     return _page("fleethealth: fleet health report", _window_text(gold), body, charts, bundle)
 
@@ -283,7 +298,8 @@ def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
             + (f"<br><span class=\"meta\">gold.{html.escape(table)} rows of {html.escape(r.entity)} in its hours:</span>"
                f"{_table(rows)}" if rows else "")
             + "</div>")
-    body = (_not_processed_note(gold, cluster) + _missing_note(gold) + _no_controllers_note(gold, cluster)
+    body = (_not_processed_note(gold, cluster) + _stale_note(gold) + _missing_note(gold)
+            + _no_controllers_note(gold, cluster)
             + "<nav><a href=\"index.html\">← fleet overview</a>"
             + "".join(f"<a href=\"#{c.id}\">{html.escape(c.id.removeprefix('chart-'))}</a>" for c in charts) + "</nav>"
             + f"<h2 id=\"incidents\">Incidents ({len(incidents)})</h2>" + _chart_html(charts[0])
