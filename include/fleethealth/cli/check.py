@@ -12,12 +12,15 @@ of its own, after its deadline, not a wait for the others.
 """
 from __future__ import annotations
 
+import json
 import logging
 import posixpath
 import re
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from fleethealth.fleet import conversion_pattern, log_layouts, mbeans
 from fleethealth.fleet.inventory import NO_CONTROLLERS, Cluster, Host, Inventory, InventoryError, version_tuple
@@ -332,6 +335,57 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
     what = "an hour would run" if not problems else f"{len(problems)} problem(s): an hour would not run as set up"
     echo(f"check: {len(inventory.clusters)} cluster(s), {len(inventory.hosts)} host(s), {notes}: {what}")
     return 2 if problems else 0
+
+
+STALE_MARK = "pipeline_stale.json"   # in the lakehouse folder: the newest hour of the stale spell told
+
+
+def stale(inventory_path: str, lakehouse, echo: Callable[[str], None] = print, now: datetime | None = None) -> int:
+    """`check --stale`, run from a timer (docs/deployment.md): whether the newest processed hour ended more than
+    FLEETHEALTH_STALE_AFTER_HOURS ago (a stopped pipeline runs nothing, so nothing else can say it). Stale: a
+    line, `pipeline_stale` sent once per spell to every channel of the inventory (Alertmanager's alert posted
+    at each check, so it stays active), exit 2; processed again: `resolved` sent to those told, exit 0."""
+    from fleethealth.notify import messages
+    from fleethealth.notify.inventory import types
+    from fleethealth.notify.run import send_one
+    from fleethealth.report.html.read import last_processed_hour
+
+    try:
+        inventory = load_inventory(inventory_path)
+    except InventoryError as exc:
+        for line in exc.problems:
+            echo(line)
+        return 2
+    now = now or datetime.now(timezone.utc)
+    last, limit = last_processed_hour(lakehouse), config.stale_after_hours()
+    mark = Path(lakehouse.root) / STALE_MARK
+    told = json.loads(mark.read_text())["last_hour"] if mark.exists() else None
+    if last is None:
+        echo("check --stale: no hour processed yet: nothing to be stale")
+        return 0
+    is_stale = now - (last + timedelta(hours=1)) > timedelta(hours=limit)
+    if not is_stale and told is None:
+        echo(f"check --stale: the newest processed hour is {last:%Y-%m-%d %H:%M}Z: not stale")
+        return 0
+    if is_stale:
+        msg = messages.stale_message(last, now, limit)
+        # people once per spell; Alertmanager forgets what it is not told again
+        channels = [c for c in inventory.notifications
+                    if told != last.isoformat() or getattr(types()[c.type], "REFRESH", False)]
+    else:
+        msg = messages.stale_message(datetime.fromisoformat(told), now, limit, resolved=True)
+        channels = list(inventory.notifications)
+    echo(msg["summary"])
+    errors = [(c, e) for c in channels if (e := send_one(c, msg, now)) is not None]
+    for channel, error in errors:
+        echo(f"notifications[{channel.name}]: {messages.PIPELINE_STALE} not delivered: {printable(error)} (sent again "
+             "at the next check)")
+    if not errors:
+        if is_stale:
+            mark.write_text(json.dumps({"last_hour": last.isoformat()}))
+        else:
+            mark.unlink()
+    return 2 if is_stale else 0
 
 
 def timezone_lines(inventory, echo: Callable[[str], None], reachable: set[str] | None = None) -> list[str]:

@@ -35,8 +35,10 @@ def cmd_simulate(args) -> int:
 
 def cmd_check(args) -> int:
     """Whether an hour would run as set up (fleethealth.cli.check): exit 0, else 2 and a line per problem."""
-    from fleethealth.cli.check import check
+    from fleethealth.cli.check import check, stale
 
+    if args.stale:
+        return stale(args.inventory, args.lakehouse)
     return check(args.inventory, notify=args.notify, thresholds_path=args.thresholds)
 
 
@@ -241,6 +243,11 @@ def build_parser() -> argparse.ArgumentParser:
     _path(s, "--thresholds", "a YAML of threshold overrides (values only)", "thresholds.yaml")
     s.add_argument("--notify", action="store_true",
                    help="also send each notification channel one real message marked TEST")
+    s.add_argument("--stale", action="store_true",
+                   help="only whether the pipeline is stale: its newest processed hour ended more than "
+                        "FLEETHEALTH_STALE_AFTER_HOURS ago (pipeline_stale sent once to each channel; exit 2); "
+                        "run it from a timer")
+    _lakehouse(s)
     s.set_defaults(func=cmd_check)
 
     s = _command(sub, "pull", "land the fleet's files of each hour of a window")

@@ -8,7 +8,7 @@ quotes log lines, and a newline in one must not forge a line of a mail or a chat
 from __future__ import annotations
 
 import html
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from fleethealth.report.text import incident_notes, known_bugs_text, printable
 from fleethealth.runtime.vocabulary import SEVERITY_RANK
@@ -103,6 +103,31 @@ def test_message(channel: str, now: datetime) -> dict:
            "cluster": "-", "kind": TEST, "severity": "info", "severity_rank": SEVERITY_RANK["info"], "entity": "-",
            "status": TEST, "transition": TEST,
            "first_seen": at, "last_seen": at, "resolved_at": None, "evidence": summary, "known_bug": None,
+           "runbook": None, "summary": summary, "reason": None, "replaced_by": None}
+    return {k: out[k] for k in FIELDS}
+
+
+PIPELINE_STALE = "pipeline_stale"
+
+
+def stale_message(last_hour: datetime, now: datetime, limit_hours: int, resolved: bool = False) -> dict:
+    """The message `fleethealth check --stale` sends when the newest processed hour (`last_hour`) ended more
+    than `limit_hours` before `now` (of no cluster: the pipeline's own), and `resolved` once hours are
+    processed again. One per stale spell: its key is the newest hour it found."""
+    age = (utc(now) - (utc(last_hour) + timedelta(hours=1))).total_seconds() / 3600
+    at, last = iso(now), f"{utc(last_hour):%Y-%m-%d %H:%M}Z"
+    if resolved:
+        summary = f"RESOLVED CRITICAL fleethealth {PIPELINE_STALE}: hours after {last} are processed again"
+    else:
+        summary = (f"OPENED CRITICAL fleethealth {PIPELINE_STALE}: the newest processed hour is {last}, which ended "
+                   f"{age:,.0f} h ago (more than FLEETHEALTH_STALE_AFTER_HOURS={limit_hours}): nothing has been "
+                   "processed since; check the scheduler, the DAG's last runs and `fleethealth run`'s cron")
+    status, transition = ("resolved", "resolved") if resolved else ("open", "opened")
+    incident_id = f"{PIPELINE_STALE}-{utc(last_hour):%Y%m%dT%H}"
+    out = {"idempotency_key": idempotency_key(incident_id, transition, "critical"), "incident_id": incident_id,
+           "cluster": "-", "kind": PIPELINE_STALE, "severity": "critical", "severity_rank": SEVERITY_RANK["critical"],
+           "entity": "-", "status": status, "transition": transition, "first_seen": iso(utc(last_hour) + timedelta(hours=1)),
+           "last_seen": at, "resolved_at": at if resolved else None, "evidence": summary, "known_bug": None,
            "runbook": None, "summary": summary, "reason": None, "replaced_by": None}
     return {k: out[k] for k in FIELDS}
 

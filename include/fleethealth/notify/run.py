@@ -429,8 +429,13 @@ def send_test(channel: Channel, now: datetime | None = None) -> str | None:
     delivers (one send within FLEETHEALTH_NOTIFY_SEND_TIMEOUT_S): None when the receiver took it, else
     why not, redacted. Nothing is recorded in gold.notifications."""
     now = messages.utc(now) or datetime.now(timezone.utc)
-    test = messages.test_message(channel.name, now)
-    outcome = _next(iter(types()[channel.type].deliver(channel, [test], now)), config.notify_send_timeout_s())
+    return send_one(channel, messages.test_message(channel.name, now), now)
+
+
+def send_one(channel: Channel, message: dict, now: datetime) -> str | None:
+    """Deliver one message outside the outbox (a test, the pipeline's staleness) as a run delivers:
+    None when the receiver took it, else why not, redacted."""
+    outcome = _next(iter(types()[channel.type].deliver(channel, [message], now)), config.notify_send_timeout_s())
     return None if outcome is None else redact(outbox.describe(outcome), channel.urls())
 
 
