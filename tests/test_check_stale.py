@@ -10,28 +10,16 @@ import pyarrow as pa
 import report_lakehouse as lh
 from deltalake import DeltaTable, write_deltalake
 from realservers import Receiver
+from test_notify import write_inventory
 
 from fleethealth.cli import check, main as cli
 from fleethealth.lake.catalog import Lakehouse
-
-INVENTORY = """\
-clusters:
-  - name: prod-a
-    root: /archive
-    hosts:
-      - {{host: k1, role: kafka, broker_id: 1, kafka_version: 2.8.1}}
-notifications:
-  - name: oncall-hook
-    webhook: {url}
-"""
-
 
 def test_a_stale_pipeline_is_told_once_per_spell_and_resolved_when_hours_run_again(tmp_path):
     root = lh.build(tmp_path / "lakehouse", with_jmx=False)
     hook = Receiver()
     try:
-        inventory = tmp_path / "inventory.yaml"
-        inventory.write_text(INVENTORY.format(url=hook.url + "/hook"))
+        inventory = write_inventory(tmp_path, f"- {{name: oncall-hook, webhook: '{hook.url}/hook'}}\n")
         lakehouse, ended = Lakehouse.at(root), lh.END               # the newest hour, 12:00Z, ended at 13:00Z
         lines = []
 
