@@ -35,10 +35,10 @@ def test_partitions_marked_uncleanable_on_a_broker(spark):
     got = run(spark, rows)
     assert [(f["cluster"], f["kind"], f["entity"], f["severity"], f["first_seen"], f["last_seen"], f["known_bug"])
             for f in got] == [
-        ("c1", "cleaner_partition_uncleanable", "broker-2", "major", at(14, 9.532), at(40), "KAFKA-19895"),
         # a ZooKeeper-mode 3.6.1 broker: the catalogue has KAFKA-19895 for KRaft brokers only
-        ("z1", "cleaner_partition_uncleanable", "broker-1", "major", at(20), at(20), None)]
-    assert got[0]["evidence"] == (
+        ("z1", "cleaner_partition_uncleanable", "broker-1", "major", at(20), at(20), None),
+        ("c1", "cleaner_partition_uncleanable", "broker-2", "major", at(14, 9.532), at(40), "KAFKA-19895")]
+    assert got[1]["evidence"] == (
         "broker 2: the log cleaner marked __consumer_offsets-12, __consumer_offsets-38 uncleanable at 06:14:09Z "
         "('Unexpected exception thrown when cleaning log ... Marking its partition ... as uncleanable'): not compacted "
         "or deleted again until the broker restarts")
