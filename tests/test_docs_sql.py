@@ -1,7 +1,7 @@
 """Every SQL example of README and docs/ (each ```sql block, marked `<!-- readme-test: sql -->`:
 tests/readme_blocks.py) runs as written with `fleethealth query`, on its default engine (DuckDB), against a
 small lakehouse (tests/report_lakehouse.py's, plus the gold.metadata_divergence it leaves out, with the
-columns of its suite). No Spark."""
+columns of its suite, and a row for each question an example asks: EVENTS), and answers with rows. No Spark."""
 from __future__ import annotations
 
 import json
@@ -9,11 +9,12 @@ import os
 import re
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from deltalake import DeltaTable, write_deltalake
 import report_lakehouse as lh
 from readme_blocks import block, blocks
 
@@ -45,15 +46,29 @@ def metadata_divergence() -> pa.Table:
 
 @pytest.fixture(scope="module")
 def lakehouse(tmp_path_factory):
-    from deltalake import write_deltalake
-
     root = lh.build(tmp_path_factory.mktemp("docs-sql") / "lakehouse")
     table = metadata_divergence()
     suite = json.loads((PROJECT / "expectations/gold.metadata_divergence.json").read_text())
     [columns] = [e["kwargs"]["column_set"] for e in suite["expectations"] if e["type"] == "expect_table_columns_to_match_set"]
     assert sorted(table.column_names) == sorted(columns)        # the table as its definition says
     write_deltalake(str(root / "gold" / "metadata_divergence"), table, partition_by=["hour"])
+    for name, change in EVENTS.items():      # what the examples look for, in the tables' own columns
+        path = str(root / "gold" / name)
+        rows = DeltaTable(path).to_pyarrow_table()
+        more = [change(dict(rows.to_pylist()[0]))]
+        write_deltalake(path, pa.Table.from_pylist(more, schema=rows.schema), mode="append", partition_by=["hour"])
     return root
+
+
+NOW = datetime.now(timezone.utc).replace(minute=0, second=0, microsecond=0)   # the examples of "today", "this week"
+# a row each example's question finds: a partition shrunk to its leader at 11:00, a ZooKeeper session lost and
+# a saturated request queue in the current hour
+EVENTS = {
+    "isr_churn": lambda r: dict(r, topic="payments", partition=7, hour=HOUR, isr_first=[1, 2, 3], isr_last=[1],
+                                min_isr_size=1, shrunk_to_leader=True, under_replicated_at_end=True, dropped_brokers=[2, 3]),
+    "zk_sessions": lambda r: dict(r, hour=NOW, expiries=1, expiry_lines=1, server_expired_ts=NOW + timedelta(minutes=3)),
+    "request_saturation": lambda r: dict(r, hour=NOW, saturated_samples=12, max_queue=500.0, min_handler_idle=0.01),
+}
 
 
 def test_the_docs_have_sql_examples_in_several_files():
@@ -65,6 +80,7 @@ def test_the_sql_example_runs_on_duckdb(lakehouse, example):
     proc = query(lakehouse, example.text)
     assert proc.returncode == 0, f"{example.where}: {proc.stderr}"
     assert proc.stderr == "", f"{example.where}: {proc.stderr}"
+    assert [json.loads(line) for line in proc.stdout.splitlines()], f"{example.where}: no rows"   # it answers something
 
 
 def test_the_examples_answer_what_they_say(lakehouse):
