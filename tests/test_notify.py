@@ -97,13 +97,14 @@ def test_each_transition_reaches_each_channel_once_and_a_refusal_is_retried(tmp_
     opened = transition("opened", "major")
     write_gold(lh, [incident()], [opened])
 
-    first = notify(Lakehouse.at(lh), chans)                                        # run 1
+    first = notify(Lakehouse.at(lh), chans, hosts={("prod-a", "broker-219"): "kafka-219.prod-a"})   # run 1
     assert delivered(servers) == (1, 1, 1)
     assert [r.sent for r in first.channels.values()] == [1, 1, 1] and first.errors == []
     body = servers["hook"].bodies[0]
     assert list(body) == list(messages.FIELDS)
     assert body["transition"] == "opened" and body["status"] == "open" and body["severity"] == "major"
     assert body["evidence"] == "first cycle"                          # 'opened': the history row's evidence
+    assert (body["entity"], body["host"]) == ("broker-219", "kafka-219.prod-a")   # where to ssh to
     assert body["known_bug"] == "matches KAFKA-4399 (Deadlock between cleanupGroupMetadata and offset commit), fixed in 0.10.1.1"
     assert body["first_seen"] == "2026-11-21T06:05:00Z" and body["resolved_at"] is None
     assert body["runbook"]["check"][0].startswith("the cycle's threads") and body["runbook"]["do"]

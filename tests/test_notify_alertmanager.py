@@ -133,10 +133,18 @@ def test_post_raises_on_a_4xx(alertmanager):
     ("quorum", {}), ("timezone", {})])
 def test_labels_say_the_broker_node_or_host_of_the_entity(entity, extra):
     from fleethealth.notify.alertmanager import labels
+    from fleethealth.notify.messages import host_of
 
     assert labels(incident("i", entity=entity)) == {
         "alertname": "broker_isolated", "cluster": "prod-eu", "entity": entity, "incident_id": "i",
         "source": "fleethealth", "severity": "critical", **extra}
+    # the message's host (notify: the inventory's host of the entity's process)
+    hosts = {("prod-eu", "broker-2"): "kafka-2.prod-eu", ("prod-eu", "controller-3000"): "ctl-1.prod-eu",
+             ("prod-eu", "zk-1"): "zk-1.prod-eu"}
+    host = host_of("prod-eu", entity, hosts)
+    assert host == {"broker-2": "kafka-2.prod-eu", "__consumer_offsets-38@broker-2": "kafka-2.prod-eu",
+                    "controller-3000": "ctl-1.prod-eu", "zk-1": "zk-1.prod-eu", "c1-kafka-1:jmx": "c1-kafka-1"}.get(entity)
+    assert labels(incident("i", entity=entity, host=host)).get("host") == host
 
 
 def test_an_inhibit_rule_by_broker_silences_the_bloat_while_the_dead_cleaner_is_active(tmp_path):

@@ -128,7 +128,10 @@ def _run(args, inventory, hours: list, published: list) -> int:
 
         # --no-notify: nothing to people (the window's own hours and the retractions it finds recorded
         # suppressed, the rest left to the next run); Alertmanager kept equal to the open incidents
-        print(notify(args.lakehouse, inventory.notifications, quiet_hours=() if args.notify else hours).summary())
+        from fleethealth.notify.inventory import host_names
+
+        print(notify(args.lakehouse, inventory.notifications, quiet_hours=() if args.notify else hours,
+                     hosts=host_names(inventory)).summary())
     docs = gate.data_docs_dir(args.lakehouse)
     if docs:
         print(f"Data Docs: {docs / 'index.html'}")

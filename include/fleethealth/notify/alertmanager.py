@@ -77,11 +77,13 @@ def runbook_text(runbook: dict | None) -> str | None:
 def labels(incident: dict, severity: str | None = None) -> dict:
     """An incident's alert labels, in its severity (or in `severity`), with what its entity is about: `broker`
     (a broker or one of its replicas: an inhibit rule can match a broker's bloated partition to its dead
-    cleaner), `node` (a KRaft controller or a ZooKeeper server) or `host` (a host's source)."""
+    cleaner) or `node` (a KRaft controller or a ZooKeeper server), and its `host` (the message's, from the
+    inventory, or a host's source's)."""
     return {k: str(v) for k, v in {"alertname": incident["kind"], "cluster": incident["cluster"],
                                    "entity": incident["entity"], "incident_id": incident["incident_id"],
                                    "source": SOURCE, "severity": severity or incident["severity"],
-                                   **entity_labels(str(incident["entity"]))}.items()}
+                                   **entity_labels(str(incident["entity"])),
+                                   **({"host": incident["host"]} if incident.get("host") else {})}.items()}
 
 
 def entity_labels(entity: str) -> dict:

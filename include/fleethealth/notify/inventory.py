@@ -25,6 +25,11 @@ def load_inventory(path: str | Path) -> fleet_inventory.Inventory:
     return fleet_inventory.load_inventory(path, notifications=parse_channels)
 
 
+def host_names(inventory: fleet_inventory.Inventory) -> dict[tuple[str, str], str]:
+    """(cluster, process name: broker-2, controller-3000, zk-1) -> host, of every host of `inventory`."""
+    return {(h.cluster, h.entity): h.host for h in inventory.hosts}
+
+
 def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None = None) -> fleet_inventory.Inventory:
     """fleet.inventory.parse_inventory with `notifications:` read (load_inventory)."""
     return fleet_inventory.parse_inventory(doc, name, base_dir, notifications=parse_channels)

@@ -8,12 +8,14 @@ quotes log lines, and a newline in one must not forge a line of a mail or a chat
 from __future__ import annotations
 
 import html
+import re
 from datetime import datetime, timedelta, timezone
 
+from fleethealth.fleet import entities
 from fleethealth.report.text import incident_notes, known_bugs_text, printable
 from fleethealth.runtime.vocabulary import SEVERITY_RANK
 
-FIELDS = ("idempotency_key", "incident_id", "cluster", "kind", "severity", "severity_rank", "entity", "status",
+FIELDS = ("idempotency_key", "incident_id", "cluster", "kind", "severity", "severity_rank", "entity", "host", "status",
           "transition",
           "first_seen", "last_seen", "resolved_at", "evidence", "known_bug", "runbook", "summary", "reason",
           "replaced_by")
@@ -38,6 +40,16 @@ def idempotency_key(incident_id: str, transition: str, severity: str) -> str:
     """What a receiver de-duplicates on: the same for every delivery of one transition (a re-send
     after a crash or a lost answer), different for each transition (two escalations differ by severity)."""
     return f"{incident_id}:{transition}" + (f":{severity}" if transition == "escalated" else "")
+
+
+def host_of(cluster: str, entity: str, hosts: dict) -> str | None:
+    """The host an incident's entity is on: a host's source names it, a Kafka or ZooKeeper process is looked
+    up in `hosts` ((cluster, process name) -> host: notify.inventory.host_names); None for the rest."""
+    entity = str(entity)
+    if ":" in entity:
+        return entity.split(":", 1)[0]
+    process = re.search(entities.PROCESS_PATTERN, entity)
+    return hosts.get((cluster, process.group(1))) if process else None
 
 
 def message(history: dict, incident: dict | None) -> dict:
@@ -66,7 +78,8 @@ def _message(incident: dict, transition: str, severity: str, evidence: str | Non
     head = "ESCALATED to " if transition == "escalated" else f"{transition.upper()} "
     summary = (f"{head}{severity.upper()} {text['cluster']} {kind} {text['entity']}: {evidence}"
                + incident_notes(kind, known_bug, evidence))
-    out = {**text, "idempotency_key": idempotency_key(incident["incident_id"], transition, severity),
+    out = {**text, "host": incident.get("host"),
+           "idempotency_key": idempotency_key(incident["incident_id"], transition, severity),
            "severity": severity, "severity_rank": SEVERITY_RANK.get(severity), "transition": transition, "reason": None,
            "replaced_by": None,
             "first_seen": iso(incident.get("first_seen")), "last_seen": iso(incident.get("last_seen")),
@@ -86,7 +99,7 @@ def retraction(row: dict, reason: str, replaced_by: str | None, now: datetime) -
                + (f" (replaced by {printable(replaced_by)})" if replaced_by else ""))
     out = {**text, "idempotency_key": idempotency_key(row["incident_id"], RETRACTED, severity),
            "severity": severity, "severity_rank": SEVERITY_RANK.get(severity), "status": RETRACTED,
-           "transition": RETRACTED, "first_seen": None,
+           "transition": RETRACTED, "first_seen": None, "host": row.get("host"),
            "last_seen": None, "resolved_at": iso(now), "evidence": reason, "known_bug": None, "runbook": None,
            "summary": summary, "reason": reason, "replaced_by": replaced_by}
     return {k: out[k] for k in FIELDS}
@@ -101,6 +114,7 @@ def test_message(channel: str, now: datetime) -> dict:
                "notifications reach you; no incident")
     out = {"idempotency_key": f"{TEST}:{channel}:{at}", "incident_id": f"{TEST}-{utc(now):%Y%m%dT%H%M%SZ}",
            "cluster": "-", "kind": TEST, "severity": "info", "severity_rank": SEVERITY_RANK["info"], "entity": "-",
+           "host": None,
            "status": TEST, "transition": TEST,
            "first_seen": at, "last_seen": at, "resolved_at": None, "evidence": summary, "known_bug": None,
            "runbook": None, "summary": summary, "reason": None, "replaced_by": None}
@@ -126,7 +140,8 @@ def stale_message(last_hour: datetime, now: datetime, limit_hours: int, resolved
     incident_id = f"{PIPELINE_STALE}-{utc(last_hour):%Y%m%dT%H}"
     out = {"idempotency_key": idempotency_key(incident_id, transition, "critical"), "incident_id": incident_id,
            "cluster": "-", "kind": PIPELINE_STALE, "severity": "critical", "severity_rank": SEVERITY_RANK["critical"],
-           "entity": "-", "status": status, "transition": transition, "first_seen": iso(utc(last_hour) + timedelta(hours=1)),
+           "entity": "-", "host": None, "status": status, "transition": transition,
+           "first_seen": iso(utc(last_hour) + timedelta(hours=1)),
            "last_seen": at, "resolved_at": at if resolved else None, "evidence": summary, "known_bug": None,
            "runbook": None, "summary": summary, "reason": None, "replaced_by": None}
     return {k: out[k] for k in FIELDS}

@@ -95,13 +95,14 @@ class DeadlineExceeded(Exception):
 
 def notify(lakehouse: Lakehouse, channels: Sequence[Channel], quiet_hours: Iterable[datetime] = (),
            now: datetime | None = None, max_age: timedelta | None = None, send_timeout_s: float | None = None,
-           budget_s: float | None = None) -> NotifyResult:
+           budget_s: float | None = None, hosts: dict | None = None) -> NotifyResult:
     """Record and deliver every transition each channel wants, has not had, and is news (see the
     module). `quiet_hours` (a --no-notify run's own hours) make a quiet run: nothing is sent to
     people; those hours' transitions and the retractions found are recorded 'suppressed';
     Alertmanager is still kept equal to the open incidents. `max_age`, `send_timeout_s` and
     `budget_s` default to the settings (FLEETHEALTH_NOTIFY_MAX_AGE_HOURS, _SEND_TIMEOUT_S, _TIMEOUT_S);
-    the call returns within `budget_s` (plus the last outcome's commit)."""
+    the call returns within `budget_s` (plus the last outcome's commit). `hosts` ((cluster, process) ->
+    host: notify.inventory.host_names) gives each message the host of its incident's entity."""
     started = time.monotonic()
     now = messages.utc(now) or datetime.now(timezone.utc)
     max_age = max_age or timedelta(hours=config.notify_max_age_hours())
@@ -115,6 +116,8 @@ def notify(lakehouse: Lakehouse, channels: Sequence[Channel], quiet_hours: Itera
     kinds = types()
     history.sort(key=lambda h: (h["hour"], h["at"] or h["hour"], messages.TRANSITIONS.index(h["transition"])))
     incidents = {i["incident_id"]: i for i in _rows(lake.table("gold.incidents").path(lakehouse)) or []}
+    for row in (*history, *incidents.values()):
+        row["host"] = messages.host_of(row["cluster"], row["entity"], hosts or {})
     news = News(incidents, history, lake.latest_hours(lakehouse, now - max_age), now - max_age, max_age)
     deadline = started + budget_s
     with ExitStack() as held:

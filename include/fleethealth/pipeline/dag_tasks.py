@@ -128,10 +128,11 @@ def _host(params: dict, host: str):
 def notify(params: dict) -> str:
     """fleethealth.notify of the inventory's channels; its summary, printed."""
     from fleethealth.notify import notify as send
-    from fleethealth.notify.inventory import load_inventory
+    from fleethealth.notify.inventory import host_names, load_inventory
 
-    channels = load_inventory(params["inventory"]).notifications
-    summary = (send(Lakehouse.at(params["lakehouse"]), channels).summary() if channels
+    inventory = load_inventory(params["inventory"])
+    channels = inventory.notifications
+    summary = (send(Lakehouse.at(params["lakehouse"]), channels, hosts=host_names(inventory)).summary() if channels
                else "notifications: none configured")
     print(summary)
     return summary
