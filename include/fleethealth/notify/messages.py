@@ -72,12 +72,12 @@ def _message(incident: dict, transition: str, severity: str, evidence: str | Non
     from fleethealth.gold import runbooks
 
     kind = incident["kind"]
-    book = runbooks.load().get(kind)
+    book = runbooks.of(kind, incident.get("mode"))
     text = {k: printable(incident[k]) for k in ("incident_id", "cluster", "kind", "entity", "status")}
     evidence, known_bug = printable(evidence or ""), incident.get("known_bug")
     head = "ESCALATED to " if transition == "escalated" else f"{transition.upper()} "
     summary = (f"{head}{severity.upper()} {text['cluster']} {kind} {text['entity']}: {evidence}"
-               + incident_notes(kind, known_bug, evidence))
+               + incident_notes(kind, known_bug, evidence, incident.get("mode")))
     out = {**text, "host": incident.get("host"),
            "idempotency_key": idempotency_key(incident["incident_id"], transition, severity),
            "severity": severity, "severity_rank": SEVERITY_RANK.get(severity), "transition": transition, "reason": None,

@@ -42,6 +42,7 @@ from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.notify import messages, outbox
+from fleethealth.report.text import kraft_clusters
 from fleethealth.runtime import config
 
 HISTORY = lake.table("gold.incident_history")
@@ -116,8 +117,10 @@ def notify(lakehouse: Lakehouse, channels: Sequence[Channel], quiet_hours: Itera
     kinds = types()
     history.sort(key=lambda h: (h["hour"], h["at"] or h["hour"], messages.TRANSITIONS.index(h["transition"])))
     incidents = {i["incident_id"]: i for i in _rows(lake.table("gold.incidents").path(lakehouse)) or []}
+    kraft = kraft_clusters(lakehouse)     # the runbook of a KRaft cluster's incident may differ
     for row in (*history, *incidents.values()):
         row["host"] = messages.host_of(row["cluster"], row["entity"], hosts or {})
+        row["mode"] = "kraft" if row["cluster"] in kraft else None
     news = News(incidents, history, lake.latest_hours(lakehouse, now - max_age), now - max_age, max_age)
     deadline = started + budget_s
     with ExitStack() as held:

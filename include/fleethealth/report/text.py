@@ -31,7 +31,20 @@ def incident_rows(lakehouse: Lakehouse) -> list[dict]:
                 seen.timestamp() if seen else 0,
                 r.get("cluster") or "", r.get("kind") or "", r.get("entity") or "")
 
-    return sorted(lake.arrow_rows(lake.table("gold.incidents").path(lakehouse)).to_pylist(), key=order)
+    kraft = kraft_clusters(lakehouse)
+    rows = [dict(r, mode="kraft" if r["cluster"] in kraft else None)
+            for r in lake.arrow_rows(lake.table("gold.incidents").path(lakehouse)).to_pylist()]
+    return sorted(rows, key=order)
+
+
+def kraft_clusters(lakehouse: Lakehouse) -> set[str]:
+    """The clusters gold found in KRaft mode (rows of gold.kraft_quorum, which only they have), read with
+    delta-rs: the mode a runbook is chosen by (gold.runbooks.of)."""
+    from fleethealth.lake import tables as lake
+
+    if not lake.present("gold.kraft_quorum", lakehouse):
+        return set()
+    return set(lake.arrow_rows(lake.table("gold.kraft_quorum").path(lakehouse), ["cluster"]).column("cluster").to_pylist())
 
 
 def incidents_report(rows: list[dict], failed: str = "", exposure: list[dict] | None = None) -> str:
@@ -102,7 +115,7 @@ def incidents_text(rows: list[dict]) -> str:
         line = (f"{r['severity'].upper():<8} {r['cluster']} {r['kind']} {r['entity']} "
                 f"(since {seen}, {r['hours']} h{state}): ")
         line += evidence_text(r.get("first_evidence"), r["evidence"])
-        lines.append(line + incident_notes(r["kind"], r.get("known_bug"), line))
+        lines.append(line + incident_notes(r["kind"], r.get("known_bug"), line, r.get("mode")))
     return "\n".join(lines) if lines else "(no incidents)"
 
 
@@ -145,14 +158,14 @@ def fixed_text(fixed_in) -> str:
     return f"fixed in {' / '.join(fixed_in)}" if len(fixed_in) else "no fix yet"
 
 
-def incident_notes(kind: str, known_bug: str | None, said: str = "") -> str:
+def incident_notes(kind: str, known_bug: str | None, said: str = "", mode: str | None = None) -> str:
     """What follows an incident's evidence on its one line (the on-call summary, a notification):
-    " | matches KAFKA-4399 (Deadlock between ...), fixed in 0.10.1.1 | check first: <the runbook's first step>"."""
+    " | matches KAFKA-4399 (Deadlock between ...), fixed in 0.10.1.1 | check first: <the runbook's first step>"
+    (the runbook of the cluster's `mode`, when known)."""
     from fleethealth.gold import runbooks
 
-    bugs, steps = known_bugs_text(known_bug, said), runbooks.load()
-    return ((f" | {bugs}" if bugs else "")
-            + (f" | check first: {steps[kind].first_step}" if kind in steps else ""))
+    bugs, book = known_bugs_text(known_bug, said), runbooks.of(kind, mode)
+    return (f" | {bugs}" if bugs else "") + (f" | check first: {book.first_step}" if book else "")
 
 
 def reconciliation_text(rows: list[dict]) -> str:

@@ -284,6 +284,8 @@ def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
               fd_chart(gold, cluster, limits), completeness_heatmap(gold, cluster)]
     below = {"chart-quorum": _quorum_table(gold, cluster)}
     steps = runbooks.load()
+    quorum = gold.get("kraft_quorum", cluster)
+    mode = "kraft" if quorum is not None and len(quorum) else None     # only KRaft clusters have its rows
     items = []
     for r in incidents.itertuples(index=False):
         chart, table, rows = fact_rows(gold, r)
@@ -294,7 +296,7 @@ def cluster_page(gold: Gold, cluster: str, bundle: str, limits: dict) -> str:
             f"first seen {_esc(r.first_seen)}, last seen {_esc(r.last_seen)}, {_esc(r.hours)} h with findings"
             + (f" — <a href=\"#{chart}\">chart</a>" if chart else "")
             + f"<br>evidence: {html.escape(_what(r))}"
-            + (f"<br>check first: {html.escape(steps[r.kind].first_step)}" if r.kind in steps else "")
+            + (f"<br>check first: {html.escape(runbooks.of(r.kind, mode).first_step)}" if r.kind in steps else "")
             + (f"<br><span class=\"meta\">gold.{html.escape(table)} rows of {html.escape(r.entity)} in its hours:</span>"
                f"{_table(rows)}" if rows else "")
             + "</div>")
