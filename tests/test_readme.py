@@ -19,7 +19,8 @@ VENV_BIN = Path(sys.executable).parent
 # which test checks the blocks of each kind and name that this module does not
 ELSEWHERE = {("output", "make demo"): "test_mixed_fleet.py", ("run", "demo-query"): "test_mixed_fleet.py",
              ("run", "readers"): "test_readers.py",
-             ("run", "scheduler"): "test_scheduler.py", ("sql", ""): "test_docs_sql.py"}
+             ("run", "scheduler"): "test_scheduler.py", ("sql", ""): "test_docs_sql.py",
+             ("run", "jolokia-request"): "test_docs_recipes.py"}
 CHECKED_HERE = {("run", "ssh-connection"), ("run", "ssh-host-key")}
 
 
