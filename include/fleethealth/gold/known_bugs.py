@@ -329,9 +329,8 @@ def with_known_bugs(findings, kind: str, hosts, kafka_events, catalogue: tuple[K
     lined = [b.id for b in bugs if b.log_lines]
     shown = candidates.where(~F.col("bug_id").isin(*lined)) if lined else candidates
     if lined:
-        regex = "|".join(f"(?:{p})" for b in bugs for p in b.log_lines)
         text = F.concat_ws("\n", "message", "detail")
-        lines = (kafka_events.where(text.rlike(regex))
+        lines = (kafka_events.where(text.rlike(log_lines_regex(bugs)))
                  .select("cluster", "hour", F.col("broker_id").alias("line_node"), "ts", text.alias("text")))
         patterns = local_frame(spark, [(b.id, p) for b in bugs for p in b.log_lines], "bug_id string, pattern string")
         # the Kafka node the finding is about (broker-2, controller-3000, t-p@broker-2: its id), if any
