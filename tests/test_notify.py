@@ -228,9 +228,9 @@ def test_alertmanager_posts_open_incidents_every_run_and_a_resolution_once(tmp_p
     write_gold(lh, [incident()], [transition("opened", "major")])
     assert notify(Lakehouse.at(lh), am).channels["am"].sent == 1
     assert notify(Lakehouse.at(lh), am).channels["am"].sent == 0
-    # re-posted, each post with the Watchdog (active as long as fleethealth runs)
-    assert [[a.get("id") or a["labels"]["alertname"] for a in p] for _, p in posts] == [["i1", "Watchdog"]] * 2
-    assert posts[0][1][0] == {"id": "i1", "status": "open", "transition": "opened"}
+    # re-posted, each run after its Watchdog (active as long as fleethealth runs)
+    assert [[a.get("id") or a["labels"]["alertname"] for a in p] for _, p in posts] == [["Watchdog"], ["i1"]] * 2
+    assert posts[1][1] == [{"id": "i1", "status": "open", "transition": "opened"}]
 
     write_gold(lh, [incident("resolved", resolved_at=H + timedelta(hours=3))],
                [transition("opened", "major"), transition("resolved", "major", 3)])
@@ -239,7 +239,7 @@ def test_alertmanager_posts_open_incidents_every_run_and_a_resolution_once(tmp_p
     assert down.channels["am"].failed == 1 and "ConnectionRefusedError" in down.summary()
     fail.clear()
     notify(Lakehouse.at(lh), am)
-    assert posts[-1][1][0] == {"id": "i1", "status": "resolved", "transition": "resolved"}
+    assert posts[-1][1] == [{"id": "i1", "status": "resolved", "transition": "resolved"}]
     assert statuses(lh)[("i1", "resolved", "major", "am")] == ("sent", 2)
     result = notify(Lakehouse.at(lh), am)
     assert [a["labels"]["alertname"] for a in posts[-1][1]] == ["Watchdog"]    # resolved and told: the Watchdog alone

@@ -172,14 +172,14 @@ def test_an_inhibit_rule_by_broker_silences_the_bloat_while_the_dead_cleaner_is_
 
 
 def test_the_watchdog_is_active_while_runs_post_and_ends_after_two_missed_hours(tmp_path):
-    """kube-prometheus's Watchdog: every post carries it, a run with nothing else to send posts it alone."""
+    """kube-prometheus's Watchdog: each notify run posts it (notify.run), whatever else it sends."""
     from fleethealth.fleet.channels import Channel
     from fleethealth.notify import alertmanager
 
     now = datetime.now(timezone.utc)
     with Alertmanager(tmp_path / "am") as server:
         channel = Channel("am", "alertmanager", server.url)
-        assert list(alertmanager.deliver(channel, [], now)) == [None]          # nothing else: the Watchdog alone
+        assert list(alertmanager.heartbeat(channel, now)) == [None]
         [dog] = server.get("/api/v2/alerts")
         assert dog["labels"] == {"alertname": "Watchdog", "source": "fleethealth", "severity": "none"}
         assert dog["status"]["state"] == "active" and "dead man's switch" in dog["annotations"]["summary"]
@@ -199,7 +199,7 @@ def test_the_docs_watchdog_route_pings_the_dead_mans_switch(tmp_path):
     routes = block("alertmanager", "watchdog-route").text.replace("https://hc-ping.com/your-check-uuid", switch.url)
     try:
         with Alertmanager(tmp_path / "am", routes=routes) as server:
-            assert list(alertmanager.deliver(Channel("am", "alertmanager", server.url), [], datetime.now(timezone.utc))) == [None]
+            assert list(alertmanager.heartbeat(Channel("am", "alertmanager", server.url), datetime.now(timezone.utc))) == [None]
             deadline = time.monotonic() + 30
             while not switch.bodies and time.monotonic() < deadline:
                 time.sleep(0.2)

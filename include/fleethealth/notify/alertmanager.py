@@ -13,9 +13,10 @@ would flap every hour; ends_after must outlast a failed run, as Prometheus sends
 interval. A resolved incident is posted once more with endsAt = resolved_at, a retracted one with
 endsAt = now: either ends it at once.
 
-Every post, and a run with nothing to post, also carries the Watchdog (kube-prometheus's convention):
-an alert always active while fleethealth runs, ending WATCHDOG_FOR after the last run that sent it. A
-dead man's switch receiver routed to it pages when it stops arriving: the pipeline stopped.
+Each notify run also posts the Watchdog (kube-prometheus's convention, `heartbeat`): an alert always
+active while fleethealth runs, ending WATCHDOG_FOR after the last run that sent it. A dead man's switch
+receiver routed to it pages when it stops arriving: the pipeline stopped. Nothing else posts it (not
+`check --notify`, not `check --stale`): it says the runs run.
 """
 from __future__ import annotations
 
@@ -36,7 +37,6 @@ TYPE = "alertmanager"
 MAX_ENDS_AFTER_S = 7 * 86_400
 KEY = "alertmanager"
 REFRESH = True
-HEARTBEAT = True   # notify.run delivers to it each run, even with nothing else to send: the Watchdog
 
 
 class Settings(Schema):
@@ -157,15 +157,23 @@ def post(url: str, payload: list[dict], timeout: float | None = None) -> None:
 
 
 def deliver(channel: Channel, messages: Sequence[dict], now: datetime) -> Iterable[BaseException | None]:
-    """One post of every message's incident, in its last message's state, and the Watchdog; the same
-    outcome for each message (one outcome without any: the Watchdog's alone)."""
+    """One post of every message's incident, in its last message's state; the same outcome for each."""
     latest = {m["incident_id"]: m for m in messages}
     try:
-        post(channel.target, alerts(list(latest.values()), now, timedelta(seconds=channel.ends_after_seconds))
-             + [watchdog(now)])
+        post(channel.target, alerts(list(latest.values()), now, timedelta(seconds=channel.ends_after_seconds)))
     except Exception as exc:  # noqa: BLE001 - the outcome: recorded by notify.run
         outcome = exc
     else:
         outcome = None
-    for _ in messages or [None]:
+    for _ in messages:
         yield outcome
+
+
+def heartbeat(channel: Channel, now: datetime) -> Iterable[BaseException | None]:
+    """The Watchdog posted: one outcome (notify.run calls it once per run, whatever else it sends)."""
+    try:
+        post(channel.target, [watchdog(now)])
+    except Exception as exc:  # noqa: BLE001 - the outcome: reported by notify.run
+        yield exc
+    else:
+        yield None

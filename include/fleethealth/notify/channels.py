@@ -34,8 +34,8 @@ class ChannelType(Protocol):
       is not told again (Alertmanager): each run, quiet or not and whatever the hours' age, gives it
       the current state of every open incident it wants and ends each it was told is open and no
       longer is (resolved or retracted); no news rule, no --no-notify (notify.run._state).
-    - HEARTBEAT (optional, default False): delivered to each run even with no message (`deliver` with
-      none yields one outcome): Alertmanager's Watchdog, the alert that says fleethealth still runs.
+    - heartbeat(channel, now) (optional): called once by each notify run, whatever it sends, yielding
+      one outcome: Alertmanager's Watchdog, the alert that says fleethealth still runs.
     - prepare() (optional): called once in the main thread before the run's channels deliver, each
       in its own thread (imports that must not run in two threads at once, such as Airflow's).
     """

@@ -398,11 +398,12 @@ def _deliver(kind, channel: Channel, due: list[tuple[dict, dict]], refresh: list
 def _send(kind, channel: Channel, due: list[tuple[dict, dict]], refresh: list[dict], box: dict,
           lakehouse: Lakehouse, now: datetime, send_timeout_s: float, deadline: float,
           counts: ChannelResult, commit: threading.Lock) -> None:
+    beat = getattr(kind, "heartbeat", None)
+    if beat is not None and time.monotonic() < deadline:      # this run happened (Alertmanager's Watchdog)
+        outcome = _next(iter(beat(channel, now)), min(send_timeout_s, deadline - time.monotonic()))
+        if outcome is not None:
+            counts.errors.append(redact(outbox.describe(outcome), channel.urls()))
     if not due and not refresh:
-        if getattr(kind, "HEARTBEAT", False) and time.monotonic() < deadline:   # the Watchdog alone
-            outcome = _next(iter(kind.deliver(channel, [], now)), min(send_timeout_s, deadline - time.monotonic()))
-            if outcome is not None:
-                counts.errors.append(redact(outbox.describe(outcome), channel.urls()))
         return
     if time.monotonic() >= deadline:
         counts.pending += len(due)
