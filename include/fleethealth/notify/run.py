@@ -398,11 +398,17 @@ def _deliver(kind, channel: Channel, due: list[tuple[dict, dict]], refresh: list
 def _send(kind, channel: Channel, due: list[tuple[dict, dict]], refresh: list[dict], box: dict,
           lakehouse: Lakehouse, now: datetime, send_timeout_s: float, deadline: float,
           counts: ChannelResult, commit: threading.Lock) -> None:
+    _send_due(kind, channel, due, refresh, box, lakehouse, now, send_timeout_s, deadline, counts, commit)
     beat = getattr(kind, "heartbeat", None)
     if beat is not None and time.monotonic() < deadline:      # this run happened (Alertmanager's Watchdog)
         outcome = _next(iter(beat(channel, now)), min(send_timeout_s, deadline - time.monotonic()))
-        if outcome is not None:
+        if outcome is not None and not counts.errors:          # a receiver that is down is one error
             counts.errors.append(redact(outbox.describe(outcome), channel.urls()))
+
+
+def _send_due(kind, channel: Channel, due: list[tuple[dict, dict]], refresh: list[dict], box: dict,
+              lakehouse: Lakehouse, now: datetime, send_timeout_s: float, deadline: float,
+              counts: ChannelResult, commit: threading.Lock) -> None:
     if not due and not refresh:
         return
     if time.monotonic() >= deadline:
