@@ -58,7 +58,7 @@ def wait_for(proc: subprocess.Popen, root: Path, what: str, reached, timeout_s: 
 
 
 def stopped(proc: subprocess.Popen, root: Path) -> tuple[int, str, str]:
-    code = proc.wait(timeout=300)
+    code = proc.wait(timeout=600)   # it stops after the publish in flight, which a loaded machine slows
     return code, (root / "stdout").read_text(), (root / "stderr").read_text()
 
 
