@@ -179,12 +179,14 @@ def _incidents(root: Path) -> None:
              status="open", first_seen=cleaner_first, last_seen=last, resolved_at=None,
              evidence="time-since-last-run-ms=9301588 > 900000 (last run 2026-11-20 10:20:00Z)", known_bug="KAFKA-7215",
              first_hour=HOURS[0], last_hour=HOURS[2], hours=3,
-             first_evidence="time-since-last-run-ms=2101588 > 900000 (last run 2026-11-20 10:20:00Z); cleaner 'Error due to' at 10:20:00Z"),
+             first_evidence="time-since-last-run-ms=2101588 > 900000 (last run 2026-11-20 10:20:00Z); cleaner 'Error due to' at 10:20:00Z",
+             caused_by=[]),
         dict(incident_id="a1b2c3d4e5f60002", cluster=DEAD, kind="offsets_partition_bloat", severity="major",
              severity_rank=3, entity="__consumer_offsets-38@broker-2", status="open", first_seen=bloat_first, last_seen=last,
              resolved_at=None, evidence=f"size {P38_SIZES[2] / GIB:.2f} GiB > 1.00 GiB (jmx)", known_bug=None,
              first_hour=HOURS[1], last_hour=HOURS[2], hours=2,
-             first_evidence=f"size {P38_SIZES[1] / GIB:.2f} GiB > 1.00 GiB (jmx)"),
+             first_evidence=f"size {P38_SIZES[1] / GIB:.2f} GiB > 1.00 GiB (jmx)",
+             caused_by=[dict(kind="log_cleaner_dead", entity="broker-2", first_seen=cleaner_first)]),
     ]
     _write(root, "gold.incidents", incidents, hourly=False)
     _write(root, "gold.incident_history", [

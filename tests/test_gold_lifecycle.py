@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 import pytest
 from pyspark.sql import functions as F
 
-from fleethealth.gold import lifecycle
+from fleethealth.gold import causes, lifecycle
 from fleethealth.gold.incidents import lifecycle as rebuild
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
@@ -26,7 +26,10 @@ HOURS = [H0 + timedelta(hours=n) for n in range(8)]
 AFTER = 2
 HOSTS = [("c1", "kafka-1", "kafka", 1, None), ("c1", "kafka-2", "kafka", 2, None), ("c1", "zk-1", "zookeeper", None, 1)]
 KEYS = [("log_cleaner_dead", "broker-1"), ("broker_flapping", "broker-2"), ("zk_follower_disconnect", "zk-1"),
-        ("data_missing", "kafka-2:jmx"), ("leader_election_storm", "c1")]
+        ("data_missing", "kafka-2:jmx"), ("leader_election_storm", "c1"),
+        # explained by the dead cleaner, the fence (gold.causes) when their times meet
+        ("offsets_partition_bloat", "__consumer_offsets-3@broker-1"), ("broker_fenced", "broker-2"),
+        ("leader_election_storm", "broker-2")]
 SEVERITIES = ("minor", "major", "critical")
 
 
@@ -36,9 +39,16 @@ def drawn(seed: int) -> tuple[list[tuple], list[tuple]]:
     rnd = random.Random(seed)
     findings, health = [], []
     for hour in HOURS:
+        seen = {}
         for kind, entity in KEYS:
-            if rnd.random() < 0.35:
-                at = hour + timedelta(minutes=rnd.randrange(60))
+            if entity == "broker-2" and kind == "leader_election_storm":   # the storm of a fence's minutes
+                at = seen.get("broker_fenced") and seen["broker_fenced"] + timedelta(minutes=1)
+            elif kind == "offsets_partition_bloat":      # a partition growing while the cleaner is dead
+                at = seen.get("log_cleaner_dead") and hour + timedelta(minutes=59)
+            else:
+                at = hour + timedelta(minutes=rnd.randrange(60)) if rnd.random() < 0.35 else None
+            if at:
+                seen[kind] = at
                 findings.append(("c1", kind, rnd.choice(SEVERITIES), entity, at, at + timedelta(minutes=1),
                                  f"{kind} at {at:%H:%M}", "KAFKA-1" if kind == "log_cleaner_dead" else None, hour))
         for cluster, host, role, broker, zk in HOSTS:
@@ -80,7 +90,8 @@ def frames(spark, seed: int) -> dict:
 def expected(spark, computed: dict) -> tuple:
     """The rebuild's (incidents, history, states) rows."""
     hosts = hosts_frame(spark)
-    return tuple(rows(df) for df in rebuild(computed[lifecycle.FINDINGS], computed[lifecycle.HEALTH], AFTER, hosts))
+    incidents, history, states = rebuild(computed[lifecycle.FINDINGS], computed[lifecycle.HEALTH], AFTER, hosts)
+    return (rows(incidents.join(causes.caused_by(incidents), "incident_id")), rows(history), rows(states))
 
 
 def published(spark, root) -> tuple:
@@ -107,6 +118,8 @@ def test_any_order_of_runs_equals_a_rebuild(spark, tmp_path):
     want = expected(spark, computed)
     assert len(want[0]) >= 5 and {r[STATUS] for r in want[0]} == {"open", "resolved"}
     assert len(want[2]) > len(want[0])
+    caused = [r[-1] for r in want[0] if r[-1]]
+    assert {c.kind for causes_ in caused for c in causes_} == {"log_cleaner_dead", "broker_fenced"}
     orders = {   # the second half first, then the first (a backfill before published hours), then all
         # again as one backfill; hour by hour, re-runs and backfills of one hour: the test below
         "later hours first": [HOURS[4:], HOURS[:4], HOURS],
@@ -155,14 +168,15 @@ def test_a_run_reads_the_published_hours_from_its_own_on(spark, tmp_path):
 
 
 def test_a_table_an_earlier_version_wrote_gets_every_rows_severity_rank_once(spark, tmp_path):
-    """Issue 62 item 3: gold.incidents written without severity_rank gains it for every row, those the
-    hour does not touch too, at the first run after the upgrade; then max(severity_rank) answers."""
+    """Issue 62 items 3 and 4: gold.incidents written without severity_rank and caused_by gains them for
+    every row, those the hour does not touch too, at the first run after the upgrade; then
+    max(severity_rank) answers."""
     from fleethealth.runtime.vocabulary import SEVERITY_RANK
 
     computed = frames(spark, 5)
     root = Lakehouse.at(tmp_path / "lake")
     publish(spark, computed, HOURS[:-1], root)
-    old = lake.read(spark, lifecycle.INCIDENTS, root).drop("severity_rank")
+    old = lake.read(spark, lifecycle.INCIDENTS, root).drop("severity_rank", "caused_by")
     untouched = {r["incident_id"] for r in old.where(f"status = 'resolved' AND resolved_hour < '{HOURS[-2]}'")
                  .collect()}
     assert untouched       # rows the last hour leaves alone: filled all the same
@@ -171,9 +185,8 @@ def test_a_table_an_earlier_version_wrote_gets_every_rows_severity_rank_once(spa
     publish(spark, computed, [HOURS[-1]], root)
     got = lake.read(spark, lifecycle.INCIDENTS, root)
     incidents = expected(spark, computed)[0]
-    columns = rebuild(computed[lifecycle.FINDINGS], computed[lifecycle.HEALTH], AFTER, hosts_frame(spark)) \
-        .incidents.columns
-    assert rows(got.select(*columns)) == incidents
+    columns = [c.split()[0] for c in lifecycle.INCIDENTS_SCHEMA.split(", ") if not c.startswith("updated_hour")]
+    assert rows(got.select(*columns)) == incidents     # caused_by too
     ranks = {r["incident_id"]: (r["severity"], r["severity_rank"]) for r in got.collect()}
     assert untouched <= set(ranks) and all(rank == SEVERITY_RANK[sev] for sev, rank in ranks.values())
     top = got.groupBy("cluster").agg(F.max("severity_rank").alias("r"), F.max("severity").alias("s")).first()

@@ -11,7 +11,7 @@ import pytest
 
 from fleethealth.cli import demo
 from fleethealth.fleet.inventory import load_inventory
-from fleethealth.gold import lifecycle, thresholds
+from fleethealth.gold import causes, lifecycle, thresholds
 from fleethealth.gold.incidents import lifecycle as rebuild
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
@@ -62,7 +62,7 @@ def check(spark, landed, lakehouse: Lakehouse, order: str) -> tuple:
     hosts = silver.hosts_frame(spark, load_inventory(landed[1]))
     incidents, history, states = rebuild(lake.read(spark, lifecycle.FINDINGS, lakehouse),
                                          lake.read(spark, lifecycle.HEALTH, lakehouse), after, hosts)
-    want = rows(incidents), rows(history), rows(states)
+    want = rows(incidents.join(causes.caused_by(incidents), "incident_id")), rows(history), rows(states)
     assert (rows(lake.read(spark, lifecycle.INCIDENTS, lakehouse), drop=("updated_hour",)),
             rows(lake.read(spark, lifecycle.HISTORY, lakehouse)),
             rows(lake.read(spark, lifecycle.STATES, lakehouse))) == want, order

@@ -208,6 +208,52 @@ def test_filters(tmp_path, servers):
     assert cleaner["known_bug"] is None
 
 
+CAUSED_BY = pa.list_(pa.struct([("kind", pa.string()), ("entity", pa.string()), ("first_seen", pa.timestamp("us"))]))
+
+
+def test_roots_only_gets_the_roots_and_a_root_names_what_it_explains(tmp_path, servers):
+    """Issue 62 item 4: a `roots_only` channel gets the dead cleaner, not the bloat it explains (recorded
+    skipped, with why); every message says what explains it or what it explains; once nothing explains the
+    bloat (a re-run dropped its cause), the roots_only channel gets it."""
+    lh = tmp_path / "lakehouse"
+    cleaner = dict(incident_id="c1", cluster="prod-a", kind="log_cleaner_dead", entity="broker-2", known_bug=None)
+    bloat = dict(incident_id="b1", cluster="prod-a", kind="offsets_partition_bloat",
+                 entity="__consumer_offsets-38@broker-2", known_bug=None)
+    by_cleaner = [{"kind": "log_cleaner_dead", "entity": "broker-2", "first_seen": (H + timedelta(minutes=5)).replace(tzinfo=None)}]
+    schema = INCIDENTS.append(pa.field("caused_by", CAUSED_BY))
+
+    def write(bloat_caused_by):
+        rows = [incident(**cleaner, severity="critical", caused_by=[]), incident(**bloat, caused_by=bloat_caused_by)]
+        write_deltalake(lake.table("gold.incidents").path(Lakehouse.at(lh)), pa.Table.from_pylist(rows, schema),
+                        mode="overwrite")
+        write_deltalake(HISTORY.path(Lakehouse.at(lh)), pa.Table.from_pylist(
+            [transition("opened", r["severity"], **{k: r[k] for k in ("incident_id", "cluster", "kind", "entity")})
+             for r in rows], HISTORY_SCHEMA), mode="overwrite")
+
+    write(by_cleaner)
+    url = servers["hook"].url
+    chans = [Channel("roots", "webhook", url, roots_only=True), Channel("all", "webhook", url)]
+    result = notify(Lakehouse.at(lh), chans)
+    assert {n: r.sent for n, r in result.channels.items()} == {"roots": 1, "all": 2}
+    bodies = servers["hook"].bodies
+    assert sorted(b["incident_id"] for b in bodies) == ["b1", "c1", "c1"]
+    [root] = {b["incident_id"]: b for b in bodies if b["incident_id"] == "c1"}.values()
+    assert root["caused_by"] == []
+    assert root["explains"] == [{"kind": "offsets_partition_bloat", "entity": "__consumer_offsets-38@broker-2",
+                                 "first_seen": "2026-11-21T06:05:00Z"}]
+    assert " | explains offsets_partition_bloat __consumer_offsets-38@broker-2 (since 06:05Z)" in root["summary"]
+    [effect] = [b for b in bodies if b["incident_id"] == "b1"]
+    assert effect["caused_by"] == [{"kind": "log_cleaner_dead", "entity": "broker-2", "first_seen": "2026-11-21T06:05:00Z"}]
+    assert " | caused by log_cleaner_dead broker-2 (since 06:05Z)" in effect["summary"]
+    skipped = [r for r in outbox.read(Lakehouse.at(lh)).values() if r["channel"] == "roots" and r["incident_id"] == "b1"]
+    assert [(r["status"], r["reason"]) for r in skipped] == [
+        ("skipped", "roots_only: caused by log_cleaner_dead broker-2 (since 06:05Z)")]
+    write([])
+    result = notify(Lakehouse.at(lh), chans)
+    assert {n: r.sent for n, r in result.channels.items()} == {"roots": 1, "all": 0}
+    assert servers["hook"].bodies[-1]["incident_id"] == "b1"
+
+
 def test_alertmanager_posts_open_incidents_every_run_and_a_resolution_once(tmp_path, monkeypatch):
     from fleethealth.notify import alertmanager
 
@@ -297,6 +343,7 @@ def test_a_valid_notifications_block(tmp_path):
           webhook: http://127.0.0.1:9000/quiet
           exclude_clusters: [prod-a]
           exclude_kinds: [data_missing, host_silent]
+          roots_only: true
         - name: am
           alertmanager: https://am.example.com:9093
           ends_after_seconds: 7200
@@ -306,7 +353,7 @@ def test_a_valid_notifications_block(tmp_path):
         Channel("oncall-mail", "smtp", "smtp_oncall", to=("oncall@example.com",), min_severity="major"),
         Channel("oncall-slack", "slack", "slack_oncall", clusters=("prod-a",), kinds=("log_cleaner_dead",)),
         Channel("quiet-hook", "webhook", "http://127.0.0.1:9000/quiet", exclude_clusters=("prod-a",),
-                exclude_kinds=("data_missing", "host_silent")),
+                exclude_kinds=("data_missing", "host_silent"), roots_only=True),
         Channel("am", "alertmanager", "https://am.example.com:9093", ends_after_seconds=7200))
     assert load_inventory(tmp_path / "inventory.yaml").clusters[0].name == "prod-a"
 
@@ -331,6 +378,7 @@ def test_a_valid_notifications_block(tmp_path):
      "notifications[a].exclude_clusters: unknown cluster 'prod-z'"),
     ("{name: a, webhook: 'http://h', exclude_clusters: []}", "notifications[a].exclude_clusters: expected a non-empty list"),
     ("{name: 'a b', webhook: 'http://h'}", "notifications[0].name: expected a channel name"),
+    ("{name: a, webhook: 'http://h', roots_only: 'yes'}", "notifications[a].roots_only: expected true or false, got 'yes'"),
     ("{name: a, slack_conn_id: 'x y'}", "notifications[a].slack_conn_id: expected an Airflow connection id"),
 ])
 def test_each_mistake_is_one_line(tmp_path, entry, expected):

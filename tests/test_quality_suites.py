@@ -274,12 +274,12 @@ def _incidents_table_df(spark, rows):
 
     ts = ("first_seen", "last_seen", "resolved_at", "first_hour", "last_hour")
     schema = StructType([StructField(c, TimestampType() if c in ts else IntegerType() if c in ("hours", "severity_rank") else
-                                     ArrayType(StringType()) if c == "first_evidence" else StringType(), True)
+                                     ArrayType(StringType()) if c in ("first_evidence", "caused_by") else StringType(), True)
                          for c in quality.load_suite("gold.incidents")["expectations"][0]["kwargs"]["column_set"]])
     base = {"incident_id": "i-1", "cluster": "prod-a", "kind": "log_cleaner_dead", "severity": "critical",
             "severity_rank": 4, "entity": "broker-219", "status": "open", "first_seen": HOUR, "last_seen": HOUR + timedelta(minutes=50),
             "resolved_at": None, "evidence": "e", "known_bug": None, "first_hour": HOUR, "last_hour": HOUR,
-            "hours": 1, "first_evidence": ["e"]}
+            "hours": 1, "first_evidence": ["e"], "caused_by": []}
     return _df(spark, [dict(base, **row) for row in rows], schema)
 
 

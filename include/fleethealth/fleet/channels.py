@@ -41,6 +41,7 @@ class Channel:
     options: tuple[tuple[str, Any], ...] = ()   # a channel type's other keys (none for the built-in types)
     exclude_clusters: tuple[str, ...] = ()      # never these clusters
     exclude_kinds: tuple[str, ...] = ()         # never these kinds
+    roots_only: bool = False                    # never an incident another explains (gold.incidents.caused_by)
 
     def option(self, name: str, default: Any = None) -> Any:
         return dict(self.options).get(name, default)

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from fleethealth.gold import causes
 from fleethealth.gold import incidents as gold_incidents
 from fleethealth.gold.incidents import KEY
 from fleethealth.lake import tables as lake
@@ -36,12 +37,13 @@ INCIDENTS_SCHEMA = ("incident_id string, cluster string, kind string, severity s
                     "status string, first_seen timestamp, last_seen timestamp, resolved_at timestamp, "
                     "evidence string, known_bug string, first_hour timestamp, last_hour timestamp, hours int, "
                     "first_evidence string, clean_hours int, clean_since timestamp, resolved_hour timestamp, "
-                    "updated_hour timestamp")
+                    f"updated_hour timestamp, caused_by {causes.CAUSED_BY_TYPE}")
 HISTORY_KEY = ("incident_id", "transition", "severity")
 STATES = "gold.incident_state"
-# an incident's state after an hour: its row but for what follows from it (the rank of its severity)
+# an incident's state after an hour: its row but for what follows from it (the rank of its severity) and
+# from the other incidents (what explains it)
 STATE_SCHEMA = ", ".join(c for c in INCIDENTS_SCHEMA.replace("updated_hour timestamp", "hour timestamp").split(", ")
-                         if not c.startswith("severity_rank"))
+                         if not c.startswith(("severity_rank", "caused_by")))
 STATE_COLUMNS = [c.split()[0] for c in STATE_SCHEMA.split(", ")]
 STATE_KEY = ("cluster", "kind", "entity", "hour")
 
@@ -64,8 +66,6 @@ def update(spark: SparkSession, computed: dict, hours: list[datetime], lakehouse
     w0 = min(hours)
     window = F.expr(lake.hour_predicate(hours))
     incidents = _published(spark, INCIDENTS, INCIDENTS_SCHEMA, lakehouse)
-    unranked = (lake.exists(spark, INCIDENTS, lakehouse)
-                and "severity_rank" not in lake.read(spark, INCIDENTS, lakehouse).columns)
     has = {name: lake.exists(spark, name, lakehouse) for name in (FINDINGS, HEALTH, STATES, HISTORY)}
     found = computed[FINDINGS].where(window)
     touched = found.select(*KEY)
@@ -121,11 +121,7 @@ def update(spark: SparkSession, computed: dict, hours: list[datetime], lakehouse
     # the published rows the new ones replace and do not upsert
     gone = (incidents.join(cuts, KEY).where(F.col("first_hour") >= F.col("cut"))
             .select("incident_id").join(rows.select("incident_id"), "incident_id", "left_anti"))
-    if unranked:            # a table an earlier version wrote: every row it keeps gets its rank, once
-        rows = materialize(rows.unionByName(
-            incidents.join(rows.select("incident_id"), "incident_id", "left_anti")
-            .join(gone, "incident_id", "left_anti")
-            .withColumn("severity_rank", gold_incidents.severity_rank().cast("int"))))
+    rows = _explained(rows, incidents, gone)
     removed = materialize_all({
         "incidents": gone,
         "history": _replaced(spark, HISTORY, HISTORY_KEY, changes, cuts, since, lakehouse, has[HISTORY]),
@@ -133,6 +129,22 @@ def update(spark: SparkSession, computed: dict, hours: list[datetime], lakehouse
     return Change(lake.Merge(rows, removed["incidents"], ("incident_id",)),
                   lake.Merge(changes, removed["history"], HISTORY_KEY),
                   lake.Merge(states, removed["states"], STATE_KEY), _naive(since))
+
+
+def _explained(rows: DataFrame, incidents: DataFrame, gone: DataFrame) -> DataFrame:
+    """`rows` with `caused_by`, and every published row they leave whose `caused_by` or `severity_rank`
+    is no longer what the table after this change gives it (gold.causes: of all its incidents; a table an
+    earlier version wrote gets each rank and cause once)."""
+    kept = (incidents.join(rows.select("incident_id"), "incident_id", "left_anti")
+            .join(gone, "incident_id", "left_anti"))
+    after = materialize(rows.unionByName(kept.drop("caused_by")))
+    found = materialize(causes.caused_by(after).withColumnRenamed("caused_by", "found"))
+    stale = (kept.join(found, "incident_id")
+             .where(F.col("severity_rank").isNull() | ~F.col("caused_by").eqNullSafe(F.col("found")))
+             .withColumn("severity_rank", gold_incidents.severity_rank().cast("int"))
+             .withColumn("caused_by", F.col("found")).drop("found"))
+    return materialize(rows.join(found, "incident_id").withColumnRenamed("found", "caused_by")
+                       .unionByName(stale))
 
 
 def _replaced(spark: SparkSession, name: str, key: tuple, new: DataFrame, cuts: DataFrame, since: datetime,

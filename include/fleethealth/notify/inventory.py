@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, Strict, ValidationInfo, field_validator
 
 from fleethealth.fleet import inventory as fleet_inventory
 from fleethealth.fleet.channels import DEFAULT_ENDS_AFTER_S, Channel, is_name, name_of
@@ -79,6 +79,7 @@ class CommonSpec(Schema):
     exclude_kinds: _names("kind") = ()
     min_severity: Annotated[Literal[tuple(SEVERITY_RANK)],
                             says(f"unknown severity {{got}} (one of {', '.join(SEVERITY_RANK)})")] | None = None
+    roots_only: Annotated[bool, Strict(), says("expected true or false, got {got}")] = False
 
     @field_validator("clusters", "kinds", "exclude_clusters", "exclude_kinds")
     @classmethod
@@ -147,5 +148,5 @@ def parse_channels(doc: Any, clusters: set[str]) -> tuple[tuple[Channel, ...], l
         ends_after = fields.pop("ends_after_seconds", DEFAULT_ENDS_AFTER_S)
         options = tuple(sorted((f, v) for f, v in fields.items() if f not in common))
         out.append(Channel(spec.name, kind.TYPE, target, to, ends_after, spec.clusters, spec.kinds,
-                           spec.min_severity, options, spec.exclude_clusters, spec.exclude_kinds))
+                           spec.min_severity, options, spec.exclude_clusters, spec.exclude_kinds, spec.roots_only))
     return tuple(out), problems

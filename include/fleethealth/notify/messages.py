@@ -12,13 +12,13 @@ import re
 from datetime import datetime, timedelta, timezone
 
 from fleethealth.fleet import entities
-from fleethealth.report.text import incident_notes, known_bugs_text, printable
+from fleethealth.report.text import causal_text, incident_notes, known_bugs_text, printable
 from fleethealth.runtime.vocabulary import SEVERITY_RANK
 
 FIELDS = ("idempotency_key", "incident_id", "cluster", "kind", "severity", "severity_rank", "entity", "host", "status",
           "transition",
           "first_seen", "last_seen", "resolved_at", "evidence", "known_bug", "runbook", "summary", "reason",
-          "replaced_by")
+          "replaced_by", "caused_by", "explains")
 TRANSITIONS = ("opened", "escalated", "resolved")   # their order within one hour
 RETRACTED = "retracted"     # an announced incident a re-run or late data removed or re-identified
 TEST = "test"               # `fleethealth check --notify`'s message (test_message): no incident
@@ -76,8 +76,9 @@ def _message(incident: dict, transition: str, severity: str, evidence: str | Non
     text = {k: printable(incident[k]) for k in ("incident_id", "cluster", "kind", "entity", "status")}
     evidence, known_bug = printable(evidence or ""), incident.get("known_bug")
     head = "ESCALATED to " if transition == "escalated" else f"{transition.upper()} "
+    caused_by, explains = _related(incident.get("caused_by")), _related(incident.get("explains"))
     summary = (f"{head}{severity.upper()} {text['cluster']} {kind} {text['entity']}: {evidence}"
-               + incident_notes(kind, known_bug, evidence, incident.get("mode")))
+               + causal_text(caused_by, explains) + incident_notes(kind, known_bug, evidence, incident.get("mode")))
     out = {**text, "host": incident.get("host"),
            "idempotency_key": idempotency_key(incident["incident_id"], transition, severity),
            "severity": severity, "severity_rank": SEVERITY_RANK.get(severity), "transition": transition, "reason": None,
@@ -86,8 +87,14 @@ def _message(incident: dict, transition: str, severity: str, evidence: str | Non
             "resolved_at": iso(incident.get("resolved_at")), "evidence": evidence,
             "known_bug": known_bugs_text(known_bug),
             "runbook": {"means": book.means, "check": list(book.check), "do": list(book.do)} if book else None,
-            "summary": printable(summary)}
+            "summary": printable(summary), "caused_by": caused_by, "explains": explains}
     return {k: out[k] for k in FIELDS}
+
+
+def _related(incidents) -> list[dict]:
+    """Incidents named by key (gold.incidents.caused_by, notify's `explains`) as JSON: [{kind, entity, first_seen}]."""
+    return [{"kind": printable(c["kind"]), "entity": printable(c["entity"]), "first_seen": iso(c["first_seen"])}
+            for c in incidents or ()]
 
 
 def retraction(row: dict, reason: str, replaced_by: str | None, now: datetime) -> dict:
@@ -101,7 +108,8 @@ def retraction(row: dict, reason: str, replaced_by: str | None, now: datetime) -
            "severity": severity, "severity_rank": SEVERITY_RANK.get(severity), "status": RETRACTED,
            "transition": RETRACTED, "first_seen": None, "host": row.get("host"),
            "last_seen": None, "resolved_at": iso(now), "evidence": reason, "known_bug": None, "runbook": None,
-           "summary": summary, "reason": reason, "replaced_by": replaced_by}
+           "summary": summary, "reason": reason, "replaced_by": replaced_by,
+           "caused_by": [], "explains": []}
     return {k: out[k] for k in FIELDS}
 
 
@@ -117,7 +125,7 @@ def test_message(channel: str, now: datetime) -> dict:
            "host": None,
            "status": TEST, "transition": TEST,
            "first_seen": at, "last_seen": at, "resolved_at": None, "evidence": summary, "known_bug": None,
-           "runbook": None, "summary": summary, "reason": None, "replaced_by": None}
+           "runbook": None, "summary": summary, "reason": None, "replaced_by": None, "caused_by": [], "explains": []}
     return {k: out[k] for k in FIELDS}
 
 
@@ -143,7 +151,7 @@ def stale_message(last_hour: datetime, now: datetime, limit_hours: int, resolved
            "entity": "-", "host": None, "status": status, "transition": transition,
            "first_seen": iso(utc(last_hour) + timedelta(hours=1)),
            "last_seen": at, "resolved_at": at if resolved else None, "evidence": summary, "known_bug": None,
-           "runbook": None, "summary": summary, "reason": None, "replaced_by": None}
+           "runbook": None, "summary": summary, "reason": None, "replaced_by": None, "caused_by": [], "explains": []}
     return {k: out[k] for k in FIELDS}
 
 

@@ -42,7 +42,7 @@ from fleethealth.lake import locks
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.notify import messages, outbox
-from fleethealth.report.text import kraft_clusters
+from fleethealth.report.text import causal_text, causes_of, explained, explains_of, kraft_clusters
 from fleethealth.runtime import config
 
 HISTORY = lake.table("gold.incident_history")
@@ -121,6 +121,9 @@ def notify(lakehouse: Lakehouse, channels: Sequence[Channel], quiet_hours: Itera
     for row in (*history, *incidents.values()):
         row["host"] = messages.host_of(row["cluster"], row["entity"], hosts or {})
         row["mode"] = "kraft" if row["cluster"] in kraft else None
+    by_cause = explained(list(incidents.values()))
+    for inc in incidents.values():
+        inc["explains"] = explains_of(inc, by_cause)
     news = News(incidents, history, lake.latest_hours(lakehouse, now - max_age), now - max_age, max_age)
     deadline = started + budget_s
     with ExitStack() as held:
@@ -226,7 +229,10 @@ def _due(channel: Channel, history: list[dict], box: dict, incidents: dict, news
                 row.update(status="suppressed", reason="--no-notify: the run's own hour")
                 counts.suppressed += 1
                 continue
-        why = None
+        why = _explained(channel, incidents.get(h["incident_id"]))
+        if why:
+            _skip(row, why, counts)
+            continue
         if not (h["transition"] == "resolved" and _announced(box, channel.name, h["incident_id"])):
             why = news.why_not(h)
         if why:
@@ -239,6 +245,14 @@ def _due(channel: Channel, history: list[dict], box: dict, incidents: dict, news
             continue
         due.append((messages.message(h, incidents.get(h["incident_id"])), row))
     return due
+
+
+def _explained(channel: Channel, incident: dict | None) -> str | None:
+    """Why a `roots_only` channel gets nothing of `incident`: another incident explains it (gold.causes);
+    None when it is a root (or the channel takes all). Asked again each run: what explains it may go."""
+    if not channel.roots_only or incident is None or not causes_of(incident.get("caused_by")):
+        return None
+    return "roots_only: " + causal_text(incident["caused_by"], ()).removeprefix(" | ")
 
 
 # a state channel may hold an incident whose announcing row is not 'sent': posted by a run whose
@@ -343,6 +357,8 @@ def _state(channel: Channel, history: list[dict], box: dict, incidents: dict, ne
     for h in history:
         if not channel.wants(h["cluster"], h["kind"], h["severity"]):
             continue
+        if _explained(channel, incidents.get(h["incident_id"])) and h["incident_id"] not in told:
+            continue          # roots_only: never posted there (one that was is kept up to date)
         k = outbox.key({**h, "channel": channel.name})
         row = box.get(k)
         if row is not None and row["status"] in outbox.DONE:
@@ -365,7 +381,7 @@ def _state(channel: Channel, history: list[dict], box: dict, incidents: dict, ne
     posted = {m["incident_id"] for m, _ in due}
     refresh = [messages.incident_message(inc, news.latest_transition(i)) for i, inc in incidents.items()
                if i not in posted and channel.wants(inc["cluster"], inc["kind"], inc["severity"])
-               and (inc["status"] == "open" or i in told)]
+               and (inc["status"] == "open" or i in told) and not (_explained(channel, inc) and i not in told)]
     return due, refresh
 
 

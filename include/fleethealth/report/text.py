@@ -1,6 +1,8 @@
 """Plain-text renderings for the CLI and job logs."""
 from __future__ import annotations
 
+from datetime import timezone
+
 from tabulate import tabulate
 
 from fleethealth.lake.catalog import Lakehouse
@@ -103,18 +105,68 @@ def exposure_text(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _key(cluster, kind, entity, first_seen) -> tuple:
+    """An incident's key across re-runs (gold.causes): first_seen as naive UTC to the second, whichever
+    reader gave it (delta-rs, pandas, an aware datetime, a message's ISO text)."""
+    if isinstance(first_seen, str):
+        return (cluster, kind, entity, first_seen[:19])
+    if first_seen is not None and getattr(first_seen, "tzinfo", None) is not None:
+        first_seen = first_seen.astimezone(timezone.utc).replace(tzinfo=None)
+    at = first_seen.strftime("%Y-%m-%dT%H:%M:%S") if first_seen is not None else None
+    return (cluster, kind, entity, at)
+
+
+def _named(kind, entity, first_seen) -> str:
+    at = _key(None, None, None, first_seen)[3]
+    return f"{kind} {entity}" + (f" (since {at[11:16]}Z)" if at else "")
+
+
+def causes_of(caused_by) -> list:
+    """A caused_by value as a list, whichever reader gave it (delta-rs: a list or None; pandas: an array)."""
+    return [] if caused_by is None else list(caused_by)
+
+
+def explained(rows: list[dict]) -> dict[tuple, list[dict]]:
+    """What each incident explains: (cluster, kind, entity, first_seen) -> the incidents (of `rows`,
+    gold.incidents rows) whose caused_by names it."""
+    out: dict[tuple, list[dict]] = {}
+    for r in rows:
+        for c in causes_of(r.get("caused_by")):
+            out.setdefault(_key(r["cluster"], c["kind"], c["entity"], c["first_seen"]), []).append(r)
+    return out
+
+
+def explains_of(row: dict, by_cause: dict[tuple, list[dict]]) -> list[dict]:
+    """The incidents `row` explains (by_cause: explained()), each as {kind, entity, first_seen}."""
+    found = by_cause.get(_key(row["cluster"], row["kind"], row["entity"], row.get("first_seen")), [])
+    return [{"kind": r["kind"], "entity": r["entity"], "first_seen": r.get("first_seen")} for r in found]
+
+
+def causal_text(caused_by, explains) -> str:
+    """" | caused by broker_fenced broker-2 (since 10:12Z) | explains leader_election_storm broker-2 (since
+    10:12Z)": what follows an incident's evidence when another explains it or it explains others."""
+    parts, caused_by = [], causes_of(caused_by)
+    if caused_by:
+        parts.append("caused by " + "; ".join(_named(c["kind"], c["entity"], c["first_seen"]) for c in caused_by))
+    if explains:
+        parts.append("explains " + "; ".join(_named(c["kind"], c["entity"], c["first_seen"]) for c in explains))
+    return "".join(f" | {p}" for p in parts)
+
+
 def incidents_text(rows: list[dict]) -> str:
     """The on-call summary of gold.incidents (rows already ordered: open first, most severe first): one line per
-    incident with the evidence that fired it (and what fires it now, when that changed), the known
+    incident with the evidence that fired it (and what fires it now, when that changed), the incidents
+    that explain it or that it explains (gold.causes), the known
     bug with the releases that fix it, and the first step of its kind's runbook; the full table stays
     one query away."""
-    lines = []
+    lines, by_cause = [], explained(rows)
     for r in rows:
         seen = f"{r['first_seen']:%Y-%m-%d %H:%M}Z" if r.get("first_seen") else "?"
         state = f", resolved {r['resolved_at']:%Y-%m-%d %H:%M}Z" if r.get("resolved_at") else ", open"
         line = (f"{r['severity'].upper():<8} {r['cluster']} {r['kind']} {r['entity']} "
                 f"(since {seen}, {r['hours']} h{state}): ")
         line += evidence_text(r.get("first_evidence"), r["evidence"])
+        line += causal_text(r.get("caused_by"), explains_of(r, by_cause))
         lines.append(line + incident_notes(r["kind"], r.get("known_bug"), line, r.get("mode")))
     return "\n".join(lines) if lines else "(no incidents)"
 

@@ -24,7 +24,7 @@ from fleethealth.report.html.charts import (Chart, cleaner_chart, completeness_h
 from fleethealth.report.html.incidents import chart_of, fact_rows, open_then_most_severe
 from fleethealth.report.html.read import (HOURLY, WHOLE, Gold, cell_text, clusters_of, hour_label, page_name,
                                          read_gold)
-from fleethealth.report.text import evidence_text, known_bugs_text
+from fleethealth.report.text import causal_text, evidence_text, known_bugs_text
 from fleethealth.runtime import config
 
 # in the head of every page written here: what a refresh may delete (never a file it did not write)
@@ -170,9 +170,11 @@ def _name(r) -> str:
 
 def _what(r) -> str:
     """An incident's one line of facts, on its card and in the overview's list alike: what fired it (and
-    what fires it now, when that changed) and the known bugs its evidence does not name already."""
+    what fires it now, when that changed), what explains it or what it explains, and the known bugs its
+    evidence does not name already."""
     bugs = known_bugs_text(r.known_bug, r.evidence or "")
-    return evidence_text(r.first_evidence, r.evidence) + (f" — {bugs}" if bugs else "")
+    causal = causal_text(r.caused_by, r.explains).replace(" | ", " — ")
+    return evidence_text(r.first_evidence, r.evidence) + causal + (f" — {bugs}" if bugs else "")
 
 
 def _folded(incidents: pd.DataFrame) -> list[tuple[list, str]]:

@@ -15,6 +15,7 @@ from fleethealth.runtime.vocabulary import SEVERITY_RANK
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import HOUR, floor_hour, hours_between
+from fleethealth.report.text import explained, explains_of
 
 HOURLY = ("incident_findings", "consumer_offsets_partitions", "log_cleaner_status", "broker_health_hourly",
           "isr_churn", "leader_elections", "zk_sessions", "zk_quorum", "kraft_quorum", "request_saturation",
@@ -154,17 +155,23 @@ def _last_processed(lakehouse: Lakehouse, cluster: str | None) -> tuple[datetime
 
 
 def _with_lifecycle(incidents: pd.DataFrame) -> pd.DataFrame:
-    """gold.incidents as written before incidents were resolved (no status, resolved_at, first_hour, ...):
-    every incident open, its hours those of first_seen and last_seen."""
+    """gold.incidents with what each explains (`explains`: report.text.explains_of); as written before
+    incidents were resolved (no status, resolved_at, first_hour, ...): every incident open, its hours those
+    of first_seen and last_seen."""
     defaults = {"status": lambda df: "open", "resolved_at": lambda df: pd.NaT,
                 "first_evidence": lambda df: df["evidence"], "known_bug": lambda df: None,
                 "first_hour": lambda df: df["first_seen"].dt.floor("h"),
                 "last_hour": lambda df: df["last_seen"].dt.floor("h"),
-                "hours": lambda df: None, "incident_id": lambda df: [f"{i}" for i in range(len(df))]}
+                "hours": lambda df: None, "incident_id": lambda df: [f"{i}" for i in range(len(df))],
+                "caused_by": lambda df: None}
     missing = {k: f(incidents) for k, f in defaults.items() if k not in incidents}
     if "resolved_at" in missing:
         missing["resolved_at"] = pd.Series(pd.NaT, index=incidents.index, dtype="datetime64[us, UTC]")
-    return incidents.assign(**missing) if missing else incidents
+    incidents = incidents.assign(**missing) if missing else incidents
+    # what each explains (gold.causes), among the incidents of the table read
+    rows = incidents.to_dict("records")
+    by_cause = explained(rows)
+    return incidents.assign(explains=[explains_of(r, by_cause) for r in rows])
 
 
 def _fd_samples(lakehouse: Lakehouse, start, end, cluster, gold: Gold) -> pd.DataFrame | None:
