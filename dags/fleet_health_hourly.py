@@ -101,5 +101,12 @@ with DAG(
 
         return glue.report(params, *html.last_hours(parse_hour(hour)))
 
-    hour >> pulled >> layers >> [notify(), report(hour)]
+    # the layers failed after their retries (a quality gate rejected the hour, or an error), or had
+    # nothing to run: every channel is told, since nothing of the hour is published past its last good
+    # layer (its incidents may be missing)
+    @task(trigger_rule="one_failed")
+    def hour_failed(hour: str, params=None) -> str:
+        return glue.hour_failed(params, hour)
+
+    hour >> pulled >> layers >> [notify(), report(hour), hour_failed(hour)]
     hour >> layers

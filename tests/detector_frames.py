@@ -20,7 +20,10 @@ EVENT_FIELDS = [("cluster", StringType()), ("broker_id", IntegerType()), ("ts", 
                 ("controller", IntegerType()), ("node", IntegerType()), ("controller_epoch", IntegerType()),
                 ("from_state", StringType()), ("to_state", StringType()), ("reason", StringType()),
                 ("error", StringType()), ("fault", StringType()), ("count", LongType()), ("offset", LongType()),
-                ("high_watermark", LongType())]
+                ("high_watermark", LongType()),
+                # a leader's "starts at leader epoch" (gold.leader_elections: read by broker_fenced too)
+                ("role", StringType()), ("prev_leader", IntegerType()), ("isr", ArrayType(IntegerType())),
+                ("brokers", ArrayType(IntegerType()))]
 EVENTS = StructType([StructField(n, t) for n, t in EVENT_FIELDS])
 JMX = StructType([StructField("cluster", StringType()), StructField("broker_id", IntegerType()),
                   StructField("ts", TimestampType()), StructField("domain", StringType()),

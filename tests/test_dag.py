@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pendulum
@@ -54,7 +54,8 @@ def test_every_task_retries_at_least_twice(dag):
 
 
 def test_task_ids_and_dependency_order(dag):
-    assert sorted(dag.task_ids) == sorted(["resolve_hour", "list_hosts", "pull", LAYERS_TASK, "notify", "report"])
+    assert sorted(dag.task_ids) == sorted(["resolve_hour", "list_hosts", "pull", LAYERS_TASK, "notify", "report",
+                                           "hour_failed"])
     up = {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks}
     assert up == {
         "resolve_hour": [],
@@ -63,9 +64,11 @@ def test_task_ids_and_dependency_order(dag):
         LAYERS_TASK: ["pull", "resolve_hour"],
         "notify": [LAYERS_TASK],
         "report": [LAYERS_TASK, "resolve_hour"],
+        "hour_failed": [LAYERS_TASK, "resolve_hour"],
     }
     assert dag.get_task("notify").trigger_rule == "all_success"   # after the gold gate passed
     assert dag.get_task("report").trigger_rule == "all_success"
+    assert dag.get_task("hour_failed").trigger_rule == "one_failed"   # the layers failed after their retries
 
 
 def test_notify_cannot_hold_the_next_hour(dag):
@@ -180,6 +183,34 @@ def test_report_task_refreshes_the_last_24_hours_into_the_lakehouse(dag, tmp_pat
     assert index == str(root / "report" / "index.html")
     assert "window 2026-11-19 13:00Z – 2026-11-20 13:00Z (24 h)" in Path(index).read_text()
     assert (root / "report" / "cluster-pm3-dead-cleaner.html").is_file()
+
+
+def test_hour_failed_task_tells_every_channel_why(dag, tmp_path):
+    """Issue 62 item 5: when the layers fail, every channel gets `hour_failed` with what the lakehouse shows
+    of why (a quality gate's staged tables)."""
+    from realservers import Receiver
+
+    from fleethealth.lake.catalog import Lakehouse
+
+    hook = Receiver()
+    try:
+        inventory = tmp_path / "inventory.yaml"
+        inventory.write_text("clusters:\n  - name: c\n    root: fleet\n    hosts:\n"
+                             "      - {host: k1, role: kafka, broker_id: 1, kafka_version: 3.6.0}\n"
+                             f"notifications:\n  - {{name: oncall, webhook: '{hook.url}/hook'}}\n")
+        lakehouse = tmp_path / "lakehouse"
+        staged = Path(Lakehouse.at(lakehouse).staging(datetime(2026, 11, 20, 12, tzinfo=timezone.utc), "silver"))
+        staged.mkdir(parents=True)
+        summary = dag.get_task("hour_failed").python_callable(
+            hour="2026-11-20T12:00:00+00:00", params={"inventory": str(inventory), "lakehouse": str(lakehouse)})
+        assert summary.startswith("hour 2026-11-20T12:00:00+00:00 failed: the quality gate validate_silver rejected it")
+        [body] = hook.bodies
+        assert (body["kind"], body["severity"], body["incident_id"]) == ("hour_failed", "critical", "hour_failed-20261120T12")
+        assert body["summary"].startswith("OPENED CRITICAL fleethealth hour_failed: hour 2026-11-20 12:00Z failed, "
+                                          "nothing of it published past its last good layer")
+        assert f"validate_silver rejected it (its tables staged in {staged}" in body["summary"]
+    finally:
+        hook.stop()
 
 
 def test_list_hosts_task_callable(dag, tmp_path):

@@ -17,9 +17,10 @@ STANDBYS = (3001, 3002)
 
 
 def fence(broker: int, minute: int, active: int = 3000, moved: int = 41, unfence_after_s: int | None = 25,
-          active_logged: bool = True) -> list[tuple]:
+          active_logged: bool = True, leaders: int = 0) -> list[tuple]:
     """A session-timeout fence as a 3.9 quorum logs it: the broker's failed heartbeats, the active
-    controller's fence and partition changes, every controller's replay, the unfence at its next heartbeat."""
+    controller's fence and partition changes, every controller's replay, the unfence at its next heartbeat;
+    `leaders` partitions it led taken over by broker 9 ("Leader t-p ... starts at leader epoch", state-change.log)."""
     t = at(minute, 5.1)
     rows = [event(broker, t - timedelta(seconds=5), "broker_heartbeat_failed", broker=broker, reason="rpc_timeout"),
             event(broker, t - timedelta(seconds=3), "broker_heartbeat_failed", broker=broker)]
@@ -29,6 +30,8 @@ def fence(broker: int, minute: int, active: int = 3000, moved: int = 41, unfence
                        reason="handleBrokerFenced", count=moved)]
     rows += [event(c, t + timedelta(milliseconds=5), "broker_fencing_replayed", controller=c, broker=broker,
                    to_state="fenced") for c in (active, *STANDBYS)]
+    rows += [event(9, t + timedelta(milliseconds=40 + p), "leader_epoch_start", topic="orders", partition=minute * 100 + p,
+                   broker=9, leader=9, role="leader") for p in range(leaders)]
     if unfence_after_s is not None:
         u = t + timedelta(seconds=unfence_after_s)
         rows += [event(active, u, "broker_unfenced", controller=active, broker=broker, offset=90211)]
@@ -48,8 +51,9 @@ def test_one_fence_names_the_broker_the_controller_the_cause_and_the_moves(spark
     assert (f["first_seen"], f["last_seen"]) == (at(10, 5.1), at(10, 30.1))
     assert f["evidence"] == (
         "broker 2 fenced 1 time(s) after its session timed out (no heartbeat within broker.session.timeout.ms): "
-        "06:10:05Z by controller 3000 (unfenced 06:10:30Z); "
-        "the controller changed 41 partition(s) away from it (handleBrokerFenced); "
+        "06:10:05Z by controller 3000 (unfenced 06:10:30Z: 41 partition(s) changed, 0 leader(s) moved); "
+        "in all the controller changed 41 partition(s) for it (handleBrokerFenced: ISR shrinks and leader moves) "
+        "and 0 leader(s) moved away from it (leader_election_storm's count); "
         "its own log: 2 heartbeat(s) not sent within 30 s before (rpc_timeout)")
 
 
@@ -67,6 +71,22 @@ def test_fences_within_the_flapping_window_flap_one_further_apart_does_not(spark
     assert "broker 2 fenced 2 time(s)" in f["evidence"]
     assert "flapping: 2 fences within 15 minutes (>= flapping_fences 2)" in f["evidence"]
     assert "the controller changed 82 partition(s)" in f["evidence"]
+
+
+def test_per_fence_its_partition_changes_and_leader_moves_apart_and_the_storm_counts_the_same(spark):
+    """Issue 62 item 7: a fence's ISR changes (handleBrokerFenced's count) and its leader moves are told apart,
+    per fence and in all; each fence's leader count is the one gold.leader_elections (the storm's) gives for
+    the window that fence starts."""
+    rows = fence(2, 10, leaders=7) + fence(2, 25, moved=30, leaders=3)
+    [f] = run(spark, rows)
+    assert ("06:10:05Z by controller 3000 (unfenced 06:10:30Z: 41 partition(s) changed, 7 leader(s) moved), "
+            "06:25:05Z by controller 3000 (unfenced 06:25:30Z: 30 partition(s) changed, 3 leader(s) moved)") in f["evidence"]
+    assert ("in all the controller changed 71 partition(s) for it (handleBrokerFenced: ISR shrinks and leader moves) "
+            "and 10 leader(s) moved away from it (leader_election_storm's count)") in f["evidence"]
+    limits = thresholds.load()
+    windows = facts(spark, events(spark, rows)).table("gold.leader_elections", limits).collect()
+    assert sorted((w.lost_broker, w.trigger_ts, w.partitions) for w in windows) == [
+        (2, at(10, 5.1), 7), (2, at(25, 5.1), 3)]
     [f] = run(spark, rows, flapping_window_minutes=14)
     assert f["severity"] == "major" and "flapping" not in f["evidence"]
 

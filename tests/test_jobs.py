@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from realservers import Receiver
 
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.gold import job as gold_job
@@ -285,18 +286,28 @@ def test_cli_run_of_a_corrupted_hour_exits_1_naming_the_expectation(spark, fleet
     original = log.read_bytes()
     before = published_versions(spark, lh)
     clean_hour = {n: snapshot(spark, lh, n, H11) for n in RERUN_IDENTICAL}
+    # the same inventory with a channel: the failed hour is told (issue 62 item 5)
+    hook = Receiver()
+    told = Path(fleet["inventory"]).with_name("inventory-told.yaml")
+    told.write_text(Path(fleet["inventory"]).read_text() + f"notifications:\n  - {{name: oncall, webhook: '{hook.url}/h'}}\n")
     try:
         log.write_bytes(original + b"[2026-11-20 16:30:00,000] INFO a line of another hour (kafka.server.KafkaServer)\n")
-        rc = cli.main(["run", "--inventory", str(fleet["inventory"]), "--from", H10.isoformat(),
+        rc = cli.main(["run", "--inventory", str(told), "--from", H10.isoformat(),
                        "--to", (H11 + timedelta(hours=1)).isoformat(), "--lakehouse", str(lh)])
     finally:
         log.write_bytes(original)
+        hook.stop()
     out, err = capsys.readouterr()
     assert rc == 1
     expectation = "expect_column_values_to_be_between(column=ts, min_value=$hour_start, max_value=$hour_end)"
     assert "FAILED quality gate" in err and "silver.kafka_events" in err and expectation in err
     assert "2026-11-20 15:30:00" in err and "host='healthy-kafka-1'" in err   # the offending row, in UTC
     assert f"1 of 2 hours failed: {H10.isoformat()}" in err
+    [failure] = [b for b in hook.bodies if b["kind"] == "hour_failed"]    # the transitions: not news today
+    assert failure["incident_id"] == "hour_failed-20261120T10" and failure["severity"] == "critical"
+    assert ("hour 2026-11-20 10:00Z failed, nothing of it published past its last good layer (its incidents may "
+            "be missing): the quality gate validate_silver rejected it (") in failure["summary"]
+    assert f"staged in {Lakehouse.at(lh).staging(H10, 'silver')}" in failure["summary"]
     assert f"{H11.isoformat()}: " in out and f"validate_gold {H11.isoformat()}: " in out   # the window went on
     assert f"validate_gold {H10.isoformat()}" not in out
     assert f"Data Docs: {Lakehouse.at(lh).data_docs / 'index.html'}" in out

@@ -254,6 +254,45 @@ def test_roots_only_gets_the_roots_and_a_root_names_what_it_explains(tmp_path, s
     assert servers["hook"].bodies[-1]["incident_id"] == "b1"
 
 
+def test_a_maintenance_window_holds_people_s_pages_and_sends_the_still_open_incident_once_after_it(tmp_path, servers):
+    """Issue 62 item 6: in a window of prod-a nothing reaches people (held, with why); after it the incident
+    still open is sent once (its latest transition), one opened and resolved within it never; Alertmanager
+    has the alert all along, labelled `maintenance` so a silence on it applies."""
+    from fleethealth.fleet.maintenance import Window
+
+    lh = tmp_path / "lakehouse"
+    window = Window("prod-a", H, H + timedelta(hours=3), "broker upgrade CHG-1234")
+    brief = dict(incident_id="i2", cluster="prod-a", kind="log_cleaner_dead", entity="broker-3")
+    write_gold(lh, [incident(), incident(**brief, known_bug=None, status="resolved", resolved_at=H + timedelta(hours=2))],
+               [transition("opened", "major"), transition("escalated", "critical", 1),
+                transition("opened", "major", 1, **brief), transition("resolved", "major", 2, **brief)])
+    am = Receiver()
+    try:
+        chans = [Channel("oncall", "webhook", servers["hook"].url), Channel("am", "alertmanager", am.url)]
+        during = notify(Lakehouse.at(lh), chans, now=H + timedelta(hours=2, minutes=30), maintenance=[window])
+        assert servers["hook"].bodies == [] and during.channels["oncall"].held == 4
+        assert "4 held" in during.summary()
+        rows = {(r["incident_id"], r["transition"]): (r["status"], r["reason"])
+                for r in outbox.read(Lakehouse.at(lh)).values() if r["channel"] == "oncall"}
+        assert rows[("i1", "opened")] == ("pending", "held until the end of the maintenance of prod-a "
+                                          "2026-11-21 06:00+0000 – 2026-11-21 09:00+0000: broker upgrade CHG-1234")
+        alerts = [a for body in am.bodies for a in body if a["labels"]["alertname"] == "broker_deadlock"]
+        assert alerts and {a["labels"].get("maintenance") for a in alerts} == {"broker upgrade CHG-1234"}
+
+        after = notify(Lakehouse.at(lh), chans, now=H + timedelta(hours=3, minutes=10), maintenance=[window])
+        assert [(b["incident_id"], b["transition"], b["maintenance"]) for b in servers["hook"].bodies] == [
+            ("i1", "escalated", "broker upgrade CHG-1234")]
+        assert after.channels["oncall"].sent == 1 and after.channels["oncall"].skipped == 3
+        rows = {(r["incident_id"], r["transition"]): (r["status"], r["reason"])
+                for r in outbox.read(Lakehouse.at(lh)).values() if r["channel"] == "oncall"}
+        assert rows[("i2", "opened")][0] == rows[("i2", "resolved")][0] == rows[("i1", "opened")][0] == "skipped"
+        assert rows[("i2", "opened")][1].startswith("resolved before the end of the maintenance of prod-a")
+        again = notify(Lakehouse.at(lh), chans, now=H + timedelta(hours=3, minutes=20), maintenance=[window])
+        assert again.channels["oncall"].sent == 0 and len(servers["hook"].bodies) == 1
+    finally:
+        am.stop()
+
+
 def test_alertmanager_posts_open_incidents_every_run_and_a_resolution_once(tmp_path, monkeypatch):
     from fleethealth.notify import alertmanager
 
@@ -388,6 +427,41 @@ def test_each_mistake_is_one_line(tmp_path, entry, expected):
     [line] = err.value.problems
     assert line.startswith(f"{path}: ") and expected in line, line
     assert "pw1234" not in line
+
+
+def test_maintenance_windows_in_the_inventory(tmp_path):
+    from fleethealth.fleet.maintenance import Window
+
+    path = tmp_path / "inventory.yaml"
+    path.write_text(INVENTORY + textwrap.dedent("""\
+        maintenance:
+          - {cluster: prod-a, from: 2026-11-21T06:00:00Z, to: "2026-11-21T09:00:00+01:00", reason: upgrade}
+          - {cluster: prod-a, hosts: [k1], from: 2026-11-22T06:00:00Z, to: 2026-11-22T07:00:00Z, reason: disk swap}
+        """))
+    utc = timezone.utc
+    assert load_inventory(path).maintenance == (
+        Window("prod-a", datetime(2026, 11, 21, 6, tzinfo=utc), datetime(2026, 11, 21, 8, tzinfo=utc), "upgrade"),
+        Window("prod-a", datetime(2026, 11, 22, 6, tzinfo=utc), datetime(2026, 11, 22, 7, tzinfo=utc), "disk swap",
+               ("k1",)))
+    path.write_text(INVENTORY + textwrap.dedent("""\
+        maintenance:
+          - {cluster: prod-z, from: 2026-11-21T06:00:00Z, to: 2026-11-21T09:00:00Z, reason: upgrade}
+          - {cluster: prod-a, from: "2026-11-21 06:00", to: 2026-11-21T09:00:00Z, reason: upgrade}
+          - {cluster: prod-a, from: 2026-11-21T09:00:00Z, to: 2026-11-21T06:00:00Z, reason: upgrade}
+          - {cluster: prod-a, hosts: [k9], from: 2026-11-21T06:00:00Z, to: 2026-11-21T09:00:00Z, reason: x}
+          - {cluster: prod-a, from: 2026-11-21T06:00:00Z, to: 2026-11-21T09:00:00Z}
+          - {cluster: prod-a, form: 2026-11-21T06:00:00Z, to: 2026-11-21T09:00:00Z, reason: x}
+        """))
+    with pytest.raises(InventoryError) as err:
+        load_inventory(path)
+    assert [p.split(": ", 1)[1] for p in err.value.problems] == [
+        "maintenance[0].cluster: unknown cluster 'prod-z' (known: prod-a)",
+        "maintenance[1].from: expected a date and time with its offset, e.g. 2026-11-20T22:00:00Z or "
+        "2026-11-20T23:00:00+01:00, got '2026-11-21 06:00'",
+        "maintenance[2]: to: 2026-11-21T06:00:00+00:00 is not after from: 2026-11-21T09:00:00+00:00",
+        "maintenance[3]: hosts: 'k9' is not a host of cluster prod-a",
+        "maintenance[4].reason: expected a reason (a non-empty text), got None",
+        "maintenance[5].form: unknown key (did you mean from?)"]
 
 
 def test_duplicate_names_and_a_notifications_mapping(tmp_path):

@@ -93,6 +93,18 @@ def test_the_notifications_example_loads_beside_the_inventory():
     assert channels[3].ends_after_seconds == 4 * 3600
 
 
+def test_the_maintenance_example_loads_beside_the_inventory():
+    from datetime import datetime, timezone
+
+    inventory = yaml.safe_load(next(b for b in blocks() if b.kind == "inventory" and not b.name).text)
+    inventory.update(yaml.safe_load(block("inventory", "maintenance").text))
+    windows = parse_inventory(inventory, "docs/notifications.md").maintenance
+    assert [(w.cluster, w.hosts, w.start, w.end) for w in windows] == [
+        ("bigdata", (), datetime(2026, 12, 5, 21, tzinfo=timezone.utc), datetime(2026, 12, 6, 1, tzinfo=timezone.utc)),
+        ("bigdata", ("bd-kafka-2",), datetime(2026, 12, 8, 9, tzinfo=timezone.utc),
+         datetime(2026, 12, 8, 10, 30, tzinfo=timezone.utc))]
+
+
 @pytest.mark.parametrize("name, variable, shown", [
     ("ssh-connection", "AIRFLOW_CONN_FLEET_SSH", "ssh None 22 fleetpull ['conn_timeout', 'key_file']"),
     ("ssh-host-key", "AIRFLOW_CONN_FLEET_SSH_KAFKA_2",

@@ -145,12 +145,20 @@ def test_every_gold_table_reads_without_spark_as_spark_reads_it(spark, window):
         assert sorted(map(str, frame[key])) == sorted(map(str, polars[key].to_list())) == want, qualified
         con.close()
     # every value of every incident, Spark's timestamps (UTC wall clock) against delta-rs's (UTC)
-    spark_incidents = {r.incident_id: r.asDict() for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()}
+    spark_incidents = {r.incident_id: r.asDict(recursive=True)
+                       for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()}
     arrow = deltalake.DeltaTable(lake.table("gold.incidents").path(Lakehouse.at(lakehouse))).to_pyarrow_table().to_pylist()
     assert len(arrow) == len(spark_incidents) > 0
+
+    def naive(v):     # nested too: caused_by's first_seen
+        if isinstance(v, dict):
+            return {k: naive(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [naive(x) for x in v]
+        return v.replace(tzinfo=None) if isinstance(v, datetime) and v.tzinfo else v
     for row in arrow:
-        naive = {k: v.replace(tzinfo=None) if isinstance(v, datetime) and v.tzinfo else v for k, v in row.items()}
-        assert naive == spark_incidents[row["incident_id"]]
+        assert naive(row) == spark_incidents[row["incident_id"]]
+    assert any(row["caused_by"] for row in arrow)
 
 
 def test_query_answers_as_spark_on_a_real_run(spark, window):

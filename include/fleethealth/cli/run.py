@@ -131,7 +131,12 @@ def _run(args, inventory, hours: list, published: list) -> int:
         from fleethealth.notify.inventory import host_names
 
         print(notify(args.lakehouse, inventory.notifications, quiet_hours=() if args.notify else hours,
-                     hosts=host_names(inventory)).summary())
+                     hosts=host_names(inventory), maintenance=inventory.maintenance).summary())
+    if inventory.notifications and progress.reasons and args.notify:
+        from fleethealth.notify.run import tell_failures
+
+        for line in tell_failures(inventory.notifications, progress.reasons):
+            print(report.printable(line), file=sys.stderr)
     docs = gate.data_docs_dir(args.lakehouse)
     if docs:
         print(f"Data Docs: {docs / 'index.html'}")

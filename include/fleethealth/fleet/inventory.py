@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints, ValidationInfo, field_validator
 
-from fleethealth.fleet import conversion_pattern, entities
+from fleethealth.fleet import conversion_pattern, entities, maintenance
 from fleethealth.fleet.channels import MAX_NAME, Channel, is_name, name_of
 from fleethealth.fleet.kafka import OFFSETS_TOPIC_PARTITIONS
 from fleethealth.fleet.sources import EXPECTED
@@ -101,6 +101,7 @@ class Inventory:
     path: str
     clusters: tuple[Cluster, ...]
     notifications: tuple[Channel, ...] = ()    # where incident transitions are sent (fleethealth.notify)
+    maintenance: tuple[maintenance.Window, ...] = ()   # when people get nothing of a cluster or host
 
     @property
     def hosts(self) -> list[Host]:
@@ -425,6 +426,9 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
     if notifications is not None:
         channels, lines = notifications(doc.get("notifications"), cluster_names)
         problems += lines
+    windows, lines = maintenance.parse(doc.get("maintenance"), {
+        **{n: set() for n in cluster_names}, **{c.name: {h.host for h in c.hosts} for c in clusters}})
+    problems += lines
     if problems:
         raise InventoryError([f"{name}: {p}" for p in problems])
-    return Inventory(name, tuple(clusters), channels)
+    return Inventory(name, tuple(clusters), channels, windows)

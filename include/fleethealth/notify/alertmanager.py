@@ -77,13 +77,16 @@ def runbook_text(runbook: dict | None) -> str | None:
 def labels(incident: dict, severity: str | None = None) -> dict:
     """An incident's alert labels, in its severity (or in `severity`), with what its entity is about: `broker`
     (a broker or one of its replicas: an inhibit rule can match a broker's bloated partition to its dead
-    cleaner) or `node` (a KRaft controller or a ZooKeeper server), and its `host` (the message's, from the
-    inventory, or a host's source's)."""
+    cleaner) or `node` (a KRaft controller or a ZooKeeper server), its `host` (the message's, from the
+    inventory, or a host's source's), and `maintenance` (the reason of the inventory's maintenance window
+    it began in: a team's silence on it applies; kept for the incident's life, so its alert stays one)."""
     return {k: str(v) for k, v in {"alertname": incident["kind"], "cluster": incident["cluster"],
                                    "entity": incident["entity"], "incident_id": incident["incident_id"],
                                    "source": SOURCE, "severity": severity or incident["severity"],
                                    **entity_labels(str(incident["entity"])),
-                                   **({"host": incident["host"]} if incident.get("host") else {})}.items()}
+                                   **({"host": incident["host"]} if incident.get("host") else {}),
+                                   **({"maintenance": incident["maintenance"]} if incident.get("maintenance") else {}),
+                                   }.items()}
 
 
 def entity_labels(entity: str) -> dict:

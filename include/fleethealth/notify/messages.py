@@ -18,7 +18,7 @@ from fleethealth.runtime.vocabulary import SEVERITY_RANK
 FIELDS = ("idempotency_key", "incident_id", "cluster", "kind", "severity", "severity_rank", "entity", "host", "status",
           "transition",
           "first_seen", "last_seen", "resolved_at", "evidence", "known_bug", "runbook", "summary", "reason",
-          "replaced_by", "caused_by", "explains")
+          "replaced_by", "caused_by", "explains", "maintenance")
 TRANSITIONS = ("opened", "escalated", "resolved")   # their order within one hour
 RETRACTED = "retracted"     # an announced incident a re-run or late data removed or re-identified
 TEST = "test"               # `fleethealth check --notify`'s message (test_message): no incident
@@ -87,7 +87,8 @@ def _message(incident: dict, transition: str, severity: str, evidence: str | Non
             "resolved_at": iso(incident.get("resolved_at")), "evidence": evidence,
             "known_bug": known_bugs_text(known_bug),
             "runbook": {"means": book.means, "check": list(book.check), "do": list(book.do)} if book else None,
-            "summary": printable(summary), "caused_by": caused_by, "explains": explains}
+            "summary": printable(summary), "caused_by": caused_by, "explains": explains,
+            "maintenance": incident.get("maintenance")}
     return {k: out[k] for k in FIELDS}
 
 
@@ -109,7 +110,7 @@ def retraction(row: dict, reason: str, replaced_by: str | None, now: datetime) -
            "transition": RETRACTED, "first_seen": None, "host": row.get("host"),
            "last_seen": None, "resolved_at": iso(now), "evidence": reason, "known_bug": None, "runbook": None,
            "summary": summary, "reason": reason, "replaced_by": replaced_by,
-           "caused_by": [], "explains": []}
+           "caused_by": [], "explains": [], "maintenance": None}
     return {k: out[k] for k in FIELDS}
 
 
@@ -125,7 +126,7 @@ def test_message(channel: str, now: datetime) -> dict:
            "host": None,
            "status": TEST, "transition": TEST,
            "first_seen": at, "last_seen": at, "resolved_at": None, "evidence": summary, "known_bug": None,
-           "runbook": None, "summary": summary, "reason": None, "replaced_by": None, "caused_by": [], "explains": []}
+           "runbook": None, "summary": summary, "reason": None, "replaced_by": None, "caused_by": [], "explains": [], "maintenance": None}
     return {k: out[k] for k in FIELDS}
 
 
@@ -151,7 +152,30 @@ def stale_message(last_hour: datetime, now: datetime, limit_hours: int, resolved
            "entity": "-", "host": None, "status": status, "transition": transition,
            "first_seen": iso(utc(last_hour) + timedelta(hours=1)),
            "last_seen": at, "resolved_at": at if resolved else None, "evidence": summary, "known_bug": None,
-           "runbook": None, "summary": summary, "reason": None, "replaced_by": None, "caused_by": [], "explains": []}
+           "runbook": None, "summary": summary, "reason": None, "replaced_by": None, "caused_by": [], "explains": [], "maintenance": None}
+    return {k: out[k] for k in FIELDS}
+
+
+HOUR_FAILED = "hour_failed"
+
+
+def hour_failed_message(hour: datetime, reason: str, now: datetime) -> dict:
+    """The message a run sends every channel when an hour failed (a layer's error, or its quality gate
+    rejected it): of no cluster, the pipeline's own; nothing of the hour past its last good layer is
+    published, so its incidents may be missing until it is re-run. Its key is the hour and the time of
+    the failure (a later failure of the same hour is told again)."""
+    at, h = iso(now), f"{utc(hour):%Y-%m-%d %H:%M}Z"
+    reason = printable(reason)
+    summary = (f"OPENED CRITICAL fleethealth {HOUR_FAILED}: hour {h} failed, nothing of it published past its last "
+               f"good layer (its incidents may be missing): {reason}; fix the cause and re-run the hour "
+               "(`fleethealth run --from ... --to ...` or the DAG run's `Clear`)")
+    incident_id = f"{HOUR_FAILED}-{utc(hour):%Y%m%dT%H}"
+    out = {"idempotency_key": f"{incident_id}:{utc(now):%Y%m%dT%H%M%S}", "incident_id": incident_id,
+           "cluster": "-", "kind": HOUR_FAILED, "severity": "critical", "severity_rank": SEVERITY_RANK["critical"],
+           "entity": "-", "host": None, "status": "open", "transition": "opened", "first_seen": at,
+           "last_seen": at, "resolved_at": None, "evidence": reason, "known_bug": None,
+           "runbook": None, "summary": summary, "reason": reason, "replaced_by": None, "caused_by": [], "explains": [],
+           "maintenance": None}
     return {k: out[k] for k in FIELDS}
 
 

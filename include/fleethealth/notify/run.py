@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from fleethealth.fleet.channels import Channel
+from fleethealth.fleet.maintenance import Window
 from fleethealth.notify.channels import redact
 from fleethealth.notify.inventory import types
 from fleethealth.lake import locks
@@ -58,6 +59,7 @@ class ChannelResult:
     retracted: int = 0    # of them, retractions sent
     already: int = 0      # sent, suppressed or skipped by an earlier run
     pending: int = 0      # not tried: an earlier message to the channel failed (kept in order), or no time left
+    held: int = 0         # in a maintenance window that has not ended (sent after it if still open)
     errors: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)   # why skipped
 
@@ -78,7 +80,7 @@ class NotifyResult:
         parts = []
         for name, r in self.channels.items():
             counts = [f"{n} {what}" for what, n in (("sent", r.sent), ("suppressed", r.suppressed),
-                                                      ("pending", r.pending)) if n]
+                                                      ("pending", r.pending), ("held", r.held)) if n]
             if r.retracted:
                 counts.append(f"{r.retracted} of them retracted")
             if r.skipped:
@@ -96,14 +98,18 @@ class DeadlineExceeded(Exception):
 
 def notify(lakehouse: Lakehouse, channels: Sequence[Channel], quiet_hours: Iterable[datetime] = (),
            now: datetime | None = None, max_age: timedelta | None = None, send_timeout_s: float | None = None,
-           budget_s: float | None = None, hosts: dict | None = None) -> NotifyResult:
+           budget_s: float | None = None, hosts: dict | None = None,
+           maintenance: Sequence[Window] = ()) -> NotifyResult:
     """Record and deliver every transition each channel wants, has not had, and is news (see the
     module). `quiet_hours` (a --no-notify run's own hours) make a quiet run: nothing is sent to
     people; those hours' transitions and the retractions found are recorded 'suppressed';
     Alertmanager is still kept equal to the open incidents. `max_age`, `send_timeout_s` and
     `budget_s` default to the settings (FLEETHEALTH_NOTIFY_MAX_AGE_HOURS, _SEND_TIMEOUT_S, _TIMEOUT_S);
     the call returns within `budget_s` (plus the last outcome's commit). `hosts` ((cluster, process) ->
-    host: notify.inventory.host_names) gives each message the host of its incident's entity."""
+    host: notify.inventory.host_names) gives each message the host of its incident's entity.
+    `maintenance` (the inventory's windows): a transition in one is held from people's channels until it
+    ends, then sent if its incident is still open (its latest only) and else skipped; an incident that
+    began in one carries its `maintenance` (an Alertmanager label)."""
     started = time.monotonic()
     now = messages.utc(now) or datetime.now(timezone.utc)
     max_age = max_age or timedelta(hours=config.notify_max_age_hours())
@@ -124,6 +130,9 @@ def notify(lakehouse: Lakehouse, channels: Sequence[Channel], quiet_hours: Itera
     by_cause = explained(list(incidents.values()))
     for inc in incidents.values():
         inc["explains"] = explains_of(inc, by_cause)
+        began = _window(inc, inc["first_seen"], maintenance)
+        inc["maintenance"] = began.reason if began else None
+    holds = Held(history, incidents, maintenance, now)
     news = News(incidents, history, lake.latest_hours(lakehouse, now - max_age), now - max_age, max_age)
     deadline = started + budget_s
     with ExitStack() as held:
@@ -143,7 +152,7 @@ def notify(lakehouse: Lakehouse, channels: Sequence[Channel], quiet_hours: Itera
                 due, refresh = _state(channel, history, box, incidents, news, now, counts)
             else:
                 due = _retractions(channel, box, incidents, news, now, counts, quiet=bool(quiet))
-                due += _due(channel, history, box, incidents, news, quiet, now, counts)
+                due += _due(channel, history, box, incidents, news, quiet, now, counts, holds)
                 refresh = []
             plans.append((channel, due, refresh))
         if box != before:                     # what is due, skipped or suppressed, before any send
@@ -209,8 +218,44 @@ class News:
                 f"{hours:g} h ago (FLEETHEALTH_NOTIFY_MAX_AGE_HOURS)")
 
 
+def _window(row: dict, at: datetime | None, windows: Sequence[Window]) -> Window | None:
+    """The maintenance window that covers `row` (an incident or its transition: cluster, host) at `at`."""
+    if at is None:
+        return None
+    return next((w for w in windows if w.covers(row["cluster"], row.get("host"), at)), None)
+
+
+class Held:
+    """The transitions a maintenance window holds from people's channels: (why held now, or None when
+    due) for each."""
+
+    def __init__(self, history: list[dict], incidents: dict, windows: Sequence[Window], now: datetime):
+        self.incidents, self.now = incidents, now
+        self.window = {id(h): w for h in history if (w := _window(h, h["at"] or h["hour"], windows))}
+        # of an open incident's held openings and escalations, the latest is sent after its window
+        self.latest = {h["incident_id"]: id(h) for h in history
+                       if id(h) in self.window and h["transition"] in ANNOUNCING}
+
+    def why(self, h: dict, channel: Channel, box: dict) -> tuple[str, str] | None:
+        """(status, reason) of a transition held or dropped by its window; None when the window (if any) says send."""
+        w = self.window.get(id(h))
+        if w is None:
+            return None
+        if self.now < w.end:
+            return "pending", f"held until the end of the {w.text()}"
+        inc = self.incidents.get(h["incident_id"])
+        if h["transition"] == "resolved":
+            return None if _announced(box, channel.name, h["incident_id"]) else (
+                "skipped", f"opened and resolved within the {w.text()}")
+        if inc is None or inc["status"] != "open":
+            return "skipped", f"resolved before the end of the {w.text()}"
+        if self.latest.get(h["incident_id"]) != id(h):
+            return "skipped", f"in the {w.text()}: its latest transition is sent after it"
+        return None
+
+
 def _due(channel: Channel, history: list[dict], box: dict, incidents: dict, news: News, quiet: set,
-         now: datetime, counts: ChannelResult) -> list[tuple[dict, dict]]:
+         now: datetime, counts: ChannelResult, holds: Held | None = None) -> list[tuple[dict, dict]]:
     """The (message, outbox row) pairs of transitions to deliver to `channel` (a channel to people)
     now, in history order; new rows are added to `box`, those not due recorded suppressed or skipped.
     In a quiet run (`quiet`: its hours) nothing is due: the rest is left pending."""
@@ -232,6 +277,14 @@ def _due(channel: Channel, history: list[dict], box: dict, incidents: dict, news
         why = _explained(channel, incidents.get(h["incident_id"]))
         if why:
             _skip(row, why, counts)
+            continue
+        hold = holds.why(h, channel, box) if holds else None
+        if hold and hold[0] == "pending":
+            row.update(status="pending", reason=hold[1])
+            counts.held += 1
+            continue
+        if hold:
+            _skip(row, hold[1], counts)
             continue
         if not (h["transition"] == "resolved" and _announced(box, channel.name, h["incident_id"])):
             why = news.why_not(h)
@@ -459,6 +512,21 @@ def send_test(channel: Channel, now: datetime | None = None) -> str | None:
     why not, redacted. Nothing is recorded in gold.notifications."""
     now = messages.utc(now) or datetime.now(timezone.utc)
     return send_one(channel, messages.test_message(channel.name, now), now)
+
+
+def tell_failures(channels: Sequence[Channel], failures: dict[datetime, str], now: datetime | None = None) -> list[str]:
+    """Send every channel an `hour_failed` message per failed hour (hour -> why); one line per channel
+    it did not reach (a failure to tell never fails the run more)."""
+    now = messages.utc(now) or datetime.now(timezone.utc)
+    errors = []
+    for hour, reason in sorted(failures.items()):
+        msg = messages.hour_failed_message(hour, reason, now)
+        for channel in channels:
+            error = send_one(channel, msg, now)
+            if error is not None:
+                errors.append(f"notifications[{channel.name}]: {messages.HOUR_FAILED} of {msg['incident_id']} "
+                              f"not delivered: {error}")
+    return errors
 
 
 def send_one(channel: Channel, message: dict, now: datetime) -> str | None:

@@ -125,6 +125,27 @@ def _host(params: dict, host: str):
     return h, inventory.cluster(h.cluster).timezone
 
 
+def hour_failed(params: dict, hour: str) -> str:
+    """Tell every channel that `hour` failed (the layers' task failed, after its retries, or had nothing to
+    run): why, as far as the lakehouse shows it (a quality gate's staged tables); its summary, printed."""
+    from pathlib import Path
+
+    from fleethealth.lake.hours import parse_hour
+    from fleethealth.notify.inventory import load_inventory
+    from fleethealth.notify.run import tell_failures
+
+    inventory, lakehouse, h = load_inventory(params["inventory"]), Lakehouse.at(params["lakehouse"]), parse_hour(hour)
+    staged = [layer for layer in ("bronze", "silver", "gold") if Path(lakehouse.staging(h, layer)).exists()]
+    reason = (f"the quality gate validate_{staged[-1]} rejected it (its tables staged in {lakehouse.staging(h, staged[-1])}; "
+              f"the {LAYERS_TASK} task's log names the expectation)" if staged
+              else f"the {LAYERS_TASK} task failed or did not run (every pull failed): its log says why")
+    errors = tell_failures(inventory.notifications, {h: reason})
+    summary = (f"hour {h.isoformat()} failed: {reason}; told {len(inventory.notifications)} channel(s)"
+               + "".join(f"\n  {e}" for e in errors))
+    print(summary)
+    return summary
+
+
 def notify(params: dict) -> str:
     """fleethealth.notify of the inventory's channels; its summary, printed."""
     from fleethealth.notify import notify as send
@@ -132,7 +153,8 @@ def notify(params: dict) -> str:
 
     inventory = load_inventory(params["inventory"])
     channels = inventory.notifications
-    summary = (send(Lakehouse.at(params["lakehouse"]), channels, hosts=host_names(inventory)).summary() if channels
+    summary = (send(Lakehouse.at(params["lakehouse"]), channels, hosts=host_names(inventory),
+                    maintenance=inventory.maintenance).summary() if channels
                else "notifications: none configured")
     print(summary)
     return summary

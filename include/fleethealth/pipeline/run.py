@@ -33,6 +33,8 @@ class Progress:
     """The hours of a run so far: published (every layer), failed (a layer, or before them)."""
     published: list[datetime] = field(default_factory=list)
     failed: list[datetime] = field(default_factory=list)
+    # why a failed hour was not published (a layer's failure or its gate's rejection; not a host's pull)
+    reasons: dict[datetime, str] = field(default_factory=dict)
 
 
 def failure_text(out: pipeline_window.LayerFailed, lakehouse: Lakehouse) -> str:
@@ -42,6 +44,15 @@ def failure_text(out: pipeline_window.LayerFailed, lakehouse: Lakehouse) -> str:
         return (f"{hour}: FAILED quality gate validate_{out.layer}, nothing of the layer published (rejected "
                 f"tables staged in {lakehouse.staging(out.hour, out.layer)}):\n{out.cause}")
     return f"{hour}: FAILED in {out.layer}: {out.cause}"
+
+
+def failure_reason(out: pipeline_window.LayerFailed, lakehouse: Lakehouse) -> str:
+    """An hour's failure in one line (a notification's reason)."""
+    if isinstance(out.cause, QualityGateError):
+        failed = str(out.cause).strip().splitlines()
+        return (f"the quality gate validate_{out.layer} rejected it ({failed[0] if failed else 'see the log'}); "
+                f"the rejected tables are staged in {lakehouse.staging(out.hour, out.layer)}")
+    return f"{out.layer} failed: {str(out.cause).strip().splitlines()[0] if str(out.cause).strip() else type(out.cause).__name__}"
 
 
 def run_hours(spark: SparkSession, hours: list[datetime], land: Callable[[datetime], list],
@@ -88,6 +99,7 @@ def _run_window(spark, window: list, inventory_path, lakehouse, thresholds_path,
         if isinstance(out, pipeline_window.LayerFailed):
             if hour not in progress.failed:
                 progress.failed.append(hour)
+            progress.reasons[hour] = failure_reason(out, lakehouse)
             print(failure_text(out, lakehouse), file=sys.stderr)
         else:
             progress.published.append(hour)

@@ -107,9 +107,9 @@ def check(model: type[BaseModel], doc: Any, key: str = "", *, inherited: frozens
     unknown_keys = list(lines)
     aliases = {name: f.alias for name, f in model.model_fields.items() if f.alias}   # a default's error names the field
     for err in errors:
-        if err["type"] != "extra_forbidden" and not (err["loc"] and err["loc"][-1] in typos):
+        loc = (aliases.get(err["loc"][0], err["loc"][0]), *err["loc"][1:]) if err["loc"] else ()
+        if err["type"] != "extra_forbidden" and not (loc and loc[-1] in typos):
             what = err["msg"] if err["type"] == "fleethealth" else f"{err['msg']}, got {shown(err['input'])}"
-            loc = (aliases.get(err["loc"][0], err["loc"][0]), *err["loc"][1:]) if err["loc"] else ()
             lines.append(f"{key_path((key, *loc))}: {what}")
     return Checked(None, lines, frozenset(typos), frozenset(str(e["loc"][0]) for e in errors if e["loc"]),
                    unknown_keys)

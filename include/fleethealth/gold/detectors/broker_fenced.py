@@ -21,8 +21,10 @@ controller's line and the standbys' replays). At least `broker_fenced.flapping_f
 broker's own heartbeat send failures (`broker_heartbeat_failed`: network, controller unreachable), the
 controller's "Timed out heartbeat from broker N" on an overloaded event queue (`broker_heartbeat_timed_out`,
 3.5+), and the controllers' JMX (FencedBrokerCount, ActiveBrokerCount, TimedOutBrokerHeartbeatCount 3.6+,
-EventQueueTimeMs); the leader moves that followed: the controller's "handleBrokerFenced: changing N
-partition(s)" (leader_election_storm counts the moves themselves). One finding per broker-hour.
+EventQueueTimeMs); per fence, what followed: the partitions the controller changed ("handleBrokerFenced:
+changing N partition(s)": ISR shrinks and leader moves) and, of them, the leaders that moved away
+(gold.leader_elections' window of the fence, the count leader_election_storm gives). One finding per
+broker-hour.
 """
 from __future__ import annotations
 
@@ -51,9 +53,10 @@ def _before(events, fence, event_type: str, who, gap_s: int):
     return fence.alias("f").join(e.alias("e"), near)
 
 
-def _causes(events, fence, gap_s: int):
+def _causes(events, fence, gap_s: int, elections):
     """Per fence: heartbeats the broker failed to send, heartbeats the controller timed out, partitions
-    the controller changed for it."""
+    the controller changed for it (ISR shrinks and leader moves: handleBrokerFenced), and of them the
+    leaders that moved away (gold.leader_elections' window of the fence: the storm's own count)."""
     key = ["cluster", "broker", "hour", "fence"]
     sent = (_before(events, fence, "broker_heartbeat_failed", F.coalesce("broker", "broker_id"), gap_s)
             .groupBy(*[F.col(f"f.{k}") for k in key])
@@ -68,8 +71,15 @@ def _causes(events, fence, gap_s: int):
                    & (F.col("m.m_ts") >= F.col("f.fence_ts")) & (F.col("m.m_ts") <= F.col("f.fence_end_ts")
                                                                   + seconds(gap_s)))
              .groupBy(*[F.col(f"f.{k}") for k in key]).agg(F.sum("m.m_count").alias("partitions_moved")))
+    led = (elections.select("cluster", "hour", F.col("lost_broker").alias("l_broker"), F.col("trigger_ts").alias("l_ts"),
+                            F.col("partitions").alias("l_partitions")).alias("l")
+           .join(fence.alias("f"), (F.col("f.cluster") == F.col("l.cluster")) & (F.col("f.hour") == F.col("l.hour"))
+                 & (F.col("f.broker") == F.col("l.l_broker")) & (F.col("l.l_ts") >= F.col("f.fence_ts") - seconds(gap_s))
+                 & (F.col("l.l_ts") <= F.col("f.fence_end_ts") + seconds(gap_s)))
+           .groupBy(*[F.col(f"f.{k}") for k in key]).agg(F.max("l.l_partitions").alias("leaders_moved")))
     return (fence.join(sent, key, "left").join(overloaded, key, "left").join(moved, key, "left")
-            .fillna(0, ["heartbeat_failures", "timed_out", "partitions_moved"]))
+            .join(led, key, "left")
+            .fillna(0, ["heartbeat_failures", "timed_out", "partitions_moved", "leaders_moved"]))
 
 
 def detect(facts, thresholds):
@@ -89,11 +99,14 @@ def detect(facts, thresholds):
         & (F.col("l.hour") == F.col("x.hour")) & (F.col("l.l_ts") >= F.col("x.fence_ts"))
         & (F.col("l.l_ts") <= F.col("x.fence_ts") + F.make_dt_interval(mins=F.lit(window_min))))
         .groupBy(*[F.col(f"x.{c}") for c in unfenced.columns]).agg(F.count(F.lit(1)).alias("in_window")))
-    each = _causes(ev, in_window, gap_s)
+    each = _causes(ev, in_window, gap_s, facts.table("gold.leader_elections", thresholds))
     fmt_one = F.format_string(
-        "%s by controller %d%s", F.date_format("fence_ts", HMS), F.col("controller"),
-        F.when(F.col("unfenced_ts").isNotNull(), F.format_string(" (unfenced %s)", F.date_format("unfenced_ts", HMS)))
-        .otherwise(F.lit(" (not unfenced in the hour)")))
+        "%s by controller %d (%s%s)", F.date_format("fence_ts", HMS), F.col("controller"),
+        F.when(F.col("unfenced_ts").isNotNull(), F.format_string("unfenced %s", F.date_format("unfenced_ts", HMS)))
+        .otherwise(F.lit("not unfenced in the hour")),
+        F.when(F.col("partitions_moved") + F.col("leaders_moved") > 0, F.format_string(
+            ": %d partition(s) changed, %d leader(s) moved", F.col("partitions_moved"), F.col("leaders_moved")))
+        .otherwise(F.lit("")))
     fenced_for = F.unix_seconds("unfenced_ts") - F.unix_seconds("fence_ts")   # null: not unfenced in the hour
     per_broker = (each.groupBy("cluster", "broker", "hour")
                   .agg(F.count(F.lit(1)).alias("fences"), F.min("fence_ts").alias("first_seen"),
@@ -104,6 +117,7 @@ def detect(facts, thresholds):
                        F.array_join(F.array_sort(F.array_distinct(F.flatten(F.collect_list(
                            F.split(F.nullif("hb_why", F.lit("")), ", "))))), ", ").alias("hb_why"),
                        F.sum("timed_out").alias("timed_out"), F.sum("partitions_moved").alias("partitions_moved"),
+                       F.sum("leaders_moved").alias("leaders_moved"),
                        F.min(fenced_for).alias("fenced_min_s"), F.max(fenced_for).alias("fenced_max_s"))
                   .join(controller_jmx(facts.jmx), ["cluster", "hour"], "left"))
     flapping = F.col("most_in_window") >= n
@@ -116,8 +130,10 @@ def detect(facts, thresholds):
                         F.col("fence_list")),
         F.when(flapping, F.format_string("flapping: %d fences within %d minutes (>= flapping_fences %d)",
                                          F.col("most_in_window"), F.lit(window_min), F.lit(n))),
-        F.when(F.col("partitions_moved") > 0, F.format_string(
-            "the controller changed %d partition(s) away from it (handleBrokerFenced)", F.col("partitions_moved"))),
+        F.when(F.col("partitions_moved") + F.col("leaders_moved") > 0, F.format_string(
+            "in all the controller changed %d partition(s) for it (handleBrokerFenced: ISR shrinks and leader "
+            "moves) and %d leader(s) moved away from it (leader_election_storm's count)",
+            F.col("partitions_moved"), F.col("leaders_moved"))),
         F.when(F.col("heartbeat_failures") > 0, F.format_string(
             "its own log: %d heartbeat(s) not sent within %d s before (%s)", F.col("heartbeat_failures"),
             F.lit(gap_s), F.coalesce(F.nullif("hb_why", F.lit("")), F.lit("retrying")))),
