@@ -388,8 +388,9 @@ def test_each_run_processed_its_hour(scheduled):
 def test_every_task_instance_succeeded_and_the_api_lists_them(scheduled):
     for run_id, tasks in scheduled["tasks"].items():
         states = {(t["task_id"], t["state"]) for t in tasks}
+        # hour_failed runs only when the layers failed
         assert states == {(t, "success") for t in ("resolve_hour", "list_hosts", "pull", "bronze_silver_gold",
-                                                    "notify", "report")}, run_id
+                                                    "notify", "report")} | {("hour_failed", "skipped")}, run_id
         assert len([t for t in tasks if t["task_id"] == "pull"]) > 1, run_id     # mapped: one per host
     # the api-server reads a task's log from the home's logs (the scheduler serves none)
     assert "HTML report: " in scheduled["log"], scheduled["log"][:2000]
