@@ -48,7 +48,8 @@ has an upper bound, so no setting can overflow a DAG's timedelta or a plan: seco
 """ + rows + """
 
 The inventory's own keys: [inventory.md](inventory.md). Thresholds (`FLEETHEALTH_THRESHOLDS` overrides
-their values): `include/fleethealth/gold/thresholds.yaml`. The variables of `docker-compose.yaml` and
+their values, for the fleet or a cluster: [incidents.md](incidents.md#thresholds-for-the-fleet-and-per-cluster)):
+`include/fleethealth/gold/thresholds.yaml`. The variables of `docker-compose.yaml` and
 Airflow's own: [deployment.md](deployment.md).
 """)
 

@@ -21,6 +21,7 @@ KINDS = {
     "output": "what a command prints (NAME: the command); a test compares it, `…` standing for any text",
     "inventory": "an inventory (or part of one) that must load",
     "spark-conf": "a FLEETHEALTH_SPARK_CONF file that must load (runtime.spark_conf.deployment_conf)",
+    "thresholds": "a thresholds file (--thresholds) that must load beside README's inventory",
     "synopsis": "the command line's synopsis, checked against the parser",
     "figure": "a drawing, not text to run",
     "sql": "a query tests/test_docs_sql.py runs on the default engine (DuckDB) against a small lakehouse",

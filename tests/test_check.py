@@ -405,18 +405,19 @@ def test_a_bad_thresholds_file_is_a_line_per_mistake_and_the_run_refuses_it_befo
                          "    hosts:\n      - {host: z1, role: zookeeper, zk_myid: 1}\n")
     bad = tmp_path / "thresholds.yaml"
     bad.write_text("offsets_partition_bloat.max_size_bytes: 10 GB\nlog_cleaner_dead.severity: urgent\n"
-                   "leader_election_storm.min_partitons: 5\n")
+                   "leader_election_storm.min_partitons: 5\nclusters:\n  d: {log_cleaner_dead.severity: major}\n")
     rc, lines = check(capsys, "--inventory", str(inventory), "--thresholds", str(bad))
     assert rc == 2
-    assert [line.split(": ", 1)[0] for line in lines[:3]] == [str(bad)] * 3
-    assert [line.split(": ", 1)[1] for line in lines[:3]] == [
+    assert [line.split(": ", 1)[0] for line in lines[:4]] == [str(bad)] * 4
+    assert [line.split(": ", 1)[1] for line in lines[:4]] == [
         "leader_election_storm.min_partitons: unknown threshold (did you mean leader_election_storm.min_partitions?) "
         "(fix it, or leave the key out for its default)",
         "offsets_partition_bloat.max_size_bytes: expected an integer, got '10 GB' (fix it, or leave the key out for "
         "its default)",
         "log_cleaner_dead.severity: 'urgent' is not one of critical, major, minor, info (fix it, or leave the key "
-        "out for its default)"]
-    assert lines[3].endswith(": 3 problem(s): an hour would not run as set up")
+        "out for its default)",
+        "clusters: d: no such cluster in the inventory (its clusters: c) (fix it, or leave the key out for its default)"]
+    assert lines[4].endswith(": 4 problem(s): an hour would not run as set up")
     monkeypatch.setenv("FLEETHEALTH_THRESHOLDS", str(bad))   # the file the DAG's jobs read
     assert check(capsys, "--inventory", str(inventory))[0] == 2
     monkeypatch.delenv("FLEETHEALTH_THRESHOLDS")
@@ -424,7 +425,7 @@ def test_a_bad_thresholds_file_is_a_line_per_mistake_and_the_run_refuses_it_befo
     rc = cli.main(["run", "--inventory", str(inventory), "--thresholds", str(bad),
                    "--from", "2026-11-20T10:00Z", "--to", "2026-11-20T11:00Z"])
     err = capsys.readouterr().err.splitlines()
-    assert rc == 2 and len(err) == 3 and all(line.startswith(f"fleethealth: {bad}: ") for line in err), err
+    assert rc == 2 and len(err) == 4 and all(line.startswith(f"fleethealth: {bad}: ") for line in err), err
     assert not (tmp_path / "lake").exists()       # nothing pulled, no lakehouse made
     bad.write_text("log_cleaner_dead.severity: minor\n")
     assert check(capsys, "--inventory", str(inventory), "--thresholds", str(bad))[0] == 0

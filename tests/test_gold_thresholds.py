@@ -143,3 +143,43 @@ def test_the_dags_first_task_refuses_a_bad_file_before_any_pull(tmp_path, monkey
     monkeypatch.setenv(config.ENV_THRESHOLDS, str(override(tmp_path, f"{BLOAT}: lots\n")))
     with pytest.raises(ThresholdError, match=rf"{BLOAT}: expected an integer, got 'lots'"):
         dag_tasks.list_hosts({"inventory": str(inventory)})
+
+
+def test_a_cluster_has_values_of_its_own_over_the_fleets(tmp_path):
+    """Issue 62 item 6: under `clusters:`, a cluster's own values; the rest of its values are the fleet's
+    (the file's top level over the defaults), and the clusters of equal values are one group."""
+    path = override(tmp_path, f"{BLOAT}: 2147483648\nclusters:\n"
+                              "  payments: {log_cleaner_dead.severity: major}\n"
+                              "  billing: {log_cleaner_dead.severity: major}\n"
+                              f"  logs: {{{BLOAT}: 2147483648}}\n")
+    fleet, per_cluster = thresholds.load_all(path, ["payments", "billing", "logs", "other"])
+    assert fleet == thresholds.load(path) == {**thresholds.load(), BLOAT: 2 * 1024**3}
+    assert per_cluster == {"payments": {**fleet, "log_cleaner_dead.severity": "major"},
+                           "billing": {**fleet, "log_cleaner_dead.severity": "major"}, "logs": fleet}
+    # logs' own value is the fleet's: it is computed with the fleet
+    assert thresholds.groups(fleet, per_cluster) == [(per_cluster["billing"], ["billing", "payments"])]
+    assert thresholds.groups(fleet, {}) == []
+
+
+def test_a_clusters_mistakes_are_a_line_each(tmp_path):
+    path = override(tmp_path, "log_cleaner_dead.severity: urgent\nclusters:\n"
+                              "  payments:\n    log_cleaner_dead.stale: 5\n    incidents.lookback_minutes: 5\n"
+                              f"    {BLOAT}: 1\n"
+                              "  paymnets: {log_cleaner_dead.severity: major}\n  billing: 3\n")
+    with pytest.raises(ThresholdError) as err:
+        thresholds.load(path, ["payments", "billing"])
+    assert str(err.value).splitlines() == [
+        f"{path}: log_cleaner_dead.severity: 'urgent' is not one of critical, major, minor, info",
+        f"{path}: clusters: payments: incidents.lookback_minutes: one value for the whole fleet (set it at the top level)",
+        f"{path}: clusters: payments: log_cleaner_dead.stale: unknown threshold (did you mean log_cleaner_dead.stale_ms?)",
+        f"{path}: clusters: payments: {BLOAT}: 1 is below the minimum 1048576",
+        f"{path}: clusters: paymnets: no such cluster in the inventory (its clusters: billing, payments)",
+        f"{path}: clusters: billing: expected a mapping of threshold names to values"]
+    # without the inventory (a look at the file alone) the names are not checked
+    with pytest.raises(ThresholdError) as err:
+        thresholds.load(override(tmp_path, "clusters: [a, b]\n"))
+    assert str(err.value).endswith(": clusters: expected a mapping of cluster names to their thresholds")
+
+
+def test_only_the_hours_shape_is_the_fleets_alone():
+    assert sorted(thresholds.fleet_only()) == ["incidents.lookback_minutes", "incidents.resolve_after_hours"]

@@ -120,7 +120,9 @@ def causes_of(found: list[dict]) -> dict[tuple, list[tuple]]:
 def test_each_incident_names_what_explains_it_and_a_rerun_keeps_it(spark, mixed):
     """Issue 62 item 4 (last in this file: it re-runs an hour of the module's lakehouse): the storm is
     explained by the fence, the bloat by the dead cleaner, the slow group load by the bloat, each named by
-    its key (kind, entity, first_seen); a re-run of the middle hour gives the same."""
+    its key (kind, entity, first_seen); a re-run of the middle hour gives the same. Item 6: the re-run is
+    given a thresholds file in which the dead cleaner's cluster has a severity of its own: its bloat
+    escalates, and nothing else changes."""
     first = {i["kind"]: i["first_seen"] for i in mixed["found"]}
     bloat = "__consumer_offsets-38@broker-2"
     want = {
@@ -131,12 +133,18 @@ def test_each_incident_names_what_explains_it_and_a_rerun_keeps_it(spark, mixed)
         ("kraft-broker-fenced", "leader_election_storm", "broker-2"): [("broker_fenced", "broker-2", first["broker_fenced"])]}
     assert causes_of(mixed["found"]) == want
     middle = demo.START + (demo.END - demo.START) / 3
+    own = mixed["lakehouse"].parent / "thresholds.yaml"
+    own.write_text("clusters:\n  pm3-dead-cleaner: {offsets_partition_bloat.severity: critical}\n")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         rc = cli.main(["run", "--inventory", str(mixed["inventory_path"]), "--from", middle.isoformat(),
                        "--to", (middle + (demo.END - demo.START) / 3).isoformat(), "--lakehouse", str(mixed["lakehouse"]),
-                       "--no-notify"])
+                       "--no-notify", "--thresholds", str(own)])
     assert rc == 0, out.getvalue()[-3000:]
     again = [r.asDict(recursive=True) for r in lake.read(spark, "gold.incidents", Lakehouse.at(mixed["lakehouse"])).collect()]
     assert causes_of(again) == want
     assert sorted(i["incident_id"] for i in again) == sorted(i["incident_id"] for i in mixed["found"])
+    severity = {(i["cluster"], i["kind"]): i["severity"] for i in mixed["found"]}
+    assert severity[("pm3-dead-cleaner", "offsets_partition_bloat")] == "major"
+    severity[("pm3-dead-cleaner", "offsets_partition_bloat")] = "critical"
+    assert {(i["cluster"], i["kind"]): i["severity"] for i in again} == severity

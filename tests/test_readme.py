@@ -105,6 +105,19 @@ def test_the_maintenance_example_loads_beside_the_inventory():
          datetime(2026, 12, 8, 10, 30, tzinfo=timezone.utc))]
 
 
+def test_the_thresholds_example_loads_beside_the_inventory(tmp_path):
+    from fleethealth.gold import thresholds
+
+    inventory = parse_inventory(yaml.safe_load(next(b for b in blocks() if b.kind == "inventory" and not b.name).text),
+                                "README.md")
+    path = tmp_path / "thresholds.yaml"
+    path.write_text(block("thresholds", "clusters").text.replace("payments", "bigdata"))
+    fleet, per_cluster = thresholds.load_all(path, [c.name for c in inventory.clusters])
+    assert fleet == {**thresholds.load(None), "offsets_partition_bloat.max_size_bytes": 2 * 1024**3}
+    assert per_cluster == {"bigdata": {**fleet, "offsets_partition_bloat.severity": "critical",
+                                       "leader_election_storm.min_partitions": 200}}
+
+
 @pytest.mark.parametrize("name, variable, shown", [
     ("ssh-connection", "AIRFLOW_CONN_FLEET_SSH", "ssh None 22 fleetpull ['conn_timeout', 'key_file']"),
     ("ssh-host-key", "AIRFLOW_CONN_FLEET_SSH_KAFKA_2",

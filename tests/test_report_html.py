@@ -645,3 +645,17 @@ def test_a_stale_lakehouse_says_so_at_the_top(report, monkeypatch):
     # the test fleet's report, written days after its last hour, carries the banner on each page
     for page in ("index.html", "cluster-healthy.html"):
         assert 'id="stale">Stale: the newest processed hour is 2026-11-20 12:00Z' in (report / page).read_text()
+
+
+def test_a_cluster_page_draws_its_own_threshold(lakehouse, tmp_path, monkeypatch):
+    """Issue 62 item 6: a cluster with thresholds of its own (the file's `clusters:`) has them drawn on its page."""
+    from fleethealth.lake.catalog import Lakehouse
+    from fleethealth.report import html as report_html
+
+    own = tmp_path / "thresholds.yaml"
+    own.write_text(f"clusters:\n  {lh.DEAD}: {{offsets_partition_bloat.max_size_bytes: 2147483648}}\n")
+    monkeypatch.setenv(config.ENV_THRESHOLDS, str(own))
+    index = report_html.write_report(Lakehouse.at(lakehouse), lh.START, lh.END, tmp_path / "html")
+    dead = (index.parent / f"cluster-{lh.DEAD}.html").read_text()
+    assert "offsets_partition_bloat.max_size_bytes = 2.00 GiB" in dead
+    assert "offsets_partition_bloat.max_size_bytes = 1.00 GiB" not in dead

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from pyspark.sql import functions as F
 from incident_match import TOLERANCE, known_bugs_differ, mismatches
 
 from fleethealth.lake.catalog import Lakehouse
@@ -88,14 +89,24 @@ def test_an_hour_alone_gives_the_gold_the_window_published(spark, window):
     and columns gold reads (gold.facts.core.kafka_events_read): leaving the others out changes nothing."""
     lakehouse, hour = window["lakehouse"], window["hours"][1]
     silver_hour = {name: lake.read(spark, f"silver.{name}", Lakehouse.at(lakehouse), hour) for name in gold_job.INPUTS}
-    minutes = thresholds.load()["incidents.lookback_minutes"]
+    limits = thresholds.load()
+    minutes = limits["incidents.lookback_minutes"]
     facts = gold_job.facts_of(hour, silver.hosts_frame(spark, window["inventory"]), silver_hour, minutes,
                           gold_job.read_lookback(spark, hour, minutes, Lakehouse.at(lakehouse)))
+    # issue 62 item 6: a cluster's own thresholds (here a severity) apply to it alone: its facts and
+    # detectors are computed apart and the others' rows are the window's
+    own, kind = "pm3-dead-cleaner", "log_cleaner_dead"
+    assert limits[f"{kind}.severity"] == "critical"
+    per_cluster = {own: {**limits, f"{kind}.severity": "major"}}
     try:
-        computed = gold_job.gold_tables(facts, thresholds.load())
+        computed = gold_job.gold_tables(facts, limits, per_cluster)
         assert sorted(computed) == sorted(n for n in lake.layer_tables("gold") if n not in gold_job.LIFECYCLE_TABLES)
         for name, df in computed.items():
             published = lake.read(spark, name, Lakehouse.at(lakehouse), hour)
+            if name == "gold.incident_findings":
+                mine = (F.col("cluster") == own) & (F.col("kind") == kind)
+                assert published.where(mine).count() == 1
+                published = published.withColumn("severity", F.when(mine, "major").otherwise(F.col("severity")))
             assert df.columns == published.columns, name
             assert rows(df) == rows(published), name
         assert len(rows(lake.read(spark, "gold.broker_health_hourly", Lakehouse.at(lakehouse)))) == HOURS * len(rows(

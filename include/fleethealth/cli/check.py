@@ -275,13 +275,13 @@ def kraft_warnings(inventory: Inventory, reachable: set[str] | None = None) -> l
     return out
 
 
-def threshold_problems(path: str | None) -> list[str]:
+def threshold_problems(path: str | None, clusters: list[str] | None) -> list[str]:
     """One line per mistake in the thresholds file (`path`, else $FLEETHEALTH_THRESHOLDS), as gold would
-    refuse it: the run refuses it before it pulls (gold.thresholds.load)."""
+    refuse it with the inventory's `clusters`: the run refuses it before it pulls (gold.thresholds.load)."""
     from fleethealth.gold import thresholds
 
     try:
-        thresholds.load(path)
+        thresholds.load(path, clusters)
     except thresholds.ThresholdError as exc:
         return [f"{line} (fix it, or leave the key out for its default)" for line in str(exc).splitlines()]
     return []
@@ -298,7 +298,7 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
             inventory = load_inventory(inventory_path)
         except InventoryError as exc:
             problems = list(exc.problems)
-        problems += threshold_problems(thresholds_path)
+        problems += threshold_problems(thresholds_path, inventory and [c.name for c in inventory.clusters])
     for line in problems:
         echo(line)
     if inventory is None:

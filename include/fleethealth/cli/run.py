@@ -45,7 +45,8 @@ def cmd_run(args) -> int:
     Spark jobs, publishes nothing more (a layer being published is finished: runtime.interrupt),
     prints one line naming the hours not published and exits 130 or 143."""
     inventory = load_inventory(args.inventory)
-    thresholds.load(args.thresholds)     # a bad file is refused now, not by every hour's gold after its pull
+    # a bad file is refused now, not by every hour's gold after its pull
+    thresholds.load(args.thresholds, [c.name for c in inventory.clusters])
     hours = parse_window(args.start, args.end, until_now=True)
     published: list = []
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -42,8 +43,8 @@ def window(spark: SparkSession, hours: list[datetime], inventory_path: str, lake
     hour in time order audited with the incident lifecycle as publishing it will leave it (the incidents
     it changes: gold.lifecycle), then the hours that passed published together. Per hour: (its incidents,
     gate report), or the QualityGateError of its failed gate."""
-    limits = thresholds_mod.load(thresholds_path)
     inventory = load_inventory(inventory_path)
+    limits, per_cluster = thresholds_mod.load_all(thresholds_path, [c.name for c in inventory.clusters])
     landed = [x for hour in hours for x in landing.read_manifests(hour, lakehouse)]
     with locks.hours_lock(hours, lakehouse, "gold job"), small_input(spark, sum(x.size for x in landed)):
         try:
@@ -58,7 +59,7 @@ def window(spark: SparkSession, hours: list[datetime], inventory_path: str, lake
             hosts = silver.hosts_frame(spark, found_modes(inventory, events, inputs["jmx_samples"],
                                                           kraft_before(spark, min(hours), lakehouse)))
             facts = facts_of(hours, hosts, inputs, minutes, earlier)
-            computed = gold_tables(facts, limits)
+            computed = gold_tables(facts, limits, per_cluster)
             out, passed, lifecycle = {}, [], {}
             for hour in hours:
                 outputs = of_hours(computed, hour)
@@ -143,10 +144,24 @@ def read_lookback(spark: SparkSession, first: datetime, minutes: int, lakehouse:
     return out
 
 
-def gold_tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
+def gold_tables(facts: gold_facts.Facts, limits: dict, per_cluster: dict[str, dict] | None = None,
+                ) -> dict[str, DataFrame]:
     """Every hourly gold table of the hours of `facts` (all but gold.incidents), each computed once:
     the facts first, then the detectors that read them. A window of hours gives the rows each of its
-    hours gives alone, in one plan per table (hour is a key of every fact and detector)."""
+    hours gives alone, in one plan per table (hour is a key of every fact and detector). The clusters of
+    `per_cluster` (gold.thresholds.load_all) whose own thresholds differ from the fleet's `limits` are
+    computed apart, each set of values once: a cluster is a key of every fact and detector too."""
+    own = thresholds_mod.groups(limits, per_cluster or {})
+    if not own:
+        return _tables(facts, limits)
+    apart = [c for _, clusters in own for c in clusters]
+    parts = [_tables(facts.of_clusters(apart, keep=False), limits),
+             *(_tables(facts.of_clusters(clusters), values) for values, clusters in own)]
+    return {name: reduce(DataFrame.unionByName, (part[name] for part in parts)) for name in parts[0]}
+
+
+def _tables(facts: gold_facts.Facts, limits: dict) -> dict[str, DataFrame]:
+    """gold_tables of `facts` with the thresholds `limits`."""
     facts.offsets_groups = materialize(facts.offsets_groups)  # read by three of the frames below
     independent = materialize_all({
         "offsets": gold_facts.offsets_partitions(facts),

@@ -2,6 +2,8 @@
 
 The declarations make a pydantic model, one field per threshold; it checks the defaults and an
 override file alike. A bad value fails fast with one line naming the file, the key and what is wrong.
+An override file may give a cluster its own values (under `clusters:`), but not of the thresholds that
+shape the whole hour (`fleet: true` in thresholds.yaml: the look-back, the lifecycle).
 """
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import difflib
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from collections.abc import Collection
 from typing import Annotated, Any, Literal
 
 import yaml
@@ -77,16 +80,72 @@ def _known(line: str) -> str:
     return f"{line} ({hint})"
 
 
-def load(override: str | Path | None = None) -> dict[str, Any]:
-    """Defaults, overridden by `override` (or $FLEETHEALTH_THRESHOLDS); every value validated."""
+CLUSTERS = "clusters"   # the key of an override file's per-cluster values
+
+
+def fleet_only() -> list[str]:
+    """The thresholds no cluster has a value of its own of."""
+    return [name for name, decl in declarations().items() if decl.get("fleet")]
+
+
+def load(override: str | Path | None = None, clusters: Collection[str] | None = None) -> dict[str, Any]:
+    """Defaults, overridden by `override` (or $FLEETHEALTH_THRESHOLDS); every value validated (its
+    clusters' too: load_all)."""
+    return load_all(override, clusters)[0]
+
+
+def load_all(override: str | Path | None = None, clusters: Collection[str] | None = None,
+             ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(the fleet's values, {cluster: its values} of each cluster the file gives values of its own): the
+    defaults, overridden by `override` (or $FLEETHEALTH_THRESHOLDS), and a cluster's by its own under
+    `clusters:`. Every value validated; `clusters`, when given: the inventory's, which a cluster of the
+    file must be one of."""
     values = _validate({}, "thresholds.yaml")
     path = override or config.thresholds_path()
-    if path:
-        try:
-            doc = yamlfile.load(path, "thresholds") or {}
-        except yamlfile.YamlFileError as exc:
-            raise ThresholdError(str(exc)) from None
-        if not isinstance(doc, dict):
-            raise ThresholdError(f"{path}: expected a mapping of threshold names to values")
+    if not path:
+        return values, {}
+    try:
+        doc = yamlfile.load(path, "thresholds") or {}
+    except yamlfile.YamlFileError as exc:
+        raise ThresholdError(str(exc)) from None
+    if not isinstance(doc, dict):
+        raise ThresholdError(f"{path}: expected a mapping of threshold names to values")
+    own = doc.pop(CLUSTERS, None) or {}
+    lines, per_cluster = [], {}
+    try:
         values = _validate(doc, str(path))
-    return values
+    except ThresholdError as exc:
+        lines.append(str(exc))
+    if not isinstance(own, dict):
+        lines.append(f"{path}: {CLUSTERS}: expected a mapping of cluster names to their thresholds")
+        own = {}
+    for name, given in own.items():
+        where = f"{path}: {CLUSTERS}: {name}"
+        if clusters is not None and name not in clusters:
+            lines.append(f"{where}: no such cluster in the inventory (its clusters: {', '.join(sorted(clusters))})")
+            continue
+        if not isinstance(given, dict):
+            lines.append(f"{where}: expected a mapping of threshold names to values")
+            continue
+        fleet = [key for key in fleet_only() if key in given]
+        lines += [f"{where}: {key}: one value for the whole fleet (set it at the top level)" for key in fleet]
+        mine = {k: v for k, v in given.items() if k not in fleet}
+        try:
+            checked = _validate(mine, where)
+        except ThresholdError as exc:
+            lines.append(str(exc))
+            continue
+        per_cluster[str(name)] = {**values, **{k: checked[k] for k in mine}}
+    if lines:
+        raise ThresholdError("\n".join(lines))
+    return values, per_cluster
+
+
+def groups(fleet: dict[str, Any], per_cluster: dict[str, dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
+    """The clusters whose values differ from the fleet's, grouped by their values: [(values, clusters)]
+    (a cluster whose own values equal the fleet's is no group: it is the fleet's)."""
+    out: dict[tuple, tuple[dict, list[str]]] = {}
+    for cluster, values in sorted(per_cluster.items()):
+        if values != fleet:
+            out.setdefault(tuple(sorted(values.items())), (values, []))[1].append(cluster)
+    return list(out.values())

@@ -82,9 +82,9 @@ def list_hosts(params: dict) -> list[str]:
     from fleethealth.gold import thresholds
     from fleethealth.notify.inventory import load_inventory
 
-    hosts = [h.host for h in load_inventory(params["inventory"]).hosts]
-    thresholds.load()
-    return hosts
+    inventory = load_inventory(params["inventory"])
+    thresholds.load(clusters=[c.name for c in inventory.clusters])
+    return [h.host for h in inventory.hosts]
 
 
 def pull_hour(host: str, hour: str, params: dict) -> int:

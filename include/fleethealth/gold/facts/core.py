@@ -115,6 +115,18 @@ class Facts:
             self.derived[name] = BUILDERS[name](self, thresholds)
         return self.derived[name]
 
+    def of_clusters(self, clusters: Sequence[str], keep: bool = True) -> Facts:
+        """These facts of `clusters` only (or, `keep=False`, of every other cluster), before any gold
+        table is built from them: every fact and detector keeps the cluster in its keys, so the facts of
+        a set of clusters give their rows of the whole's."""
+        if self.derived or self.offsets_partitions is not None:
+            raise ValueError("of_clusters: gold tables were built from these facts already")
+        mine = F.col("cluster").isin(*clusters) if keep else ~F.col("cluster").isin(*clusters)
+        frames = {name: None if getattr(self, name) is None else getattr(self, name).where(mine)
+                  for name in ("hosts", *SILVER_FIELDS)}
+        return Facts(hours=self.hours, **frames,
+                     lookback=None if self.lookback is None else self.lookback.of_clusters(clusters, keep))
+
     @cached_property
     def offsets_groups(self) -> DataFrame:
         """(cluster, partition, groups): the consumer groups each __consumer_offsets partition

@@ -360,7 +360,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_report(lakehouse: Lakehouse, start: datetime, end: datetime, out: Path | None = None,
-                 cluster: str | None = None, limits: dict | None = None) -> Path:
+                 cluster: str | None = None) -> Path:
     """Write `out` (default: the lakehouse's report folder)/index.html and one page per cluster of the
     window [start, end); returns index.html."""
     root = lakehouse
@@ -371,7 +371,7 @@ def write_report(lakehouse: Lakehouse, start: datetime, end: datetime, out: Path
     if cluster and cluster not in clusters:
         known = clusters_of(read_gold(root, start, end))
         raise ReportError(f"--cluster {cluster}: no data of it in this window (clusters: {', '.join(known) or 'none'})")
-    limits = limits or gold_thresholds.load()
+    fleet, per_cluster = gold_thresholds.load_all()   # a cluster's page draws its own thresholds
     out = Path(out) if out is not None else lakehouse.report
     out.mkdir(parents=True, exist_ok=True)
     cached = javascript_bundle()
@@ -379,7 +379,7 @@ def write_report(lakehouse: Lakehouse, start: datetime, end: datetime, out: Path
     _write(out / bundle, cached.read_text(encoding="utf-8"))   # the pages' shared script, written anew
     pages = {page_name(c) for c in clusters}
     for c in clusters:
-        _write(out / page_name(c), cluster_page(gold, c, bundle, limits))
+        _write(out / page_name(c), cluster_page(gold, c, bundle, per_cluster.get(c, fleet)))
     index = out / "index.html"
     _write(index, overview_page(gold, clusters, bundle))
     for stale in out.glob("cluster-*.html"):   # a cluster of an earlier window, no longer linked
