@@ -26,13 +26,16 @@
 #                                      package starts is stopped again)
 #   g3) Chromium                       apt-get install chromium if /usr/bin/chromium is missing (the HTML
 #                                      report's tests load its pages in it, headless, network blocked)
+#   g4) Prometheus                     apt-get install prometheus if /usr/bin/prometheus or promtool is missing
+#                                      (the Prometheus transport's tests start their own on loopback, filled
+#                                      by promtool; a daemon the package starts is stopped again)
 #   f) Airflow metadata DB             airflow db migrate (SQLite in $AIRFLOW_HOME, default ./airflow; scripts/env.sh)
 #                                      if missing or deps changed
 #
 # Environment knobs:
 #   FLEETHEALTH_FORCE_SETUP=1   ignore the stamps and redo every step
 #   FLEETHEALTH_CLASS_SHARING=0 do not build the class-data-sharing archive (an existing one is kept)
-#   FLEETHEALTH_TEST_PACKAGES=0 skip g, g2 and g3 (make demo: programs only the tests run)
+#   FLEETHEALTH_TEST_PACKAGES=0 skip g, g2, g3 and g4 (make demo: programs only the tests run)
 #   MAVEN_REPO_LOCAL=DIR        Maven local repository (default: Maven's own, ~/.m2/repository)
 #   PYTHON=/path/to/python3.11  interpreter used to create .venv
 set -euo pipefail
@@ -296,9 +299,25 @@ test_packages() {
         apt_install chromium
         [ -x "$CHROMIUM" ] || die "$CHROMIUM still missing after installing chromium"
     fi
+
+    # ---------------------------------------------------------------------------------------------
+    # g4) Prometheus and promtool for the Prometheus transport's tests (they run it themselves on
+    # 127.0.0.1 with their own storage, filled by `promtool tsdb create-blocks-from openmetrics`)
+    if [ -x /usr/bin/prometheus ] && [ -x /usr/bin/promtool ]; then
+        step "prometheus ok (/usr/bin/prometheus, /usr/bin/promtool)"
+    else
+        log "Prometheus not found (/usr/bin/prometheus, /usr/bin/promtool)"
+        apt_install prometheus
+        [ -x /usr/bin/prometheus ] && [ -x /usr/bin/promtool ] || die "prometheus or promtool still missing after installing prometheus"
+        # the package starts its service where it can (port 9090) and a node exporter: nothing here should listen
+        if command -v service >/dev/null 2>&1; then
+            $SUDO service prometheus stop >/dev/null 2>&1 || true
+            $SUDO service prometheus-node-exporter stop >/dev/null 2>&1 || true
+        fi
+    fi
 }
 if [ "${FLEETHEALTH_TEST_PACKAGES:-1}" = 0 ]; then
-    step "sshd, alertmanager, chromium not checked (FLEETHEALTH_TEST_PACKAGES=0: the tests need them, not the demo)"
+    step "sshd, alertmanager, chromium, prometheus not checked (FLEETHEALTH_TEST_PACKAGES=0: the tests need them, not the demo)"
 else
     test_packages
 fi

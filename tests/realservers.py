@@ -7,6 +7,8 @@
   own layout into a file: real MBeans over HTTP and a real ZooKeeper log.
 - `Alertmanager`: Debian's Prometheus Alertmanager (`/usr/bin/prometheus-alertmanager`) on a free
   127.0.0.1 port, gossip off, routing every alert to a receiver that notifies nobody.
+- `Prometheus`: Debian's Prometheus (`/usr/bin/prometheus`) on a free 127.0.0.1 port over its own storage,
+  filled with past samples by `promtool tsdb create-blocks-from openmetrics`, kept whatever their age.
 - `S3Proxy`: S3Proxy (./jars-agents/s3proxy.jar, from Maven Central via scripts/setup.sh), an S3 server
   storing its buckets in a folder, on a free 127.0.0.1 port, with its own access key.
 - `SlowProxy`: a TCP proxy on a free 127.0.0.1 port in front of another server (the sshd) that passes
@@ -14,7 +16,8 @@
   connections and answers nothing (a host whose packets are dropped once connected).
 - `Receiver`: an HTTP server recording the JSON bodies POSTed to it (a webhook, a Slack incoming
   webhook); `Smtpd`: aiosmtpd recording each message.
-scripts/setup.sh installs them (openssh-server, the agent, S3Proxy, prometheus-alertmanager), so these tests never skip.
+scripts/setup.sh installs them (openssh-server, the agent, S3Proxy, prometheus-alertmanager, prometheus), so these
+tests never skip.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 SSHD = Path("/usr/sbin/sshd")
 ALERTMANAGER = Path("/usr/bin/prometheus-alertmanager")
+PROMETHEUS, PROMTOOL = Path("/usr/bin/prometheus"), Path("/usr/bin/promtool")
 JOLOKIA_AGENT = PROJECT / "jars-agents" / "jolokia-agent-jvm-javaagent.jar"
 S3PROXY = PROJECT / "jars-agents" / "s3proxy.jar"
 ZK_LAYOUT = "%d{yyyy-MM-dd HH:mm:ss,SSS} [myid:%X{myid}] - %-5p [%t:%C{1}@%L] - %m%n"
@@ -213,7 +217,30 @@ class ZooKeeper:
         stop(self.proc)
 
 
-class Alertmanager:
+class _Daemon:
+    """A Prometheus project's server (`proc`, answering at `url`): ready when /-/ready says so; stopped by
+    `stop()` or at the end of a `with` block."""
+    proc: subprocess.Popen
+    url: str
+
+    def _ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as answer:
+                return answer.status == 200
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        stop(self.proc)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class Alertmanager(_Daemon):
     """Started on construction, stopped by `stop()` or at the end of a `with` block."""
 
     def __init__(self, folder: Path, extra_config: str = "", routes: str | None = None):
@@ -237,26 +264,39 @@ class Alertmanager:
             self.stop()
             raise
 
-    def _ready(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as answer:
-                return answer.status == 200
-        except OSError:
-            return False
 
     def get(self, path: str):
         """The JSON answer of GET <url><path>, e.g. /api/v2/alerts."""
         with urllib.request.urlopen(self.url + path, timeout=5) as answer:
             return json.load(answer)
 
-    def stop(self) -> None:
-        stop(self.proc)
 
-    def __enter__(self) -> Alertmanager:
-        return self
+class Prometheus(_Daemon):
+    """Started on construction over the samples of `openmetrics` (OpenMetrics text, `# EOF` last; times in
+    seconds), stopped by `stop()` or at the end of a `with` block. Its storage keeps them whatever their age."""
 
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def __init__(self, folder: Path, openmetrics: str = "# EOF\n"):
+        assert PROMETHEUS.is_file() and PROMTOOL.is_file(), f"no {PROMETHEUS} or {PROMTOOL}: run `make setup`"
+        folder.mkdir(parents=True, exist_ok=True)
+        data, source = folder / "data", folder / "samples.om"
+        source.write_text(openmetrics)
+        self.log = folder / "prometheus.log"
+        made = subprocess.run([str(PROMTOOL), "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
+                              capture_output=True, text=True, timeout=300)
+        assert made.returncode == 0, made.stderr[-3000:]
+        config = folder / "prometheus.yml"
+        config.write_text("global:\n  scrape_interval: 15s\nscrape_configs: []\n")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [str(PROMETHEUS), f"--config.file={config}", f"--storage.tsdb.path={data}",
+             "--storage.tsdb.retention.time=100y", f"--web.listen-address=127.0.0.1:{self.port}"],
+            stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
+        try:
+            wait_for("Prometheus", self._ready, self.proc, self.log)
+        except BaseException:
+            self.stop()
+            raise
 
 
 class S3Proxy:

@@ -339,6 +339,33 @@ def test_a_jolokia_url_with_credentials_is_refused_without_repeating_it(tmp_path
     assert "1234" not in line
 
 
+def test_a_cluster_s_prometheus_is_its_hosts_jmx_source_but_for_a_host_with_a_jolokia_url(tmp_path):
+    """Issue 63: a host's JMX comes from one source: its jolokia_url, else its cluster's Prometheus."""
+    from fleethealth.fleet.inventory import Prometheus
+
+    inv = load_inventory(write(tmp_path, one_host_inventory(
+        "{host: k2, role: kafka, broker_id: 2, kafka_version: 2.8.1, jolokia_url: 'http://k2:8778/jolokia/'}",
+        prometheus="{url: 'https://mimir.example:8080/prometheus', conn_id: mimir, host_label: pod}")))
+    assert inv.host("k1").prometheus == Prometheus("https://mimir.example:8080/prometheus", "mimir", "pod")
+    assert (inv.host("k2").prometheus, inv.host("k2").jolokia_url) == (None, "http://k2:8778/jolokia/")
+    assert load_inventory(write(tmp_path, one_host_inventory("{host: z1, role: zookeeper, zk_myid: 1}",
+                                                             prometheus="{url: 'http://p:9090'}"))
+                          ).host("k1").prometheus == Prometheus("http://p:9090", None, "instance")
+
+
+@pytest.mark.parametrize("prom, problem", [
+    ("{url: 'http://u:pw1234@p:9090'}", "prometheus.url: must not carry credentials"),
+    ("{url: 'p:9090'}", "prometheus.url: expected an http(s) URL such as http://prometheus:9090"),
+    ("{conn_id: p}", "prometheus.url: expected an http(s) URL such as http://prometheus:9090"),
+    ("{url: 'http://p:9090', host_label: 'pod-name'}", "prometheus.host_label: expected a Prometheus label name"),
+    ("{url: 'http://p:9090', naming: strimzi}", "prometheus.naming: unknown key"),
+])
+def test_a_prometheus_mistake_is_one_line(tmp_path, prom, problem):
+    [line] = problems_of(write(tmp_path, one_host_inventory("{host: z1, role: zookeeper, zk_myid: 1}", prometheus=prom)))
+    assert f"clusters[c1].{problem}" in line, line
+    assert "1234" not in line
+
+
 # --- KRaft clusters: controllers, combined nodes, the cluster's mode ----------------------------------
 
 KRAFT = """\

@@ -22,6 +22,7 @@ from fleethealth.fleet.inventory import load_inventory
 from fleethealth.lake import tables as lake
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.lake.hours import hours_between
+from fleethealth.pipeline import window as pipeline
 from fleethealth.simulate import simulate
 
 pytestmark = pytest.mark.spark
@@ -120,9 +121,9 @@ def causes_of(found: list[dict]) -> dict[tuple, list[tuple]]:
 def test_each_incident_names_what_explains_it_and_a_rerun_keeps_it(spark, mixed):
     """Issue 62 item 4 (last in this file: it re-runs an hour of the module's lakehouse): the storm is
     explained by the fence, the bloat by the dead cleaner, the slow group load by the bloat, each named by
-    its key (kind, entity, first_seen); a re-run of the middle hour gives the same. Item 6: the re-run is
-    given a thresholds file in which the dead cleaner's cluster has a severity of its own: its bloat
-    escalates, and nothing else changes."""
+    its key (kind, entity, first_seen); a re-run of the middle hour's gold (where they are computed) gives
+    the same. Item 6: the re-run is given a thresholds file in which the dead cleaner's cluster has a
+    severity of its own: its bloat escalates, and nothing else changes."""
     first = {i["kind"]: i["first_seen"] for i in mixed["found"]}
     bloat = "__consumer_offsets-38@broker-2"
     want = {
@@ -135,12 +136,9 @@ def test_each_incident_names_what_explains_it_and_a_rerun_keeps_it(spark, mixed)
     middle = demo.START + (demo.END - demo.START) / 3
     own = mixed["lakehouse"].parent / "thresholds.yaml"
     own.write_text("clusters:\n  pm3-dead-cleaner: {offsets_partition_bloat.severity: critical}\n")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        rc = cli.main(["run", "--inventory", str(mixed["inventory_path"]), "--from", middle.isoformat(),
-                       "--to", (middle + (demo.END - demo.START) / 3).isoformat(), "--lakehouse", str(mixed["lakehouse"]),
-                       "--no-notify", "--thresholds", str(own)])
-    assert rc == 0, out.getvalue()[-3000:]
+    outcome = pipeline.run_window(spark, [middle], str(mixed["inventory_path"]), Lakehouse.at(mixed["lakehouse"]),
+                                  str(own), layers=("gold",))
+    assert not isinstance(outcome[middle], BaseException), outcome
     again = [r.asDict(recursive=True) for r in lake.read(spark, "gold.incidents", Lakehouse.at(mixed["lakehouse"])).collect()]
     assert causes_of(again) == want
     assert sorted(i["incident_id"] for i in again) == sorted(i["incident_id"] for i in mixed["found"])

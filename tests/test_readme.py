@@ -105,6 +105,13 @@ def test_the_maintenance_example_loads_beside_the_inventory():
          datetime(2026, 12, 8, 10, 30, tzinfo=timezone.utc))]
 
 
+def test_the_prometheus_example_loads():
+    from fleethealth.fleet.inventory import Prometheus
+
+    [cluster] = parse_inventory(yaml.safe_load(block("inventory", "prometheus").text), "docs/inventory.md").clusters
+    assert cluster.hosts[0].prometheus == Prometheus("https://mimir.monitoring:8080/prometheus", "mimir_payments", "pod")
+
+
 def test_the_thresholds_example_loads_beside_the_inventory(tmp_path):
     from fleethealth.gold import thresholds
 

@@ -3,7 +3,8 @@
 It reads the FLEETHEALTH_* settings and the inventory, then reaches every host the way the pull does
 (fleethealth.pull.transports: the same SSH connection with its host-key check, the same listing):
 each source the host's role sends (`expect:`) has a folder with files in it, the newest of them
-readable, and a host's `jolokia_url` answers the bulk read of its role's MBeans. With `--notify`
+readable, and a host's `jolokia_url` answers the bulk read of its role's MBeans (or its cluster's
+Prometheus has samples of it in the last complete hour). With `--notify`
 each channel gets one real message marked TEST (fleethealth.notify.run.send_test). One line per
 problem with what to do, then a summary; exit 0 only when there is none, else 2 (as a bad setting
 or a usage error). Nothing is pulled or written. Hosts are checked PARALLEL at a time, each within
@@ -29,7 +30,7 @@ from fleethealth.notify.inventory import load_inventory
 from fleethealth.fleet.sources import SOURCES
 from fleethealth.pull import containers
 from fleethealth.pull.containers import GlobFolders
-from fleethealth.pull.transports import jolokia, open_transport
+from fleethealth.pull.transports import jolokia, open_transport, prometheus
 from fleethealth.pull.transports.base import TransportError
 from fleethealth.runtime import config
 from fleethealth.runtime.text import printable
@@ -50,10 +51,11 @@ def settings_problems() -> list[str]:
 
 def source_problems(host: Host, transport) -> Iterator[str]:
     """What keeps each source the host is expected to send from being pulled: its folder absent, not
-    listable, empty, or its newest file unreadable. A host with a jolokia_url gets its JMX live."""
+    listable, empty, or its newest file unreadable. A host with a jolokia_url gets its JMX live, one of a
+    cluster with a Prometheus from it."""
     transport = GlobFolders(transport)     # a folder in `paths:` may be a glob (a pod's folders)
     for source in host.expect:
-        if source == "jmx" and host.jolokia_url:
+        if source == "jmx" and (host.jolokia_url or host.prometheus):
             continue
         folder = host.source_dir(source)
         try:
@@ -104,6 +106,21 @@ def jolokia_problems(host: Host, deadline: float = jolokia.DEADLINE_S) -> Iterat
                f"this host's {host.role} JVM?)")
 
 
+def prometheus_problems(host: Host, deadline: float = prometheus.DEADLINE_S) -> Iterator[str]:
+    """The host's Prometheus answers its queries of the last complete hour, with a sample of the host."""
+    hour = datetime.now(timezone.utc).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    source = host.prometheus
+    try:
+        found = prometheus.read_hour(source, host.host, host.processes, hour, deadline)
+    except TransportError as exc:
+        yield f"{host.host}: {exc} (prometheus.url must be the HTTP API's base, e.g. http://prometheus:9090)"
+        return
+    if not found:
+        yield (f"{host.host}: Prometheus at {source.url} has no sample of {host.host} in the hour from {hour:%Y-%m-%d %H:00} "
+               f"UTC ({source.host_label}=\"{host.host}\" or \"{host.host}:<port>\"): is prometheus.host_label the "
+               "label naming it, does the host name match, and is jmx_exporter scraped?")
+
+
 def host_problems(host: Host, deadline: float) -> list[str]:
     """What keeps `host` from being pulled, found before `deadline` (time.monotonic()): a watchdog
     drops its SFTP connection then, and its Jolokia read gets what is left."""
@@ -125,6 +142,8 @@ def host_problems(host: Host, deadline: float) -> list[str]:
     left = deadline - time.monotonic()
     if host.jolokia_url and left > 0:
         problems += jolokia_problems(host, min(jolokia.DEADLINE_S, left))
+    elif host.prometheus and left > 0 and "jmx" in host.expect:
+        problems += prometheus_problems(host, min(prometheus.DEADLINE_S, left))
     return problems
 
 

@@ -30,6 +30,17 @@ MODES = ("zookeeper", "kraft")    # a cluster's: its metadata in ZooKeeper, or i
 TRANSPORTS = ("local", "sftp", "http")
 VERSION = r"^\d+\.\d+(\.\d+)?([.-][\w.-]+)?$"
 MAX_ID = 2**31 - 1        # broker ids and myids are Java ints
+# the labels that name a host in the Prometheus series of Kubernetes fleets and others (the first is the default)
+HOST_LABELS = ("instance", "pod", "kubernetes_pod_name", "strimzi_io_name")
+
+
+@dataclass(frozen=True)
+class Prometheus:
+    """A cluster's Prometheus (its `prometheus:`): where its hosts' JMX is read from
+    (fleethealth.pull.transports.prometheus)."""
+    url: str                            # the HTTP API's base, e.g. http://prometheus:9090 (Mimir: .../prometheus)
+    conn_id: str | None = None          # an Airflow connection: credentials, headers, CA bundle, client certificate
+    host_label: str = HOST_LABELS[0]    # the label whose value is the inventory host name (or host:port)
 
 
 class InventoryError(ValueError):
@@ -55,6 +66,7 @@ class Host:
     kafka_version: str | None = None
     ssh_conn_id: str | None = None
     jolokia_url: str | None = None
+    prometheus: Prometheus | None = None   # its cluster's, unless it has a jolokia_url (its JMX: one source)
     paths: dict[str, str] = field(default_factory=dict)
     expect: tuple[str, ...] = ()
     max_file_bytes: int | None = None   # pull's size cap for one file (None: fleethealth.pull.hour's default)
@@ -132,23 +144,27 @@ class Inventory:
         return dataclasses.replace(self, clusters=tuple(map(found, self.clusters)))
 
 
-def _jolokia_url(url: Any) -> Any:
-    """An http(s) URL without credentials (a user:password@, a query or fragment: where tokens go).
-    A mistake never quotes it: a URL that is wrong may still hold a secret."""
-    if not url:
+def _http_url(example: str) -> Callable[[Any], Any]:
+    """The check of an http(s) URL without credentials (a user:password@, a query or fragment: where
+    tokens go). A mistake never quotes it: a URL that is wrong may still hold a secret."""
+    def checked(url: Any) -> Any:
+        if not url:
+            return url
+        try:
+            parts = urllib.parse.urlsplit(url)
+            parts.port                      # noqa: B018  (a port that is no number raises here)
+        except (ValueError, TypeError):
+            raise fail(f"expected an http(s) URL such as {example} (not shown: it may hold a secret)") from None
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise fail("must not carry credentials (user:password@, a query or fragment): keep secrets in "
+                       "Airflow connections")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise fail(f"expected an http(s) URL such as {example} (not shown: it may hold a secret)")
         return url
-    try:
-        parts = urllib.parse.urlsplit(url)
-        parts.port                      # noqa: B018  (a port that is no number raises here)
-    except (ValueError, TypeError):
-        raise fail("expected an http(s) URL such as http://host:8778/jolokia (not shown: it may hold a "
-                   "secret)") from None
-    if parts.username or parts.password or parts.query or parts.fragment:
-        raise fail("must not carry credentials (user:password@, a query or fragment): keep secrets in "
-                   "Airflow connections")
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise fail("expected an http(s) URL such as http://host:8778/jolokia (not shown: it may hold a secret)")
-    return url
+    return checked
+
+
+_jolokia_url = _http_url("http://host:8778/jolokia")
 
 
 def _is_zone(name: str) -> bool:
@@ -192,6 +208,15 @@ LogPattern = Annotated[str | None, says("expected a log4j ConversionPattern in q
                                         "\"%d{ISO8601} %p %m (%c)%n\", got {got}"), AfterValidator(_log_pattern)]
 
 
+class PrometheusSpec(Schema):
+    url: Annotated[str, Strict(), says("expected an http(s) URL such as http://prometheus:9090"),
+                   AfterValidator(_http_url("http://prometheus:9090"))] = required()
+    conn_id: Text = None
+    host_label: Annotated[str, Strict(), StringConstraints(pattern=r"^[a-zA-Z_][a-zA-Z0-9_]*$"),
+                          says(f"expected a Prometheus label name (e.g. {', '.join(HOST_LABELS)}), got {{got}}")
+                          ] = HOST_LABELS[0]
+
+
 class ClusterSpec(Schema):
     name: name_of("cluster") = required()
     timezone: Annotated[str, holds(_is_zone, ""), says("unknown IANA timezone {got}")] = "UTC"
@@ -205,6 +230,7 @@ class ClusterSpec(Schema):
     ssh_conn_id: Text = None
     log_pattern: LogPattern = None
     mode: Mode | None = None
+    prometheus: PrometheusSpec | None = None
     hosts: Annotated[list[Any], Field(min_length=1), says("expected a non-empty list of hosts")] = required()
 
 
@@ -378,6 +404,8 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
         # what hosts inherit is checked here, once (a host reports only what it sets itself)
         inherited = {k: c[k] for k in INHERITED if k in c and k not in wrong}
         hosts: list[tuple[str, Host]] = []   # (key path, host)
+        prometheus = (Prometheus(**spec.prometheus.model_dump())
+                      if spec is not None and spec.prometheus is not None else None)
         ids: set[tuple[str, int]] = set()
         for hi, h in enumerate(c["hosts"] if isinstance(c.get("hosts"), list) else []):
             hkey = f"{ckey}.hosts[{hi}]"
@@ -410,6 +438,7 @@ def parse_inventory(doc: Any, name: str = "<inventory>", base_dir: Path | None =
                 zk_myid=hspec.zk_myid if hspec.role == "zookeeper" else None,
                 kafka_version=None if hspec.kafka_version is None else str(hspec.kafka_version),
                 ssh_conn_id=hspec.ssh_conn_id, jolokia_url=hspec.jolokia_url,
+                prometheus=None if hspec.jolokia_url else prometheus,
                 paths={k: str(v) for k, v in (hspec.paths or {}).items()},
                 expect=EXPECTED[hspec.role] if hspec.expect is None else hspec.expect,
                 max_file_bytes=hspec.max_file_bytes, 

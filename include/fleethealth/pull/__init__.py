@@ -1,4 +1,4 @@
-"""Pull: inventory → transports (local, sftp, jolokia) → landing files, manifests, file identity.
+"""Pull: inventory → transports (local, sftp, jolokia, prometheus) → landing files, manifests, file identity.
 
 In: the inventory and an hour. Out: `<lakehouse>/landing/<hour>/<cluster>/<host>/<source>/` with a
 `_manifest.json` per host (`landing`), the per-host state of what was landed (`identity`), gzip'd and

@@ -24,7 +24,7 @@ from fleethealth.pull.identity import Seen, SeenIndex, load_state, save_state
 from fleethealth.pull.inflate import cut_after_last_newline, ends_with_newline, gunzip, gzip_damage
 from fleethealth.pull.landing import (MANIFEST, PARTIAL, PROMETHEUS_FILE, Landed, PullError, inside, landed_name,
                                       safe_name, sha256_of)
-from fleethealth.pull.transports import jolokia, open_transport
+from fleethealth.pull.transports import jolokia, open_transport, prometheus
 from fleethealth.pull.transports.base import FileError, RemoteFile, TransportError
 from fleethealth.pull.transports.local import LocalTransport
 from fleethealth.runtime import config
@@ -334,6 +334,19 @@ class HostPull:
             target = jolokia.land(host.jolokia_url, host.processes, jmx, now, deadline=min(jolokia.DEADLINE_S, left))
             self.add("jmx", target, "", now.timestamp(), 0)
 
+    def prometheus_jmx(self) -> None:
+        """The hour's JMX of this host from its cluster's Prometheus (any hour: a backfill reads it too)."""
+        left = self.deadline - time.monotonic()       # the read gets what is left of the host's time
+        if left <= 0:
+            raise TransportError(f"not read: the host's {self.timeout_s:.0f} s (FLEETHEALTH_PULL_TIMEOUT_S) "
+                                 "were spent on its files")
+        host = self.host
+        if not prometheus.selectors(host.processes, host.host):
+            return                                    # no bean of its processes has a jmx_exporter series
+        target = prometheus.land(host.prometheus, host.host, host.processes, self.hour, self.tmp / "jmx",
+                                 deadline=min(prometheus.DEADLINE_S, left))
+        self.add("jmx", target, "", self.now.timestamp(), 0)
+
     def run(self) -> list[Landed]:
         host, tmp, host_dir, now = self.host, self.tmp, self.host_dir, self.now
         shutil.rmtree(tmp, ignore_errors=True)
@@ -361,6 +374,13 @@ class HostPull:
                     live_error = exc
                     self.reject("jmx", RemoteFile(jolokia.file_name(now), 0, now.timestamp()), host.jolokia_url,
                                 str(exc))
+            elif host.prometheus and stopped is None:
+                try:
+                    self.prometheus_jmx()
+                except TransportError as exc:       # as a live Jolokia read's
+                    live_error = exc
+                    self.reject("jmx", RemoteFile(prometheus.file_name(self.hour), 0, now.timestamp()),
+                                host.prometheus.url, str(exc))
         except TransportError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             message = str(exc)
@@ -380,7 +400,8 @@ class HostPull:
             raise PullError(f"{host.host}: pull stopped after {self.timeout_s:.0f} s (FLEETHEALTH_PULL_TIMEOUT_S)"
                             f"{where}; {read} file(s) landed, the later ones not read")
         if live_error is not None:
-            raise PullError(f"{host.host}: live Jolokia read failed ({live_error}); "
+            what = "live Jolokia" if host.jolokia_url else "Prometheus"
+            raise PullError(f"{host.host}: {what} read failed ({live_error}); "
                             f"its {len(self.landed)} files landed")
         return self.landed
 
@@ -419,12 +440,15 @@ class HostPull:
                             zoneprobe.reason(ahead, self.timezone_name, rf.mtime))
 
     def files(self, transport, seen) -> None:
-        """Every source folder's files, until the deadline."""
+        """Every source folder's files, until the deadline (but the JMX files of a host whose JMX is read
+        from its cluster's Prometheus: one source of it)."""
         host = self.host
         repull = any(r["hour"] == self.label for s in seen for r in s.ranges)
         transport = containers.GlobFolders(transport)   # `paths:` may be globs (a pod's folders)
         seen_index = SeenIndex(seen, transport)
         for source in SOURCES:
+            if source == "jmx" and host.prometheus:
+                continue
             self.check_deadline()
             folder = host.source_dir(source)
             try:

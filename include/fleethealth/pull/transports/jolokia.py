@@ -10,15 +10,13 @@ being an exception, and no error message quotes the answer's body.
 """
 from __future__ import annotations
 
-import http.client
 import json
-import socket
-import threading
 import urllib.parse
 from datetime import datetime, timezone
 from pathlib import Path
 
 from fleethealth.fleet import mbeans
+from fleethealth.pull.transports import web
 from fleethealth.pull.transports.base import TransportError
 
 TIMEOUT_S = 10                  # connect, and each read of the socket
@@ -42,7 +40,10 @@ def read(url: str, processes: tuple[str, ...], timeout: float = TIMEOUT_S, deadl
     if parts.username or parts.password:
         raise TransportError(f"{parts.hostname}: jolokia_url must not carry credentials")
     where = parts.netloc
-    raw = _post(parts, json.dumps(mbeans.jolokia_requests(processes)).encode(), timeout, deadline)
+    path = (parts.path or "/").rstrip("/") + "/"
+    _, raw = web.post(urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")),
+                      json.dumps(mbeans.jolokia_requests(processes)).encode(), {"Content-Type": "application/json"},
+                      what="Jolokia", timeout=timeout, deadline=deadline, max_bytes=MAX_RESPONSE_BYTES)
     try:
         doc = json.loads(raw)
     except RecursionError:
@@ -54,55 +55,6 @@ def read(url: str, processes: tuple[str, ...], timeout: float = TIMEOUT_S, deadl
         raise TransportError(f"{where}: Jolokia answered a JSON {kind} to a bulk read (expected a list of "
                              "responses)")
     return doc
-
-
-def _post(parts: urllib.parse.SplitResult, body: bytes, timeout: float, deadline: float) -> bytes:
-    """POST `body` and return the answer's body; one deadline for all of it (a watchdog shuts the
-    socket down when it passes, which ends any blocked read)."""
-    cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    conn = cls(parts.hostname, parts.port, timeout=min(timeout, deadline))
-    expired, sockets = threading.Event(), []
-
-    def abort() -> None:
-        expired.set()
-        for sock in sockets:     # the connection's own: a response that closes it has taken it over
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    watchdog = threading.Timer(deadline, abort)
-    watchdog.daemon = True
-    watchdog.start()
-    where = parts.netloc
-    try:
-        path = (parts.path or "/").rstrip("/") + "/" + (f"?{parts.query}" if parts.query else "")
-        conn.connect()
-        sockets.append(conn.sock)
-        if expired.is_set():        # the deadline passed while connecting, before the watchdog had it
-            raise OSError("deadline")
-        conn.request("POST", path, body, {"Content-Type": "application/json"})
-        resp = conn.getresponse()
-        if resp.status != 200:      # a redirect too: never followed
-            raise TransportError(f"{where}: Jolokia answered HTTP {resp.status}"
-                                 + (" (a redirect: not followed)" if 300 <= resp.status < 400 else ""))
-        chunks, size = [], 0
-        while chunk := resp.read1(1 << 16):
-            size += len(chunk)
-            if size > MAX_RESPONSE_BYTES:
-                raise TransportError(f"{where}: Jolokia response over {MAX_RESPONSE_BYTES} bytes")
-            chunks.append(chunk)
-        if expired.is_set():
-            raise OSError("deadline")
-        return b"".join(chunks)
-    except (OSError, http.client.HTTPException) as exc:
-        if expired.is_set():
-            raise TransportError(f"{where}: no complete answer from Jolokia within {deadline:g} s") from None
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
-        raise TransportError(f"{where}: cannot reach Jolokia: {reason}") from None
-    finally:
-        watchdog.cancel()
-        conn.close()
 
 
 def land(url: str, processes: tuple[str, ...], folder: Path, at: datetime, deadline: float | None = None) -> Path:

@@ -1,0 +1,209 @@
+"""`prometheus`: a host's JMX for an hour from the Prometheus HTTP API (jmx_exporter's series, as Prometheus,
+Thanos, Mimir or VictoriaMetrics keep them): the way Kubernetes fleets (Strimzi, Confluent's operator,
+Bitnami's chart) expose JMX, and the way to backfill it.
+
+For each series of the MBeans catalogue the host's processes register (fleet/mbeans.yaml, jmx_exporter's
+default naming) one instant query of `series{matchers}[1h]` a millisecond before the hour's end: the raw
+samples of the hour with their own times (not `query_range` steps: absence stays absence). The matchers
+are the bean's fixed key properties (`name="Size"`, `topic="__consumer_offsets"`) and the host: its
+`host_label` (default `instance`) is the inventory host name, with or without `:port`. A sample keeps the
+labels jmx_exporter gave it (the bean's key properties) and none Prometheus added (job, instance, pod...).
+The samples land as one `jmx/prometheus.<hour>.prom` (text exposition, a millisecond timestamp on each
+line), which silver parses as any jmx_exporter scrape. An hour with no sample lands an empty file: the
+read happened and found nothing.
+
+Credentials come from an Airflow connection (`conn_id`), never the inventory: a login and password are
+basic auth, a password alone a bearer token; its extra may give `headers` (e.g. `X-Scope-OrgID` for
+Mimir), `ca_bundle`, `client_cert` and `client_key`. Prometheus is not trusted: one deadline for all of the
+host's queries, no redirect followed, each answer capped in size, an error answer one error naming it.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import ssl
+import urllib.parse
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from fleethealth.fleet import mbeans
+from fleethealth.fleet.inventory import HOST_LABELS, Prometheus
+from fleethealth.pull.transports import web
+from fleethealth.pull.transports.base import TransportError
+
+TIMEOUT_S = 10                  # connect, and each read of the socket
+DEADLINE_S = 60                 # all of a host's queries of an hour
+MAX_RESPONSE_BYTES = 256 * 1024**2
+PREFIX = "prometheus."
+QUERY_PATH = "api/v1/query"
+_LABEL_VALUE = re.compile(r'(["\\\n])')
+
+
+@dataclass(frozen=True)
+class Sample:
+    series: str
+    labels: tuple[tuple[str, str], ...]
+    ms: int
+    value: str                      # as Prometheus gave it: "NaN" and "+Inf" stay what they are
+
+
+def file_name(hour: datetime) -> str:
+    return f"{PREFIX}{hour.astimezone(timezone.utc):%Y-%m-%dT%H-%M-%SZ}.prom"
+
+
+def selectors(processes: tuple[str, ...], host: str, host_label: str = HOST_LABELS[0]) -> dict[str, tuple[str, ...]]:
+    """selector -> the labels jmx_exporter gives its series: one per series of the beans `processes`
+    register, matching their fixed key properties (one regex per key when beans share a series) and the
+    host."""
+    fixed: dict[str, dict[str, set[str]]] = {}
+    labels: dict[str, set[str]] = {}
+    for bean in mbeans.for_processes(processes):
+        if bean.exporter_series is None:
+            continue
+        keys = dict(bean.keys)
+        mine = fixed.setdefault(bean.exporter_series, {})
+        for label in bean.exporter_labels:
+            if label in keys:
+                mine.setdefault(label, set()).add(keys[label])
+        labels.setdefault(bean.exporter_series, set()).update(bean.exporter_labels)
+    out = {}
+    for series, keys in sorted(fixed.items()):
+        matchers = [f'{host_label}=~"{_quote(re.escape(host))}(:[0-9]+)?"']
+        matchers += [f'{k}=~"{_quote("|".join(re.escape(v) for v in sorted(vs)))}"' for k, vs in sorted(keys.items())]
+        out[f"{series}{{{','.join(matchers)}}}"] = tuple(sorted(labels[series]))
+    return out
+
+
+def _quote(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _connection(conn_id: str | None) -> tuple[dict[str, str], ssl.SSLContext | None]:
+    """(headers, TLS context) of an Airflow connection (none: no credentials, the system's CAs)."""
+    if not conn_id:
+        return {}, None
+    from airflow.sdk import BaseHook
+
+    try:
+        conn = BaseHook.get_connection(conn_id)
+    except Exception as exc:  # noqa: BLE001 - Airflow raises several kinds for a missing connection
+        raise TransportError(f"Airflow connection {conn_id!r} not found: {type(exc).__name__}") from None
+    extra = conn.extra_dejson or {}
+    headers = extra.get("headers") or {}
+    if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
+        raise TransportError(f"connection {conn_id!r}: extra headers must map header names to strings")
+    headers = dict(headers)
+    if conn.login:
+        import base64
+
+        token = base64.b64encode(f"{conn.login}:{conn.password or ''}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    elif conn.password:
+        headers["Authorization"] = f"Bearer {conn.password}"
+    context = None
+    if any(extra.get(k) for k in ("ca_bundle", "client_cert")):
+        try:
+            context = ssl.create_default_context(cafile=extra.get("ca_bundle") or None)
+            if extra.get("client_cert"):
+                context.load_cert_chain(extra["client_cert"], extra.get("client_key") or None)
+        except (OSError, ssl.SSLError) as exc:
+            raise TransportError(f"connection {conn_id!r}: cannot load its CA bundle or client certificate: "
+                                 f"{exc.strerror or exc}") from None
+    return headers, context
+
+
+def query(source: Prometheus, expr: str, at: datetime, deadline: float, headers: dict[str, str] | None = None,
+          context: ssl.SSLContext | None = None, whole: float | None = None) -> list[dict]:
+    """The `result` of an instant query of the range vector `expr` at `at` (a matrix: metric, values)."""
+    url = source.url.rstrip("/") + "/" + QUERY_PATH
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TransportError(f"{source.url}: not an http(s) Prometheus URL")
+    if parts.username or parts.password:
+        raise TransportError(f"{parts.hostname}: the Prometheus URL must not carry credentials (use conn_id)")
+    where = parts.netloc
+    body = urllib.parse.urlencode({"query": expr, "time": f"{at.timestamp():.3f}"}).encode()
+    status, raw = web.post(url, body, {"Content-Type": "application/x-www-form-urlencoded", **(headers or {})},
+                           what="Prometheus", timeout=TIMEOUT_S, deadline=deadline, max_bytes=MAX_RESPONSE_BYTES,
+                           context=context, ok=(200, 400, 422, 503), whole=whole)
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise TransportError(f"{where}: Prometheus answered HTTP {status} with something that is not JSON") from None
+    if not isinstance(doc, dict) or doc.get("status") != "success":
+        error = doc.get("error") if isinstance(doc, dict) else None
+        kind = doc.get("errorType") if isinstance(doc, dict) else None
+        said = f": {kind}: {str(error)[:300]}" if error else ""
+        raise TransportError(f"{where}: Prometheus answered HTTP {status}, not a success{said}")
+    data = doc.get("data")
+    if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(data.get("result"), list):
+        raise TransportError(f"{where}: Prometheus answered a {type(data).__name__} that is not a matrix "
+                             "to a range-vector query")
+    return data["result"]
+
+
+def read_hour(source: Prometheus, host: str, processes: tuple[str, ...], hour: datetime,
+              deadline: float = DEADLINE_S) -> list[Sample]:
+    """The samples of `hour` [start, end) of the catalogue's series of `host` (running `processes`), all of
+    it within `deadline` seconds."""
+    headers, context = _connection(source.conn_id)
+    start = hour.astimezone(timezone.utc)
+    end = start + timedelta(hours=1)
+    at = end - timedelta(milliseconds=1)     # the range's end is inclusive: the next hour's first ms is its
+    lo, hi = int(start.timestamp() * 1000), int(end.timestamp() * 1000)
+    stop = time.monotonic() + deadline
+    out = []
+    for selector, keep in selectors(processes, host, source.host_label).items():
+        left = stop - time.monotonic()
+        if left <= 0:
+            raise TransportError(f"{urllib.parse.urlsplit(source.url).netloc}: no complete answer from Prometheus "
+                                 f"within {deadline:g} s")
+        for series in query(source, f"{selector}[1h]", at, left, headers, context, whole=deadline):
+            metric = series.get("metric") if isinstance(series, dict) else None
+            values = series.get("values") if isinstance(series, dict) else None
+            if not isinstance(metric, dict) or not isinstance(values, list):
+                raise TransportError(f"{urllib.parse.urlsplit(source.url).netloc}: a series of Prometheus' answer "
+                                     "has no metric or values")
+            name = str(metric.get("__name__", ""))
+            labels = tuple(sorted((k, str(v)) for k, v in metric.items() if k in keep))
+            for pair in values:
+                ms = _ms(pair)
+                if ms is not None and lo <= ms < hi:
+                    out.append(Sample(name, labels, ms, str(pair[1])))
+    return out
+
+
+def _ms(pair) -> int | None:
+    """A sample's time in ms, or None for a pair that is not [time, "value"]."""
+    if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[1], str):
+        return None
+    t = pair[0]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+        return None
+    return round(t * 1000)
+
+
+def exposition(samples: list[Sample]) -> str:
+    """Text exposition of `samples`, one line each with its millisecond timestamp, in time order."""
+    lines = []
+    for s in sorted(samples, key=lambda s: (s.ms, s.series, s.labels)):
+        labels = ",".join(f'{k}="{_LABEL_VALUE.sub(_escape, v)}"' for k, v in s.labels)
+        lines.append(f"{s.series}{{{labels}}} {s.value} {s.ms}" if labels else f"{s.series} {s.value} {s.ms}")
+    return "".join(line + "\n" for line in lines)
+
+
+def _escape(match: re.Match) -> str:
+    return {"\n": "\\n", '"': '\\"', "\\": "\\\\"}[match.group(1)]
+
+
+def land(source: Prometheus, host: str, processes: tuple[str, ...], hour: datetime, folder: Path,
+         deadline: float = DEADLINE_S) -> Path:
+    """Read the hour and write it as one scrape file into `folder`; returns the file."""
+    samples = read_hour(source, host, processes, hour, deadline)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / file_name(hour)
+    target.write_text(exposition(samples))
+    return target
