@@ -8,7 +8,7 @@
 - `Alertmanager`: Debian's Prometheus Alertmanager (`/usr/bin/prometheus-alertmanager`) on a free
   127.0.0.1 port, gossip off, routing every alert to a receiver that notifies nobody.
 - `Prometheus`: Debian's Prometheus (`/usr/bin/prometheus`) on a free 127.0.0.1 port over its own storage,
-  filled with past samples by `promtool tsdb create-blocks-from openmetrics`, kept whatever their age.
+  filled with past samples by `promtool tsdb create-blocks-from openmetrics`, kept ten years.
 - `S3Proxy`: S3Proxy (./jars-agents/s3proxy.jar, from Maven Central via scripts/setup.sh), an S3 server
   storing its buckets in a folder, on a free 127.0.0.1 port, with its own access key.
 - `SlowProxy`: a TCP proxy on a free 127.0.0.1 port in front of another server (the sshd) that passes
@@ -39,6 +39,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 SSHD = Path("/usr/sbin/sshd")
 ALERTMANAGER = Path("/usr/bin/prometheus-alertmanager")
 PROMETHEUS, PROMTOOL = Path("/usr/bin/prometheus"), Path("/usr/bin/promtool")
+RETENTION = "10y"     # a test Prometheus keeps its fixed-date samples ten years (Prometheus counts 365 d a year)
 JOLOKIA_AGENT = PROJECT / "jars-agents" / "jolokia-agent-jvm-javaagent.jar"
 S3PROXY = PROJECT / "jars-agents" / "s3proxy.jar"
 ZK_LAYOUT = "%d{yyyy-MM-dd HH:mm:ss,SSS} [myid:%X{myid}] - %-5p [%t:%C{1}@%L] - %m%n"
@@ -273,7 +274,7 @@ class Alertmanager(_Daemon):
 
 class Prometheus(_Daemon):
     """Started on construction over the samples of `openmetrics` (OpenMetrics text, `# EOF` last; times in
-    seconds), stopped by `stop()` or at the end of a `with` block. Its storage keeps them whatever their age."""
+    seconds), stopped by `stop()` or at the end of a `with` block. Its storage keeps them RETENTION."""
 
     def __init__(self, folder: Path, openmetrics: str = "# EOF\n"):
         assert PROMETHEUS.is_file() and PROMTOOL.is_file(), f"no {PROMETHEUS} or {PROMTOOL}: run `make setup`"
@@ -290,7 +291,7 @@ class Prometheus(_Daemon):
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [str(PROMETHEUS), f"--config.file={config}", f"--storage.tsdb.path={data}",
-             "--storage.tsdb.retention.time=100y", f"--web.listen-address=127.0.0.1:{self.port}"],
+             f"--storage.tsdb.retention.time={RETENTION}", f"--web.listen-address=127.0.0.1:{self.port}"],
             stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
         try:
             wait_for("Prometheus", self._ready, self.proc, self.log)

@@ -10,7 +10,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from realservers import Prometheus
+from realservers import RETENTION, Prometheus
 
 from fleethealth.fleet.inventory import Prometheus as Source
 from fleethealth.fleet.inventory import parse_inventory
@@ -93,7 +93,23 @@ def test_a_prometheus_host_s_pull_lands_the_hour_as_a_scrape_file(server, tmp_pa
     [row] = [r for r in read_manifests(H, lake) if r.source == "jmx"]
     assert (row.status, row.file) == ("read", "pay/pay-kafka-1/jmx/prometheus.2026-11-20T10-00-00Z.prom")
     landed = (lake.landing(H) / "pay" / "pay-kafka-1" / "jmx" / "prometheus.2026-11-20T10-00-00Z.prom").read_text()
-    assert len(landed.splitlines()) == 5 and row.size == len(landed.encode())
+    assert len(landed.splitlines()) == 5 and row.size == len(landed.encode()) and row.reason == ""
+
+
+def test_an_hour_without_samples_lands_empty_and_says_why(server, tmp_path):
+    """An hour Prometheus has nothing of lands an empty scrape (the read happened) whose reason says so, and
+    when it is older than Prometheus keeps, since when it keeps samples."""
+    now = H + timedelta(days=1)
+    kept = now - timedelta(days=365 * int(RETENTION.removesuffix("y")))
+    recent, _ = prometheus.land(Source(server.url), "pay-kafka-1", ("zk_broker",), H - timedelta(days=30),
+                                tmp_path / "a", now=now)
+    assert recent.read_text() == ""
+    assert prometheus.land(Source(server.url), "pay-kafka-1", ("zk_broker",), H - timedelta(days=30), tmp_path / "a",
+                           now=now)[1] == "Prometheus has no sample of pay-kafka-1 in this hour"
+    old = kept.replace(minute=0, second=0, microsecond=0) - timedelta(hours=2)
+    assert prometheus.land(Source(server.url), "pay-kafka-1", ("zk_broker",), old, tmp_path / "b", now=now)[1] == (
+        f"Prometheus has no sample of pay-kafka-1 in this hour: it keeps {RETENTION}, nothing before "
+        f"{kept:%Y-%m-%d %H:%M} UTC")
 
 
 def test_an_unreachable_prometheus_is_a_rejected_row_and_the_host_s_files_land(tmp_path):

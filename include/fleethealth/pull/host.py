@@ -343,9 +343,9 @@ class HostPull:
         host = self.host
         if not prometheus.selectors(host.processes, host.host):
             return                                    # no bean of its processes has a jmx_exporter series
-        target = prometheus.land(host.prometheus, host.host, host.processes, self.hour, self.tmp / "jmx",
-                                 deadline=min(prometheus.DEADLINE_S, left))
-        self.add("jmx", target, "", self.now.timestamp(), 0)
+        target, empty = prometheus.land(host.prometheus, host.host, host.processes, self.hour, self.tmp / "jmx",
+                                        deadline=min(prometheus.DEADLINE_S, left), now=self.now)
+        self.add("jmx", target, "", self.now.timestamp(), 0, reason=empty)
 
     def run(self) -> list[Landed]:
         host, tmp, host_dir, now = self.host, self.tmp, self.host_dir, self.now

@@ -10,7 +10,8 @@ are the bean's fixed key properties (`name="Size"`, `topic="__consumer_offsets"`
 labels jmx_exporter gave it (the bean's key properties) and none Prometheus added (job, instance, pod...).
 The samples land as one `jmx/prometheus.<hour>.prom` (text exposition, a millisecond timestamp on each
 line), which silver parses as any jmx_exporter scrape. An hour with no sample lands an empty file: the
-read happened and found nothing.
+read happened and found nothing; its reason says so, and when the hour is older than Prometheus keeps
+(its `storageRetention`), since when it holds samples.
 
 Credentials come from an Airflow connection (`conn_id`), never the inventory: a login and password are
 basic auth, a password alone a bearer token; its extra may give `headers` (e.g. `X-Scope-OrgID` for
@@ -39,6 +40,9 @@ DEADLINE_S = 60                 # all of a host's queries of an hour
 MAX_RESPONSE_BYTES = 256 * 1024**2
 PREFIX = "prometheus."
 QUERY_PATH = "api/v1/query"
+RUNTIME_PATH = "api/v1/status/runtimeinfo"
+_RETENTION = re.compile(r"^(\d+)(ms|s|m|h|d|w|y)$")
+_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
 _LABEL_VALUE = re.compile(r'(["\\\n])')
 
 
@@ -199,11 +203,40 @@ def _escape(match: re.Match) -> str:
     return {"\n": "\\n", '"': '\\"', "\\": "\\\\"}[match.group(1)]
 
 
+def kept_since(source: Prometheus, now: datetime, deadline: float) -> tuple[str, datetime] | None:
+    """(its retention as it says it, the oldest time it keeps) of a Prometheus that tells its time-based
+    retention (runtimeinfo's storageRetention, e.g. "15d" or "15d or 512MiB"); None for one that does not
+    (Mimir, Thanos) or cannot be asked."""
+    headers, context = _connection(source.conn_id)
+    try:
+        _, raw = web.post(source.url.rstrip("/") + "/" + RUNTIME_PATH, None, headers, what="Prometheus",
+                          timeout=TIMEOUT_S, deadline=deadline, max_bytes=1 << 20, context=context, method="GET")
+        said = str(json.loads(raw)["data"]["storageRetention"])
+    except (TransportError, ValueError, KeyError, TypeError):
+        return None
+    times = [m for part in said.split(" or ") if (m := _RETENTION.match(part.strip()))]
+    if not times:
+        return None
+    seconds = min(int(m.group(1)) * _UNIT_S[m.group(2)] for m in times)
+    try:
+        return said, now - timedelta(seconds=seconds)
+    except OverflowError:
+        return None
+
+
 def land(source: Prometheus, host: str, processes: tuple[str, ...], hour: datetime, folder: Path,
-         deadline: float = DEADLINE_S) -> Path:
-    """Read the hour and write it as one scrape file into `folder`; returns the file."""
+         deadline: float = DEADLINE_S, now: datetime | None = None) -> tuple[Path, str]:
+    """Read the hour and write it as one scrape file into `folder`; returns (the file, why it is empty: ""
+    when it is not)."""
+    stop = time.monotonic() + deadline
     samples = read_hour(source, host, processes, hour, deadline)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / file_name(hour)
     target.write_text(exposition(samples))
-    return target
+    if samples:
+        return target, ""
+    why = f"Prometheus has no sample of {host} in this hour"
+    kept = kept_since(source, now or datetime.now(timezone.utc), max(0.5, stop - time.monotonic()))
+    if kept and hour + timedelta(hours=1) <= kept[1]:
+        why += f": it keeps {kept[0]}, nothing before {kept[1]:%Y-%m-%d %H:%M} UTC"
+    return target, why

@@ -1,4 +1,4 @@
-"""One POST to a server that is not trusted (a Jolokia agent, a Prometheus): one deadline for all of it (a
+"""One request to a server that is not trusted (a Jolokia agent, a Prometheus): one deadline for all of it (a
 server that trickles bytes is cut off), no redirect followed, the answer capped in size, and no error
 message that quotes the answer's body."""
 from __future__ import annotations
@@ -12,10 +12,10 @@ import urllib.parse
 from fleethealth.pull.transports.base import TransportError
 
 
-def post(url: str, body: bytes, headers: dict[str, str], *, what: str, timeout: float, deadline: float,
+def post(url: str, body: bytes | None, headers: dict[str, str], *, what: str, timeout: float, deadline: float,
          max_bytes: int, context: ssl.SSLContext | None = None, ok: tuple[int, ...] = (200,),
-         whole: float | None = None) -> tuple[int, bytes]:
-    """(status, body) of the answer to POSTing `body` to `url`; a status not in `ok` (a redirect too: never
+         whole: float | None = None, method: str = "POST") -> tuple[int, bytes]:
+    """(status, body) of the answer to POSTing `body` to `url` (or another `method`); a status not in `ok` (a redirect too: never
     followed) is a TransportError naming `what` answered it. A watchdog shuts the socket down when
     `deadline` passes, which ends any blocked read; `whole`: the deadline a missed one names (of which
     this request had `deadline` left)."""
@@ -44,7 +44,7 @@ def post(url: str, body: bytes, headers: dict[str, str], *, what: str, timeout: 
         sockets.append(conn.sock)
         if expired.is_set():        # the deadline passed while connecting, before the watchdog had it
             raise OSError("deadline")
-        conn.request("POST", path, body, headers)
+        conn.request(method, path, body, headers)
         resp = conn.getresponse()
         if resp.status not in ok:
             raise TransportError(f"{where}: {what} answered HTTP {resp.status}"
