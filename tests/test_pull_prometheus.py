@@ -282,7 +282,11 @@ def test_silver_reads_the_same_jmx_from_prometheus_as_from_the_jolokia_files(spa
             c.update(root=str(tmp_path / "prom" / "fleet"), prometheus={"url": server.url})
         (tmp_path / "prom" / "inventory.yaml").write_text(yaml.safe_dump(doc))
         from_prometheus = jmx(tmp_path / "prom" / "inventory.yaml", Lakehouse.at(tmp_path / "prom" / "lake"))
-    assert jmx.quarantined == 0     # nor of the ZooKeeper host, whose hour Prometheus has no sample of (an empty file)
+    # no quarantine row: the ZooKeeper host, which is not expected to send JMX, is not asked (an empty hour would
+    # be one, its reason "Prometheus has no sample of … in this hour")
+    assert jmx.quarantined == 0
+    assert list((tmp_path / "prom" / "lake").rglob("pm3-dead-cleaner-zk-1/jmx/*")) == []
+    assert len(list((tmp_path / "prom" / "lake").rglob("pm3-dead-cleaner-kafka-*/jmx/prometheus.*.prom"))) == 3
 
     def key(r):
         return (r["host"], r["bean"], r["domain"], sorted(r["props"].items()), r["attribute"], r["ts"], r["value"])
