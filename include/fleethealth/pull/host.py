@@ -337,13 +337,13 @@ class HostPull:
     def prometheus_jmx(self) -> None:
         """The hour's JMX of this host from its cluster's Prometheus (any hour: a backfill reads it too), when
         the host is expected to send JMX (a ZooKeeper server is not, unless its `expect:` says so)."""
+        host = self.host
+        if "jmx" not in host.expect or not prometheus.selectors(host.processes, host.host):
+            return                                    # not expected, or no bean of its processes has a series
         left = self.deadline - time.monotonic()       # the read gets what is left of the host's time
         if left <= 0:
             raise TransportError(f"not read: the host's {self.timeout_s:.0f} s (FLEETHEALTH_PULL_TIMEOUT_S) "
                                  "were spent on its files")
-        host = self.host
-        if "jmx" not in host.expect or not prometheus.selectors(host.processes, host.host):
-            return                                    # not expected, or no bean of its processes has a series
         target, empty = prometheus.land(host.prometheus, host.host, host.processes, self.hour, self.tmp / "jmx",
                                         deadline=min(prometheus.DEADLINE_S, left), now=self.now)
         self.add("jmx", target, "", self.now.timestamp(), 0, reason=empty)

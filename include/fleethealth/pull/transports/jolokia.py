@@ -41,7 +41,7 @@ def read(url: str, processes: tuple[str, ...], timeout: float = TIMEOUT_S, deadl
         raise TransportError(f"{parts.hostname}: jolokia_url must not carry credentials")
     where = parts.netloc
     path = (parts.path or "/").rstrip("/") + "/"
-    _, raw = web.post(urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")),
+    _, raw = web.request(urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")),
                       json.dumps(mbeans.jolokia_requests(processes)).encode(), {"Content-Type": "application/json"},
                       what="Jolokia", timeout=timeout, deadline=deadline, max_bytes=MAX_RESPONSE_BYTES)
     try:

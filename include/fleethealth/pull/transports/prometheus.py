@@ -24,8 +24,8 @@ import json
 import math
 import re
 import ssl
-import urllib.parse
 import time
+import urllib.parse
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -130,7 +130,7 @@ def query(source: Prometheus, expr: str, at: datetime, deadline: float, headers:
         raise TransportError(f"{parts.hostname}: the Prometheus URL must not carry credentials (use conn_id)")
     where = parts.netloc
     body = urllib.parse.urlencode({"query": expr, "time": f"{at.timestamp():.3f}"}).encode()
-    status, raw = web.post(url, body, {"Content-Type": "application/x-www-form-urlencoded", **(headers or {})},
+    status, raw = web.request(url, body, {"Content-Type": "application/x-www-form-urlencoded", **(headers or {})},
                            what="Prometheus", timeout=TIMEOUT_S, deadline=deadline, max_bytes=MAX_RESPONSE_BYTES,
                            context=context, ok=(200, 400, 422, 503), whole=whole)
     try:
@@ -150,10 +150,11 @@ def query(source: Prometheus, expr: str, at: datetime, deadline: float, headers:
 
 
 def read_hour(source: Prometheus, host: str, processes: tuple[str, ...], hour: datetime,
-              deadline: float = DEADLINE_S) -> list[Sample]:
+              deadline: float = DEADLINE_S, auth: tuple[dict[str, str], ssl.SSLContext | None] | None = None,
+              ) -> list[Sample]:
     """The samples of `hour` [start, end) of the catalogue's series of `host` (running `processes`), all of
-    it within `deadline` seconds."""
-    headers, context = _connection(source.conn_id)
+    it within `deadline` seconds (`auth`: the connection's headers and TLS context, when already read)."""
+    headers, context = auth or _connection(source.conn_id)
     start = hour.astimezone(timezone.utc)
     end = start + timedelta(hours=1)
     at = end - timedelta(milliseconds=1)     # the range's end is inclusive: the next hour's first ms is its
@@ -203,13 +204,14 @@ def _escape(match: re.Match) -> str:
     return {"\n": "\\n", '"': '\\"', "\\": "\\\\"}[match.group(1)]
 
 
-def kept_since(source: Prometheus, now: datetime, deadline: float) -> tuple[str, datetime] | None:
+def kept_since(source: Prometheus, now: datetime, deadline: float,
+               auth: tuple[dict[str, str], ssl.SSLContext | None] | None = None) -> tuple[str, datetime] | None:
     """(its retention as it says it, the oldest time it keeps) of a Prometheus that tells its time-based
     retention (runtimeinfo's storageRetention, e.g. "15d" or "15d or 512MiB"); None for one that does not
     (Mimir, Thanos) or cannot be asked."""
-    headers, context = _connection(source.conn_id)
+    headers, context = auth or _connection(source.conn_id)
     try:
-        _, raw = web.post(source.url.rstrip("/") + "/" + RUNTIME_PATH, None, headers, what="Prometheus",
+        _, raw = web.request(source.url.rstrip("/") + "/" + RUNTIME_PATH, None, headers, what="Prometheus",
                           timeout=TIMEOUT_S, deadline=deadline, max_bytes=1 << 20, context=context, method="GET")
         said = str(json.loads(raw)["data"]["storageRetention"])
     except (TransportError, ValueError, KeyError, TypeError):
@@ -229,14 +231,15 @@ def land(source: Prometheus, host: str, processes: tuple[str, ...], hour: dateti
     """Read the hour and write it as one scrape file into `folder`; returns (the file, why it is empty: ""
     when it is not)."""
     stop = time.monotonic() + deadline
-    samples = read_hour(source, host, processes, hour, deadline)
+    auth = _connection(source.conn_id)       # read once: Airflow's connection lookup is not free
+    samples = read_hour(source, host, processes, hour, deadline, auth)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / file_name(hour)
     target.write_text(exposition(samples))
     if samples:
         return target, ""
     why = f"Prometheus has no sample of {host} in this hour"
-    kept = kept_since(source, now or datetime.now(timezone.utc), max(0.5, stop - time.monotonic()))
+    kept = kept_since(source, now or datetime.now(timezone.utc), max(0.5, stop - time.monotonic()), auth)
     if kept and hour + timedelta(hours=1) <= kept[1]:
         why += f": it keeps {kept[0]}, nothing before {kept[1]:%Y-%m-%d %H:%M} UTC"
     return target, why

@@ -12,11 +12,11 @@ import urllib.parse
 from fleethealth.pull.transports.base import TransportError
 
 
-def post(url: str, body: bytes | None, headers: dict[str, str], *, what: str, timeout: float, deadline: float,
-         max_bytes: int, context: ssl.SSLContext | None = None, ok: tuple[int, ...] = (200,),
-         whole: float | None = None, method: str = "POST") -> tuple[int, bytes]:
-    """(status, body) of the answer to POSTing `body` to `url` (or another `method`); a status not in `ok` (a redirect too: never
-    followed) is a TransportError naming `what` answered it. A watchdog shuts the socket down when
+def request(url: str, body: bytes | None, headers: dict[str, str], *, what: str, timeout: float, deadline: float,
+            max_bytes: int, context: ssl.SSLContext | None = None, ok: tuple[int, ...] = (200,),
+            whole: float | None = None, method: str = "POST") -> tuple[int, bytes]:
+    """(status, body) of the answer to `method` (default POST) `body` to `url`; a status not in `ok` (a
+    redirect too: never followed) is a TransportError naming `what` answered it. A watchdog shuts the socket down when
     `deadline` passes, which ends any blocked read; `whole`: the deadline a missed one names (of which
     this request had `deadline` left)."""
     parts = urllib.parse.urlsplit(url)
