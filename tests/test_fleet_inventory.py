@@ -358,7 +358,9 @@ def test_a_cluster_s_prometheus_is_its_hosts_jmx_source_but_for_a_host_with_a_jo
     ("{url: 'p:9090'}", "prometheus.url: expected an http(s) URL such as http://prometheus:9090"),
     ("{conn_id: p}", "prometheus.url: expected an http(s) URL such as http://prometheus:9090"),
     ("{url: 'http://p:9090', host_label: 'pod-name'}", "prometheus.host_label: expected a Prometheus label name"),
-    ("{url: 'http://p:9090', naming: strimzi}", "prometheus.naming: unknown key"),
+    ("{url: 'http://p:9090', naming: strimzy}", "prometheus.naming: expected a jmx_exporter naming (default, strimzi, "
+                                               "strimzi-zookeeper, confluent), got 'strimzy'"),
+    ("{url: 'http://p:9090', names: strimzi}", "prometheus.names: unknown key"),
 ])
 def test_a_prometheus_mistake_is_one_line(tmp_path, prom, problem):
     [line] = problems_of(write(tmp_path, one_host_inventory("{host: z1, role: zookeeper, zk_myid: 1}", prometheus=prom)))

@@ -41,9 +41,26 @@ def samples(host: str) -> list[str]:
     ]
 
 
+def named(host: str) -> list[str]:
+    """OpenMetrics lines of `host` as Strimzi's and Confluent's rules name them (tests/test_fleet_namings.py
+    cites where each name comes from), as jmx_exporter 0.x and 1.x write a counter."""
+    added = ADDED.format(host=host)
+    return [
+        f'kafka_server_replicamanager_underreplicatedpartitions{{{added}}} 4 {T + 10:.3f}',
+        f'kafka_log_log_size{{topic="__consumer_offsets",partition="38",{added}}} 2e+09 {T + 20:.3f}',
+        f'kafka_log_log_size{{topic="orders",partition="38",{added}}} 5 {T + 20:.3f}',           # not ours
+        f'kafka_server_sessionexpirelistener_zookeeperexpires_total{{{added}}} 3 {T + 30:.3f}',
+        f'process_open_fds{{{added}}} 812 {T + 40:.3f}',
+        f'kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total{{{added}}} 0.25 {T + 50:.3f}',
+        f'kafka_controller_controllereventmanager_eventqueuetimems{{quantile="0.99",{added}}} 70 {T + 60:.3f}',
+        f'kafka_controller_controllereventmanager_eventqueuetimems{{quantile="0.5",{added}}} 2 {T + 60:.3f}',
+        f'kafka_server_raftmetrics_election_latency_max_total{{{added}}} 1500 {T + 70:.3f}',
+    ]
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    lines = samples("pay-kafka-1") + samples("pay-kafka-12")
+    lines = samples("pay-kafka-1") + samples("pay-kafka-12") + named("str-1") + named("cf-1")
     by_series = sorted(lines, key=lambda line: line.split("{")[0])       # a metric family's lines together
     with Prometheus(tmp_path_factory.mktemp("prometheus"), "\n".join(by_series) + "\n# EOF\n") as p:
         yield p
@@ -73,14 +90,44 @@ def test_a_host_label_other_than_instance(server):
 
 def test_one_selector_per_series_with_the_beans_fixed_keys_and_the_host():
     sel = prometheus.selectors(("zk_broker",), "pay-kafka-1")
-    assert sel[f'{SIZE}{{instance=~"pay\\\\-kafka\\\\-1(:[0-9]+)?",name=~"Size",topic=~"__consumer_offsets"}}'] == (
-        "name", "partition", "topic")
+    host = 'instance=~"pay\\\\-kafka\\\\-1(:[0-9]+)?"'
+    key = f'{{__name__=~"{SIZE}|{SIZE}_total",{host},name=~"Size",topic=~"__consumer_offsets"}}'
+    assert [s.bean.id for s in sel[key]] == ["offsets_log_size"]
+    urp = [k for k in sel if k.startswith(f'{{__name__=~"{URP}|')]
+    assert urp == [f'{{__name__=~"{URP}|{URP}_total",{host},name=~"UnderReplicatedPartitions"}}']
     assert all(s.count("instance=~") == 1 for s in sel)
-    assert len(sel) == len(set(s.split("{")[0] for s in sel))
+    assert len(sel) == len(set(s.split(",")[0] for s in sel))
     # a ZooKeeper server: its JVM's
     assert sorted(prometheus.selectors(("zookeeper",), "zk-1")) == [
-        'java_lang_operatingsystem_maxfiledescriptorcount{instance=~"zk\\\\-1(:[0-9]+)?"}',
-        'java_lang_operatingsystem_openfiledescriptorcount{instance=~"zk\\\\-1(:[0-9]+)?"}']
+        '{__name__=~"java_lang_operatingsystem_maxfiledescriptorcount|java_lang_operatingsystem_maxfiledescriptorcount'
+        '_total",instance=~"zk\\\\-1(:[0-9]+)?"}',
+        '{__name__=~"java_lang_operatingsystem_openfiledescriptorcount|java_lang_operatingsystem_openfiledescriptorcount'
+        '_total",instance=~"zk\\\\-1(:[0-9]+)?"}']
+
+
+def test_each_naming_reads_its_series_and_lands_them_as_the_default_naming_writes_them(server):
+    """One Prometheus, hosts of clusters whose rules differ: each read as its naming spells its beans, what
+    no bean of ours is left, and each sample written as silver reads jmx_exporter's default naming."""
+    ms = lambda t: round(t * 1000)  # noqa: E731
+    strimzi = prometheus.read_hour(Source(server.url, naming="strimzi"), "str-1", ("kraft_broker", "controller"), H)
+    assert sorted((s.series, s.labels, s.ms, s.value) for s in strimzi) == sorted([
+        (URP, (("name", "UnderReplicatedPartitions"),), ms(T + 10), "4"),
+        (SIZE, (("name", "Size"), ("partition", "38"), ("topic", "__consumer_offsets")), ms(T + 20), "2000000000"),
+        ("java_lang_operatingsystem_openfiledescriptorcount", (), ms(T + 40), "812"),
+        ("kafka_controller_controllereventmanager_99thpercentile", (("name", "EventQueueTimeMs"),), ms(T + 60), "70"),
+        ("kafka_server_raft_metrics_election_latency_max", (), ms(T + 70), "1500")])
+    # the request handlers' idle is Confluent's name: Strimzi's rules have none of it; the expiries are
+    # a ZooKeeper-mode broker's
+    confluent = prometheus.read_hour(Source(server.url, naming="confluent"), "cf-1", ("zk_broker",), H)
+    assert sorted((s.series, s.labels, s.value) for s in confluent) == sorted([
+        (URP, (("name", "UnderReplicatedPartitions"),), "4"),
+        (SIZE, (("name", "Size"), ("partition", "38"), ("topic", "__consumer_offsets")), "2000000000"),
+        ("java_lang_operatingsystem_openfiledescriptorcount", (), "812"),
+        ("kafka_server_kafkarequesthandlerpool_oneminuterate", (("name", "RequestHandlerAvgIdlePercent"),), "0.25")])
+    assert prometheus.exposition(confluent).splitlines()[0] == (
+        f'{URP}{{name="UnderReplicatedPartitions"}} 4 {ms(T + 10)}')
+    # the same host read in the default naming finds nothing: its names are not the default's
+    assert prometheus.read_hour(Source(server.url), "cf-1", ("zk_broker",), H) == []
 
 
 def test_a_prometheus_host_s_pull_lands_the_hour_as_a_scrape_file(server, tmp_path):
@@ -311,8 +358,37 @@ def test_check_reaches_the_prometheus_of_a_host_and_says_what_is_wrong(server):
 
     [line] = check.prometheus_problems(host(server.url), 10)
     assert line.startswith(f"pay-kafka-1: Prometheus at {server.url} has no sample of pay-kafka-1 in the hour from ")
-    assert 'UTC (instance="pay-kafka-1" or "pay-kafka-1:<port>"): is prometheus.host_label the label naming it' in line
+    assert ('UTC (instance="pay-kafka-1" or "pay-kafka-1:<port>", series named as default names them): is '
+            'prometheus.host_label the label naming it') in line
     closed = f"127.0.0.1:{free_port()}"
     assert list(check.prometheus_problems(host(f"http://{closed}"), 10)) == [
         f"pay-kafka-1: {closed}: cannot reach Prometheus: Connection refused (prometheus.url must be the HTTP API's "
         "base, e.g. http://prometheus:9090)"]
+
+
+def test_check_names_what_a_cluster_s_naming_cannot_tell():
+    from fleethealth.cli import check
+
+    def cluster(name: str, naming: str, hosts: list[dict]) -> dict:
+        return {"name": name, "timezone": "UTC", "root": "/nowhere", "hosts": hosts,
+                "prometheus": {"url": "http://prometheus:9090", "naming": naming}}
+
+    broker = {"host": "b1", "role": "kafka", "broker_id": 1, "kafka_version": "3.6.1"}
+    inventory = parse_inventory({"clusters": [
+        cluster("zk", "strimzi", [broker]),
+        cluster("cf", "confluent", [dict(broker, host="b2", kafka_version="4.0.0"),
+                                    {"host": "c2", "role": "controller", "node_id": 9, "kafka_version": "4.0.0"}]),
+        cluster("plain", "default", [dict(broker, host="b3")])]})
+    lines = check.naming_notes(inventory)
+    assert lines[0] == (
+        "clusters[zk]: prometheus.naming strimzi: no series of request_handler_idle (kafka.server:type="
+        "KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent OneMinuteRate, read by gold.request_saturation): "
+        "its rules export RequestHandlerAvgIdlePercent's MeanRate only (kafka_server_kafkarequesthandlerpool_"
+        "requesthandleravgidle_percent): the mean since the broker started, not the last minute's; a rule exporting "
+        "it lets them see it")
+    # Confluent's: the KRaft beans of its brokers and controllers, and nothing of the default naming's cluster
+    assert [line.split(": no series of ")[1].split(" ")[0] for line in lines[1:]] == [
+        "raft_current_leader", "raft_current_epoch", "raft_high_watermark", "raft_election_latency_avg",
+        "raft_election_latency_max", "broker_metadata_applied_offset", "broker_metadata_applied_lag",
+        "broker_metadata_load_errors", "broker_metadata_apply_errors"]
+    assert all(line.startswith("clusters[cf]: prometheus.naming confluent: ") for line in lines[1:])

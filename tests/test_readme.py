@@ -109,7 +109,8 @@ def test_the_prometheus_example_loads():
     from fleethealth.fleet.inventory import Prometheus
 
     [cluster] = parse_inventory(yaml.safe_load(block("inventory", "prometheus").text), "docs/inventory.md").clusters
-    assert cluster.hosts[0].prometheus == Prometheus("https://mimir.monitoring:8080/prometheus", "mimir_payments", "pod")
+    assert cluster.hosts[0].prometheus == Prometheus("https://mimir.monitoring:8080/prometheus", "mimir_payments", "pod",
+                                                        "strimzi")
 
 
 def test_the_thresholds_example_loads_beside_the_inventory(tmp_path):

@@ -117,8 +117,9 @@ def prometheus_problems(host: Host, deadline: float = prometheus.DEADLINE_S) -> 
         return
     if not found:
         yield (f"{host.host}: Prometheus at {source.url} has no sample of {host.host} in the hour from {hour:%Y-%m-%d %H:00} "
-               f"UTC ({source.host_label}=\"{host.host}\" or \"{host.host}:<port>\"): is prometheus.host_label the "
-               "label naming it, does the host name match, and is jmx_exporter scraped?")
+               f"UTC ({source.host_label}=\"{host.host}\" or \"{host.host}:<port>\", series named as {source.naming} "
+               "names them): is prometheus.host_label the label naming it, does the host name match, is "
+               "prometheus.naming its exporter rules' naming, and is jmx_exporter scraped?")
 
 
 def host_problems(host: Host, deadline: float) -> list[str]:
@@ -294,6 +295,26 @@ def kraft_warnings(inventory: Inventory, reachable: set[str] | None = None) -> l
     return out
 
 
+def naming_notes(inventory: Inventory) -> list[str]:
+    """A line per bean a cluster's jmx_exporter naming has no series of (fleet/exporter_namings.yaml), among
+    those its Prometheus hosts register: what reads it sees nothing of the cluster (notes: the hour runs)."""
+    from fleethealth.fleet import mbeans, namings
+
+    out = []
+    for c in inventory.clusters:
+        hosts = [h for h in c.hosts if h.prometheus and "jmx" in h.expect]
+        if not hosts:
+            continue
+        naming = namings.naming(hosts[0].prometheus.naming)
+        registered = {b.id: b for h in hosts for b in mbeans.for_processes(h.processes)}
+        for bean_id, why in naming.absent.items():
+            if bean_id in registered:
+                out.append(f"clusters[{c.name}]: prometheus.naming {naming.name}: no series of {bean_id} "
+                           f"({registered[bean_id].object_name} {registered[bean_id].attribute}, read by "
+                           f"{', '.join(registered[bean_id].read_by)}): {why}; a rule exporting it lets them see it")
+    return out
+
+
 def threshold_problems(path: str | None, clusters: list[str] | None) -> list[str]:
     """One line per mistake in the thresholds file (`path`, else $FLEETHEALTH_THRESHOLDS), as gold would
     refuse it with the inventory's `clusters`: the run refuses it before it pulls (gold.thresholds.load)."""
@@ -333,7 +354,7 @@ def check(inventory_path: str, notify: bool = False, echo: Callable[[str], None]
     reachable = {h.host for h, found in zip(inventory.hosts, hosts_found) if not found}
     problems += timezone_lines(inventory, echo, reachable)
     problems += layout_lines([h for h in inventory.hosts if h.host in reachable], echo)
-    for line in kraft_warnings(inventory, reachable):
+    for line in kraft_warnings(inventory, reachable) + naming_notes(inventory):
         echo(line)
     channels = inventory.notifications
     notes = f"{len(channels)} channel(s) not tested (--notify sends each a test message)"

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints, ValidationInfo, field_validator
 
-from fleethealth.fleet import conversion_pattern, entities, maintenance
+from fleethealth.fleet import conversion_pattern, entities, maintenance, namings
 from fleethealth.fleet.channels import MAX_NAME, Channel, is_name, name_of
 from fleethealth.fleet.kafka import OFFSETS_TOPIC_PARTITIONS
 from fleethealth.fleet.sources import EXPECTED
@@ -41,6 +41,7 @@ class Prometheus:
     url: str                            # the HTTP API's base, e.g. http://prometheus:9090 (Mimir: .../prometheus)
     conn_id: str | None = None          # an Airflow connection: credentials, headers, CA bundle, client certificate
     host_label: str = HOST_LABELS[0]    # the label whose value is the inventory host name (or host:port)
+    naming: str = "default"             # the jmx_exporter rules' naming of its series (fleet/exporter_namings.yaml)
 
 
 class InventoryError(ValueError):
@@ -215,6 +216,8 @@ class PrometheusSpec(Schema):
     host_label: Annotated[str, Strict(), StringConstraints(pattern=r"^[a-zA-Z_][a-zA-Z0-9_]*$"),
                           says(f"expected a Prometheus label name (e.g. {', '.join(HOST_LABELS)}), got {{got}}")
                           ] = HOST_LABELS[0]
+    naming: Annotated[str, Strict(), holds(lambda v: v in namings.NAMES, ""),
+                      says(f"expected a jmx_exporter naming ({', '.join(namings.NAMES)}), got {{got}}")] = "default"
 
 
 class ClusterSpec(Schema):

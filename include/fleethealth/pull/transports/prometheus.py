@@ -2,16 +2,17 @@
 Thanos, Mimir or VictoriaMetrics keep them): the way Kubernetes fleets (Strimzi, Confluent's operator,
 Bitnami's chart) expose JMX, and the way to backfill it.
 
-For each series of the MBeans catalogue the host's processes register (fleet/mbeans.yaml, jmx_exporter's
-default naming) one instant query of `series{matchers}[1h]` a millisecond before the hour's end: the raw
-samples of the hour with their own times (not `query_range` steps: absence stays absence). The matchers
-are the bean's fixed key properties (`name="Size"`, `topic="__consumer_offsets"`) and the host: its
-`host_label` (default `instance`) is the inventory host name, with or without `:port`. A sample keeps the
-labels jmx_exporter gave it (the bean's key properties) and none Prometheus added (job, instance, pod...).
-The samples land as one `jmx/prometheus.<hour>.prom` (text exposition, a millisecond timestamp on each
-line), which silver parses as any jmx_exporter scrape. An hour with no sample lands an empty file: the
-read happened and found nothing; its reason says so, and when the hour is older than Prometheus keeps
-(its `storageRetention`), since when it holds samples.
+For each series the host's processes register under the cluster's jmx_exporter naming (the rules file its
+deployment uses: fleet/exporter_namings.yaml; `default` is mbeans.yaml's own) one instant query of
+`{__name__=~"series|series_total", matchers}[1h]` a millisecond before the hour's end: the raw samples of
+the hour with their own times (not `query_range` steps: absence stays absence). The matchers are the
+host, whose `host_label` (default `instance`) is the inventory host name, with or without `:port`, and the
+labels that pick the bean (`name="Size"`, `topic="__consumer_offsets"`, `quantile="0.99"`). Each sample is
+written as jmx_exporter's default naming writes its bean (series, and the bean's key properties as labels;
+none Prometheus added: job, instance, pod...), so one `jmx/prometheus.<hour>.prom` (text exposition, a
+millisecond timestamp on each line) is read by silver as any jmx_exporter scrape, whatever the naming. An
+hour with no sample lands an empty file: the read happened and found nothing; its reason says so, and when
+the hour is older than Prometheus keeps (its `storageRetention`), since when it holds samples.
 
 Credentials come from an Airflow connection (`conn_id`), never the inventory: a login and password are
 basic auth, a password alone a bearer token; its extra may give `headers` (e.g. `X-Scope-OrgID` for
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from fleethealth.fleet import mbeans
+from fleethealth.fleet import mbeans, namings
 from fleethealth.fleet.inventory import HOST_LABELS, Prometheus
 from fleethealth.pull.transports import web
 from fleethealth.pull.transports.base import TransportError
@@ -58,26 +59,21 @@ def file_name(hour: datetime) -> str:
     return f"{PREFIX}{hour.astimezone(timezone.utc):%Y-%m-%dT%H-%M-%SZ}.prom"
 
 
-def selectors(processes: tuple[str, ...], host: str, host_label: str = HOST_LABELS[0]) -> dict[str, tuple[str, ...]]:
-    """selector -> the labels jmx_exporter gives its series: one per series of the beans `processes`
-    register, matching their fixed key properties (one regex per key when beans share a series) and the
-    host."""
-    fixed: dict[str, dict[str, set[str]]] = {}
-    labels: dict[str, set[str]] = {}
-    for bean in mbeans.for_processes(processes):
-        if bean.exporter_series is None:
-            continue
-        keys = dict(bean.keys)
-        mine = fixed.setdefault(bean.exporter_series, {})
-        for label in bean.exporter_labels:
-            if label in keys:
-                mine.setdefault(label, set()).add(keys[label])
-        labels.setdefault(bean.exporter_series, set()).update(bean.exporter_labels)
+def selectors(processes: tuple[str, ...], host: str, host_label: str = HOST_LABELS[0],
+              naming: str = namings.DEFAULT) -> dict[str, tuple[namings.Series, ...]]:
+    """selector -> the series (of beans `processes` register, under `naming`) it reads: one per metric name
+    and set of fixed labels, matching the name with and without `_total`, the host, and each fixed label
+    (one regex when beans share the series)."""
+    groups: dict[tuple[str, tuple[str, ...]], list[namings.Series]] = {}
+    for series in namings.naming(naming).for_beans(mbeans.for_processes(processes)):
+        groups.setdefault((series.name, tuple(k for k, _ in series.matchers)), []).append(series)
     out = {}
-    for series, keys in sorted(fixed.items()):
-        matchers = [f'{host_label}=~"{_quote(re.escape(host))}(:[0-9]+)?"']
-        matchers += [f'{k}=~"{_quote("|".join(re.escape(v) for v in sorted(vs)))}"' for k, vs in sorted(keys.items())]
-        out[f"{series}{{{','.join(matchers)}}}"] = tuple(sorted(labels[series]))
+    for (name, fixed), group in sorted(groups.items()):
+        matchers = [f'__name__=~"{name}|{name}{namings.TOTAL}"', f'{host_label}=~"{_quote(re.escape(host))}(:[0-9]+)?"']
+        for label in fixed:
+            values = sorted({dict(s.matchers)[label] for s in group})
+            matchers.append(f'{label}=~"{_quote("|".join(re.escape(v) for v in values))}"')
+        out[f"{{{','.join(matchers)}}}"] = tuple(group)
     return out
 
 
@@ -161,7 +157,8 @@ def read_hour(source: Prometheus, host: str, processes: tuple[str, ...], hour: d
     lo, hi = int(start.timestamp() * 1000), int(end.timestamp() * 1000)
     stop = time.monotonic() + deadline
     out = []
-    for selector, keep in selectors(processes, host, source.host_label).items():
+    naming = namings.naming(source.naming)
+    for selector in selectors(processes, host, source.host_label, source.naming):
         left = stop - time.monotonic()
         if left <= 0:
             raise TransportError(f"{urllib.parse.urlsplit(source.url).netloc}: no complete answer from Prometheus "
@@ -172,12 +169,15 @@ def read_hour(source: Prometheus, host: str, processes: tuple[str, ...], hour: d
             if not isinstance(metric, dict) or not isinstance(values, list):
                 raise TransportError(f"{urllib.parse.urlsplit(source.url).netloc}: a series of Prometheus' answer "
                                      "has no metric or values")
-            name = str(metric.get("__name__", ""))
-            labels = tuple(sorted((k, str(v)) for k, v in metric.items() if k in keep))
+            metric = {str(k): str(v) for k, v in metric.items()}
+            mine = naming.bean_of(metric.get("__name__", ""), metric)
+            labels = mine.default_labels(metric) if mine else None
+            if labels is None:      # a regex of shared series matched a label set no bean of ours has
+                continue
             for pair in values:
                 ms = _ms(pair)
                 if ms is not None and lo <= ms < hi:
-                    out.append(Sample(name, labels, ms, str(pair[1])))
+                    out.append(Sample(mine.bean.exporter_series, labels, ms, str(pair[1])))
     return out
 
 
