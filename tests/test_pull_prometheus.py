@@ -152,10 +152,10 @@ def test_an_hour_without_samples_lands_empty_and_says_why(server, tmp_path):
                                 tmp_path / "a", now=now)
     assert recent.read_text() == ""
     assert prometheus.land(Source(server.url), "pay-kafka-1", ("zk_broker",), H - timedelta(days=30), tmp_path / "a",
-                           now=now)[1] == "Prometheus has no sample of pay-kafka-1 in this hour"
+                           now=now)[1] == "the cluster's Prometheus has no sample of pay-kafka-1 in this hour"
     old = kept.replace(minute=0, second=0, microsecond=0) - timedelta(hours=2)
     assert prometheus.land(Source(server.url), "pay-kafka-1", ("zk_broker",), old, tmp_path / "b", now=now)[1] == (
-        f"Prometheus has no sample of pay-kafka-1 in this hour: it keeps {RETENTION}, nothing before "
+        f"the cluster's Prometheus has no sample of pay-kafka-1 in this hour: it keeps {RETENTION}, nothing before "
         f"{kept:%Y-%m-%d %H:%M} UTC")
 
 
@@ -172,7 +172,7 @@ def test_an_unreachable_prometheus_is_a_rejected_row_and_the_host_s_files_land(t
     reason = f"{url.split('//')[1]}: cannot reach Prometheus: Connection refused"
     assert err.value.errors == [f"pay-kafka-1: Prometheus read failed ({reason}); its 1 files landed"]
     assert [(r.source, r.status, r.reason) for r in read_manifests(H, Lakehouse.at(tmp_path / "lake"))] == [
-        ("jmx", "rejected", reason)]
+        ("jmx", "rejected", f"not read from the cluster's Prometheus: {reason}")]
 
 
 class _Hostile:
@@ -330,7 +330,7 @@ def test_silver_reads_the_same_jmx_from_prometheus_as_from_the_jolokia_files(spa
         (tmp_path / "prom" / "inventory.yaml").write_text(yaml.safe_dump(doc))
         from_prometheus = jmx(tmp_path / "prom" / "inventory.yaml", Lakehouse.at(tmp_path / "prom" / "lake"))
     # no quarantine row: the ZooKeeper host, which is not expected to send JMX, is not asked (an empty hour would
-    # be one, its reason "Prometheus has no sample of … in this hour")
+    # be one, its reason "the cluster's Prometheus has no sample of … in this hour")
     assert jmx.quarantined == 0
     assert list((tmp_path / "prom" / "lake").rglob("pm3-dead-cleaner-zk-1/jmx/*")) == []
     assert len(list((tmp_path / "prom" / "lake").rglob("pm3-dead-cleaner-kafka-*/jmx/prometheus.*.prom"))) == 3
@@ -392,3 +392,51 @@ def test_check_names_what_a_cluster_s_naming_cannot_tell():
         "raft_election_latency_max", "broker_metadata_applied_offset", "broker_metadata_applied_lag",
         "broker_metadata_load_errors", "broker_metadata_apply_errors"]
     assert all(line.startswith("clusters[cf]: prometheus.naming confluent: ") for line in lines[1:])
+
+
+@pytest.mark.spark
+def test_an_unreachable_prometheus_is_one_finding_for_the_cluster_and_its_logs_land(spark, tmp_path):
+    """The dead cleaner's hour pulled with its cluster's Prometheus down: each broker's JMX a rejected row naming
+    the cluster's Prometheus, its logs and ZooKeeper's landed and in silver; gold: one prometheus_unreadable for
+    the cluster and no data_missing."""
+    import yaml
+
+    from fleethealth.bronze import tables as bronze
+    from fleethealth.fleet.inventory import load_inventory
+    from fleethealth.gold import thresholds
+    from fleethealth.gold.detectors import data_missing, prometheus_unreadable
+    from fleethealth.gold.facts.core import Facts, broker_health
+    from fleethealth.runtime.frames import materialize
+    from fleethealth.silver import tables as silver
+    from fleethealth.simulate import simulate
+    from realservers import free_port
+
+    path = simulate(tmp_path / "files", ["pm3-dead-cleaner"], H, H + timedelta(hours=1), jmx_samples_per_broker_hour=0)
+    doc = yaml.safe_load(path.read_text())
+    closed = f"127.0.0.1:{free_port()}"
+    for c in doc["clusters"]:
+        c["prometheus"] = {"url": f"http://{closed}"}
+    path.write_text(yaml.safe_dump(doc))
+    inventory, lake = load_inventory(path), Lakehouse.at(tmp_path / "lake")
+    with pytest.raises(pull.HostsFailed) as err:
+        pull.pull_hour(inventory, H, lake)
+    landed = read_manifests(H, lake)        # what bronze reads: every host's manifest, the failed ones' too
+    assert len(err.value.errors) == 3
+    rejected = [r for r in landed if r.status == "rejected"]
+    assert sorted((r.host, r.source) for r in rejected) == [(f"pm3-dead-cleaner-kafka-{n}", "jmx") for n in (1, 2, 3)]
+    assert {r.reason for r in rejected} == {f"not read from the cluster's Prometheus: {closed}: cannot reach "
+                                            "Prometheus: Connection refused"}
+    records = materialize(bronze.records(spark, landed, lake.landing(H), H))
+    files = bronze.files(spark, landed, records, H)
+    tables = silver.build(spark, records, inventory, files)
+    reconciliation = materialize(silver.reconciliation(records, tables, tables["silver.quarantine"], files))
+    assert {(r.host, r.source) for r in reconciliation.where("silver_records > 0").collect()} >= {
+        ("pm3-dead-cleaner-kafka-1", "kafka"), ("pm3-dead-cleaner-zk-1", "zookeeper")}
+    facts = Facts(H, silver.hosts_frame(spark, inventory), None, None, None, None, reconciliation, None, None)
+    facts.broker_health = materialize(broker_health(facts))
+    limits = thresholds.load()
+    [finding] = prometheus_unreadable.detect(facts, limits).collect()
+    assert (finding.cluster, finding.entity, finding.severity) == ("pm3-dead-cleaner", "prometheus", "major")
+    assert finding.evidence.startswith("no JMX of 3 host(s) of the cluster (pm3-dead-cleaner-kafka-1, "
+                                       "pm3-dead-cleaner-kafka-2, pm3-dead-cleaner-kafka-3) came from its Prometheus")
+    assert data_missing.detect(facts, limits).count() == 0

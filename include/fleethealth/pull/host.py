@@ -338,7 +338,7 @@ class HostPull:
         """The hour's JMX of this host from its cluster's Prometheus (any hour: a backfill reads it too), when
         the host is expected to send JMX (a ZooKeeper server is not, unless its `expect:` says so)."""
         host = self.host
-        if "jmx" not in host.expect or not prometheus.selectors(host.processes, host.host):
+        if "jmx" not in host.expect or not prometheus.selectors(host.processes, host.host, naming=host.prometheus.naming):
             return                                    # not expected, or no bean of its processes has a series
         left = self.deadline - time.monotonic()       # the read gets what is left of the host's time
         if left <= 0:
@@ -381,7 +381,7 @@ class HostPull:
                 except TransportError as exc:       # as a live Jolokia read's
                     live_error = exc
                     self.reject("jmx", RemoteFile(prometheus.file_name(self.hour), 0, now.timestamp()),
-                                host.prometheus.url, str(exc))
+                                host.prometheus.url, f"not read from {prometheus.MARK}: {exc}")
         except TransportError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             message = str(exc)

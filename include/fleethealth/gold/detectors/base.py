@@ -25,3 +25,9 @@ def finding(df: DataFrame, kind: str, severity: str, entity: Column | None, firs
             (known_bug if known_bug is not None else F.lit(None)).cast("string").alias("known_bug"),
             hour.alias("hour")]
     return df.select(*cols, *([node.alias(NODE)] if node is not None else []))
+
+
+def file_problems(health: DataFrame) -> Column:
+    """broker_health_hourly's file_problems ("<source>: <file> (<status>): <reason>"), empty for a frame
+    written before it had them."""
+    return F.col("file_problems") if "file_problems" in health.columns else F.array().cast("array<string>")

@@ -2,7 +2,8 @@
 
 Signal: gold.broker_health_hourly sources_missing (inventory `expect`, default: kafka + jmx for a
 broker, zookeeper for a ZooKeeper server) of a host that sent something (a host that sent nothing
-at all is one host_silent incident instead; one whose lines fall in other hours, timezone_mismatch). The finding spans the whole hour; its evidence names the
+at all is one host_silent incident instead; one whose lines fall in other hours, timezone_mismatch; the
+JMX of a cluster whose Prometheus gave none, prometheus_unreadable). The finding spans the whole hour; its evidence names the
 files of that source that were listed but could not be read, and why (file_problems).
 """
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from fleethealth.gold.detectors.base import finding
+from fleethealth.gold.detectors import prometheus_unreadable
 from fleethealth.gold.detectors.timezone_mismatch import zoned_hours
 
 KIND = "data_missing"
@@ -24,6 +26,10 @@ def detect(facts, thresholds):
     missing = (health.where(F.size("sources_arrived") > 0)
                .join(zoned_hours(health), ["cluster", "hour"], "left_anti")     # timezone_mismatch's
                .select("*", F.explode("sources_missing").alias("missing_source")))
+    # a cluster whose Prometheus gave none of its hosts' JMX: one prometheus_unreadable, not one of these each
+    missing = missing.join(prometheus_unreadable.unreadable(health).select(
+        "cluster", "hour", F.lit(prometheus_unreadable.SOURCE).alias("missing_source")),
+        ["cluster", "hour", "missing_source"], "left_anti")
     # why: the files of that source that were listed but could not be read ("<source>: <file> ...")
     why = F.transform(F.filter("file_problems", lambda p: p.startswith(F.concat(F.col("missing_source"), F.lit(": ")))),
                       lambda p: F.substring(p, F.length("missing_source") + 3, 1 << 20))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from fleethealth.gold.detectors.base import finding
+from fleethealth.gold.detectors.base import file_problems, finding
 from fleethealth.pull.zoneprobe import MARK
 
 KIND = "timezone_mismatch"
@@ -24,8 +24,7 @@ REPORT = {"chart": "chart-completeness", "table": "broker_health_hourly",
 
 def zone_problems(health):
     """The file_problems of a host-hour that say its lines run off by a time zone."""
-    problems = F.col("file_problems") if "file_problems" in health.columns else F.array().cast("array<string>")
-    return F.filter(problems, lambda p: p.contains(MARK))
+    return F.filter(file_problems(health), lambda p: p.contains(MARK))
 
 
 def zoned_hours(health):

@@ -40,6 +40,8 @@ TIMEOUT_S = 10                  # connect, and each read of the socket
 DEADLINE_S = 60                 # all of a host's queries of an hour
 MAX_RESPONSE_BYTES = 256 * 1024**2
 PREFIX = "prometheus."
+# in the reason of each host's JMX that did not come from Prometheus (gold.detectors.prometheus_unreadable)
+MARK = "the cluster's Prometheus"
 QUERY_PATH = "api/v1/query"
 RUNTIME_PATH = "api/v1/status/runtimeinfo"
 _RETENTION = re.compile(r"^(\d+)(ms|s|m|h|d|w|y)$")
@@ -238,7 +240,7 @@ def land(source: Prometheus, host: str, processes: tuple[str, ...], hour: dateti
     target.write_text(exposition(samples))
     if samples:
         return target, ""
-    why = f"Prometheus has no sample of {host} in this hour"
+    why = f"{MARK} has no sample of {host} in this hour"
     kept = kept_since(source, now or datetime.now(timezone.utc), max(0.5, stop - time.monotonic()), auth)
     if kept and hour + timedelta(hours=1) <= kept[1]:
         why += f": it keeps {kept[0]}, nothing before {kept[1]:%Y-%m-%d %H:%M} UTC"
