@@ -42,6 +42,7 @@ PROMETHEUS, PROMTOOL = Path("/usr/bin/prometheus"), Path("/usr/bin/promtool")
 RETENTION = "10y"     # a test Prometheus keeps its fixed-date samples ten years (Prometheus counts 365 d a year)
 JOLOKIA_AGENT = PROJECT / "jars-agents" / "jolokia-agent-jvm-javaagent.jar"
 S3PROXY = PROJECT / "jars-agents" / "s3proxy.jar"
+JMX_EXPORTER = PROJECT / "jars-agents" / "jmx_prometheus_javaagent.jar"
 ZK_LAYOUT = "%d{yyyy-MM-dd HH:mm:ss,SSS} [myid:%X{myid}] - %-5p [%t:%C{1}@%L] - %m%n"
 
 
@@ -176,7 +177,9 @@ class SlowProxy:
 
 
 class ZooKeeper:
-    def __init__(self, folder: Path, log_dir: Path):
+    def __init__(self, folder: Path, log_dir: Path, exporter_rules: str | None = None):
+        """A real ZooKeeper JVM with Jolokia's agent; with `exporter_rules` (a jmx_exporter config), jmx_exporter's
+        agent too, its HTTP endpoint at `exporter` (host:port)."""
         assert JOLOKIA_AGENT.is_file(), f"no {JOLOKIA_AGENT}: run `make setup`"
         import pyspark
 
@@ -196,8 +199,14 @@ class ZooKeeper:
         zoo_cfg.write_text(f"dataDir={folder / 'data'}\nclientPort={self.client_port}\n"
                            "clientPortAddress=127.0.0.1\ntickTime=2000\nadmin.enableServer=false\n")
         java = shutil.which("java") or "java"
+        agents = []
+        if exporter_rules is not None:
+            assert JMX_EXPORTER.is_file(), f"no {JMX_EXPORTER}: run `make setup`"
+            (folder / "exporter.yaml").write_text(exporter_rules)
+            self.exporter = f"127.0.0.1:{free_port()}"
+            agents.append(f"-javaagent:{JMX_EXPORTER}={self.exporter}:{folder / 'exporter.yaml'}")
         self.proc = subprocess.Popen(
-            [java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            [java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *agents,
              f"-javaagent:{JOLOKIA_AGENT}=host=127.0.0.1,port={self.jolokia_port},discoveryEnabled=false",
              f"-Dlog4j2.configurationFile={log4j}", "-Dzookeeper.admin.enableServer=false",
              "-cp", f"{jars}/*", "org.apache.zookeeper.server.ZooKeeperServerMain",
@@ -276,7 +285,8 @@ class Prometheus(_Daemon):
     """Started on construction over the samples of `openmetrics` (OpenMetrics text, `# EOF` last; times in
     seconds), stopped by `stop()` or at the end of a `with` block. Its storage keeps them RETENTION."""
 
-    def __init__(self, folder: Path, openmetrics: str = "# EOF\n"):
+    def __init__(self, folder: Path, openmetrics: str = "# EOF\n", scrape: str = "[]"):
+        """`scrape`: its scrape_configs (YAML; default none)."""
         assert PROMETHEUS.is_file() and PROMTOOL.is_file(), f"no {PROMETHEUS} or {PROMTOOL}: run `make setup`"
         folder.mkdir(parents=True, exist_ok=True)
         data, source = folder / "data", folder / "samples.om"
@@ -286,7 +296,7 @@ class Prometheus(_Daemon):
                               capture_output=True, text=True, timeout=300)
         assert made.returncode == 0, made.stderr[-3000:]
         config = folder / "prometheus.yml"
-        config.write_text("global:\n  scrape_interval: 15s\nscrape_configs: []\n")
+        config.write_text(f"global:\n  scrape_interval: 15s\nscrape_configs: {scrape}\n")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
