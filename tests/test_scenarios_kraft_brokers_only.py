@@ -8,11 +8,11 @@ missed, and nothing else is found."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import pytest
 import yaml
-from window import run_window
+from window import against_truth, run_window
 
 from fleethealth.cli import demo
 from fleethealth.fleet.inventory import load_inventory
@@ -62,15 +62,8 @@ def test_the_listing_leaves_the_mode_to_the_logs_and_they_show_kraft(run):
 
 
 def test_every_incident_the_brokers_show_is_found_and_nothing_else(run):
-    found = {}
-    for f in run["findings"]:
-        k = (f["cluster"], f["kind"], f["entity"])
-        found[k] = min(found.get(k, f["first_seen"]), f["first_seen"])
-    expected = {(i["cluster"], i["kind"], i["entity"]): first_seen(i["first_seen"]) for i in run["expected"]}
-    missed = sorted(k for k in expected if k not in found)
-    late = sorted(k for k in expected if k in found and abs(found[k] - expected[k]) > TOLERANCE)
-    false = sorted(k for k in found if k not in expected)
-    assert (missed, late, false) == (sorted(CONTROLLER_ONLY), [], [])
+    assert against_truth(run["findings"], run["expected"], TOLERANCE) == (sorted(CONTROLLER_ONLY), [], [])
+    expected = {(i["cluster"], i["kind"], i["entity"]) for i in run["expected"]}
     shown = set(expected) - CONTROLLER_ONLY
     assert len(shown) == len(expected) - 1 and {k[1] for k in shown} == {
         "controller_quorum_unstable", "metadata_lag", "log_cleaner_dead", "offsets_partition_bloat", "leader_election_storm"}
@@ -82,7 +75,3 @@ def test_the_brokers_tell_the_storm_and_the_controllers_they_followed(run):
     assert storm["evidence"].startswith("broker 2: leaders moved off it (brokers' state-change.log) at "), storm
     quorum = by_kind[("kraft-quorum-unstable", "controller_quorum_unstable")]
     assert "brokers recorded a new controller: " in quorum["evidence"], quorum
-
-
-def first_seen(v) -> datetime:
-    return datetime.fromisoformat(v.replace("Z", "+00:00")).replace(tzinfo=None) if isinstance(v, str) else v

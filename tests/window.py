@@ -4,6 +4,7 @@ landing, bronze, silver and gold are built for all hours at once with the jobs' 
 their hour; `gold.job.gold_tables` over a window gives what each hour gives alone)."""
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from functools import reduce
 
 from pyspark.sql import DataFrame
@@ -42,3 +43,21 @@ def run_window(spark, inventory, hours, lakehouse) -> dict:
     return {
 "records": records, "files": files, "silver": tables, "recon": recon, "gold": out,
             "findings": findings, "health": health}
+
+
+def against_truth(findings: list[dict], expected: list[dict], tolerance: timedelta = timedelta(minutes=5)
+                  ) -> tuple[list, list, list]:
+    """(missed, late, false) of the findings against the simulator's expected incidents, by (cluster, kind,
+    entity): expected and not found, found with a first_seen more than `tolerance` off, found and not expected."""
+    found: dict[tuple, datetime] = {}
+    for f in findings:
+        k = (f["cluster"], f["kind"], f["entity"])
+        found[k] = min(found.get(k, f["first_seen"]), f["first_seen"])
+    truth = {(i["cluster"], i["kind"], i["entity"]): _naive(i["first_seen"]) for i in expected}
+    return (sorted(k for k in truth if k not in found),
+            sorted(k for k in truth if k in found and abs(found[k] - truth[k]) > tolerance),
+            sorted(k for k in found if k not in truth))
+
+
+def _naive(v) -> datetime:
+    return datetime.fromisoformat(v.replace("Z", "+00:00")).replace(tzinfo=None) if isinstance(v, str) else v
