@@ -150,7 +150,7 @@ def test_the_module_constants_are_the_catalogue_entries():
     constants = {name: value for name, value in vars(mbeans).items() if isinstance(value, mbeans.MBean)}
     assert {name: value.id.upper() for name, value in constants.items()} == {name: name for name in constants}
     assert mbeans.ALL == tuple(mbeans.catalogue().values())
-    assert len(mbeans.ALL) == 30
+    assert len(mbeans.ALL) == 32
 
 
 def test_every_bean_gold_reads_is_catalogued_with_a_reader_that_runs_that_code():
@@ -178,16 +178,17 @@ def test_the_kraft_beans_are_read_by_the_kraft_detectors():
     """Every KRaft bean is read by one of the KRaft kinds (the test above checks that its code reads it)."""
     kinds = {"broker_fenced", "controller_quorum_unstable", "metadata_lag"}
     assert kinds <= set(DETECTORS)
-    assert {b.id for b in mbeans.ALL if set(b.read_by) & kinds} == set(KRAFT)
+    assert {b.id for b in mbeans.ALL if set(b.read_by) & kinds} == set(KRAFT) - {"offline_partitions"}
 
 
 # the ZooKeeper-mode broker's beans, in the order the pull has always asked them
 ZK_BROKER = ["offsets_log_size", "cleaner_dead_threads", "cleaner_time_since_last_run", "open_fds", "max_fds",
-             "zk_expires", "under_replicated", "request_queue_size", "request_handler_idle", "network_processor_idle"]
-BROKER = [b for b in ZK_BROKER if b != "zk_expires"]
+             "zk_expires", "under_replicated", "under_min_isr", "offline_partitions", "request_queue_size",
+             "request_handler_idle", "network_processor_idle"]
+BROKER = [b for b in ZK_BROKER if b not in ("zk_expires", "offline_partitions")]
 RAFT = ["raft_current_leader", "raft_current_epoch", "raft_current_state", "raft_high_watermark",
         "raft_election_latency_avg", "raft_election_latency_max"]
-CONTROLLER = ["active_controller_count", "new_active_controllers", "fenced_broker_count", "active_broker_count",
+CONTROLLER = ["offline_partitions", "active_controller_count", "new_active_controllers", "fenced_broker_count", "active_broker_count",
               "timed_out_heartbeats", "controller_event_queue_time", "controller_last_applied_offset",
               "controller_last_committed_offset", "controller_last_applied_lag", "controller_metadata_errors"]
 BROKER_METADATA = ["broker_metadata_applied_offset", "broker_metadata_applied_lag", "broker_metadata_load_errors",
@@ -271,7 +272,7 @@ EXPORTED = [b for b in mbeans.ALL if b.exporter_series]
 
 def test_jmx_exporter_series_parse_into_exactly_the_catalogued_bean(spark):
     lines = [(b.id, *_exporter_line(b)) for b in EXPORTED]
-    assert len(lines) == 29
+    assert len(lines) == 31
     df = prometheus.series(local_frame(spark, lines, "id string, text string, expected string"))
     rows = df.select("id", "expected", "mbean", *[b.matches().alias(b.id) for b in mbeans.ALL]).collect()
     assert len(rows) == len(EXPORTED)
@@ -299,7 +300,7 @@ def test_the_live_jolokia_read_of_a_combined_node_parses_into_exactly_the_catalo
     samples, quarantine = jolokia.parse(bronze)
     assert quarantine.count() == 0
     rows = samples.select("mbean", "value", "value_text", *[b.matches().alias(b.id) for b in mbeans.ALL]).collect()
-    assert len(rows) == len(beans) == 29
+    assert len(rows) == len(beans) == 31
     got = {}
     for r in rows:
         [bean] = [b.id for b in mbeans.ALL if r[b.id]]
@@ -358,4 +359,4 @@ def test_the_catalogue_and_the_jolokia_pull_need_no_spark():
             "from fleethealth.fleet import mbeans\n"
             "print(*(len(mbeans.jolokia_requests((p,))) for p in mbeans.PROCESSES))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, check=True)
-    assert out.stdout.split() == ["2", "10", "19", "18"]
+    assert out.stdout.split() == ["2", "12", "20", "19"]

@@ -51,10 +51,30 @@ def test_each_rule_names_its_cause_and_nothing_else(spark):
     }
 
 
+def test_a_broker_s_outage_explains_the_partition_states_of_its_cluster(spark):
+    """`entity: cluster`: the controller's offline partitions and another broker's under-min-ISR partitions are
+    explained by any broker of the cluster that went silent or was fenced while they were seen."""
+    silent = ("h", "c1", "host_silent", "broker-2", T, T + 59 * M, T + 60 * M)
+    fence = ("f", "c1", "broker_fenced", "broker-4", T + 70 * M, T + 71 * M, T + 130 * M)
+    rows = [
+        silent, fence,
+        ("o", "c1", "partitions_offline", "partitions", T + 1 * M, T + 50 * M, None),
+        ("m", "c1", "partitions_under_min_isr", "broker-1", T + 73 * M, T + 80 * M, None),
+        # of another cluster; under min ISR long after the fence and before the silence: none
+        ("o2", "c2", "partitions_offline", "partitions", T + 1 * M, T + 50 * M, None),
+        ("m-early", "c1", "partitions_under_min_isr", "broker-3", T - 60 * M, T - 20 * M, T - 10 * M),
+    ]
+    got = explained(spark, rows)
+    assert got == {"o": [("host_silent", "broker-2", T)], "m": [("broker_fenced", "broker-4", T + 70 * M)],
+                   "h": [], "f": [], "o2": [], "m-early": []}
+
+
 def test_the_rules_are_valid_and_name_kinds_with_runbooks():
     from fleethealth.gold import runbooks
 
     assert causes.explained_kinds() == {
         "leader_election_storm": ("broker_fenced", "zk_session_expired"),
-        "offsets_partition_bloat": ("log_cleaner_dead",), "slow_group_load": ("offsets_partition_bloat",)}
+        "offsets_partition_bloat": ("log_cleaner_dead",), "slow_group_load": ("offsets_partition_bloat",),
+        "partitions_offline": ("host_silent", "broker_isolated", "broker_fenced"),
+        "partitions_under_min_isr": ("host_silent", "broker_isolated", "broker_fenced", "zk_session_expired")}
     assert {k for r in causes.rules() for k in (r.effect, r.cause)} <= set(runbooks.load())

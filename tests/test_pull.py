@@ -308,6 +308,8 @@ def test_the_live_read_asks_for_every_mbean_silver_uses():
         ("java.lang:type=OperatingSystem,*", "OpenFileDescriptorCount"),
         ("java.lang:type=OperatingSystem,*", "MaxFileDescriptorCount"),
         ("kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec,*", "Count"),
+        ("kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount,*", "Value"),
+        ("kafka.controller:type=KafkaController,name=OfflinePartitionsCount,*", "Value"),
         ("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions,*", "Value"),
         ("kafka.network:type=RequestChannel,name=RequestQueueSize,*", "Value"),
         ("kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent,*", "OneMinuteRate"),
@@ -573,6 +575,7 @@ def test_the_live_read_of_a_kraft_controller_asks_for_its_beans_only(tmp_path):
     assert [(r["mbean"], r["attribute"]) for r in asked] == [
         ("java.lang:type=OperatingSystem,*", "OpenFileDescriptorCount"),
         ("java.lang:type=OperatingSystem,*", "MaxFileDescriptorCount"),
+        ("kafka.controller:type=KafkaController,name=OfflinePartitionsCount,*", "Value"),
         ("kafka.controller:type=KafkaController,name=ActiveControllerCount,*", "Value"),
         ("kafka.controller:type=KafkaController,name=NewActiveControllersCount,*", "Value"),
         ("kafka.controller:type=KafkaController,name=FencedBrokerCount,*", "Value"),

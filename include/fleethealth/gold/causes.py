@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 CAUSES = "causes.yaml"
 CAUSED_BY_TYPE = "array<struct<kind:string,entity:string,first_seen:timestamp>>"
-ENTITIES = ("process", "partition")
+ENTITIES = ("process", "partition", "cluster")
 WHEN = ("minutes", "open")
 
 
@@ -79,6 +79,8 @@ def _matches(rule: Rule) -> Column:
     e, c = (lambda name: F.col(f"e.{name}")), (lambda name: F.col(f"c.{name}"))
     if rule.entity == "process":
         same = entities.process_of(e("entity")) == entities.process_of(c("entity"))
+    elif rule.entity == "cluster":       # the join already pairs incidents of one cluster
+        same = F.lit(True)
     else:
         same = (_partition(e("entity")) == _partition(c("entity"))) & (_partition(e("entity")) != "")
     slack = F.expr(f"INTERVAL {rule.slack_minutes} MINUTES")

@@ -50,6 +50,7 @@ def values(state: ClusterState, node: int, ms: int) -> dict[str, object]:
         "controller_event_queue_time": _histogram(ms // 500, r.uniform(0.05, 0.4), r),
         "controller_last_applied_offset": hw - r.randint(0, 1), "controller_last_committed_offset": hw,
         "controller_last_applied_lag": r.randint(0, 450), "controller_metadata_errors": 0,
+        "offline_partitions": 0,
     }
     if node in c.controller_ids:
         out["raft_current_state"] = "leader" if node == leader else "follower"
@@ -61,7 +62,7 @@ def values(state: ClusterState, node: int, ms: int) -> dict[str, object]:
                              for p in c.offsets_partitions(node)},
         "cleaner_dead_threads": 0 if state.cleaner_thread_exists(node, ms) else 1,
         "cleaner_time_since_last_run": state.time_since_last_run_ms(node, ms),
-        "under_replicated": 0, "request_queue_size": r.randint(0, 3),
+        "under_replicated": 0, "under_min_isr": 0, "request_queue_size": r.randint(0, 3),
         "request_handler_idle": _meter(int((ms - km.OFFSETS_ORIGIN_MS) / 1000 * 7.1e8), r.uniform(0.86, 0.97), "percent", r),
         "network_processor_idle": round(r.uniform(0.85, 0.98), 4),
         "broker_metadata_applied_offset": applied,
