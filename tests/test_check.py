@@ -259,7 +259,7 @@ def test_a_jolokia_url_that_does_not_answer_with_the_beans(fleet, capsys, kind):
         "down": f"zk-1: 127.0.0.1:{port}: cannot reach Jolokia: Connection refused {fix}",
         "404": f"zk-1: 127.0.0.1:{port}: Jolokia answered HTTP 404 {fix}",
         "another JVM": f"kafka-1: Jolokia at {zk.jolokia_url} has no MBean of a kafka host (kafka.log:name=Size,"
-                       "topic=__consumer_offsets,type=Log,* and 9 more not found; is jolokia_url the agent of this "
+                       "topic=__consumer_offsets,type=Log,* and 10 more not found; is jolokia_url the agent of this "
                        "host's kafka JVM?)"}[kind]
 
 

@@ -310,6 +310,7 @@ def test_the_live_read_asks_for_every_mbean_silver_uses():
         ("kafka.server:type=SessionExpireListener,name=ZooKeeperExpiresPerSec,*", "Count"),
         ("kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount,*", "Value"),
         ("kafka.controller:type=KafkaController,name=OfflinePartitionsCount,*", "Value"),
+        ("kafka.controller:type=KafkaController,name=ActiveControllerCount,*", "Value"),
         ("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions,*", "Value"),
         ("kafka.network:type=RequestChannel,name=RequestQueueSize,*", "Value"),
         ("kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent,*", "OneMinuteRate"),

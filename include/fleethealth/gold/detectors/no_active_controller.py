@@ -1,0 +1,52 @@
+"""no_active_controller: no node of a cluster was its active controller: no leader is elected, no broker
+fenced or unfenced, no topic created while it lasts (issue 63).
+
+Signal: JMX kafka.controller:type=KafkaController,name=ActiveControllerCount (ZooKeeper mode: every broker
+registers it, 1 on the controller; KRaft: the controllers only, 1 on the active one). At each time some node
+of the cluster was sampled, each node's latest sample of the last `no_active_controller.max_sample_age_s`
+stands for it; their sum is the cluster's active controllers. A run of such times summing to 0 that lasts
+`no_active_controller.min_duration_s` is one finding, entity `controller` (a failover that completes
+between two samples is none). A KRaft cluster listed without its controllers has no such sample: it gets
+none (fleethealth check warns that it lists no controller) rather than a guess from its brokers.
+"""
+from __future__ import annotations
+
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+
+from fleethealth.fleet import mbeans
+from fleethealth.gold.detectors.base import finding
+
+KIND = "no_active_controller"
+ENTITY = "controller"
+LOOKBACK = True   # the state at the hour's start is in the hour before's last samples
+REPORT = None     # no fact table behind it yet: the nodes' ActiveControllerCount is its evidence
+
+
+def detect(facts, thresholds):
+    age = int(thresholds[f"{KIND}.max_sample_age_s"])
+    least = int(thresholds[f"{KIND}.min_duration_s"])
+    s = (facts.jmx.where(mbeans.ACTIVE_CONTROLLER_COUNT.matches() & F.col("broker_id").isNotNull())
+         .select("cluster", "hour", "broker_id", "ts", "value"))
+    times = s.select("cluster", "hour", F.col("ts").alias("at")).distinct()
+    recent = (F.col("s.cluster") == F.col("t.cluster")) & (F.col("s.hour") == F.col("t.hour")) \
+        & (F.col("s.ts") <= F.col("t.at")) & (F.col("s.ts") > F.col("t.at") - F.expr(f"INTERVAL {age} SECONDS"))
+    latest = (times.alias("t").join(s.alias("s"), recent)
+              .groupBy("t.cluster", "t.hour", "t.at", "s.broker_id").agg(F.max_by("s.value", "s.ts").alias("value")))
+    at = latest.groupBy("cluster", "hour", "at").agg(
+        F.sum("value").alias("active"), F.array_sort(F.collect_set("broker_id")).alias("nodes"))
+    order = Window.partitionBy("cluster", "hour").orderBy("at")
+    runs = (at.withColumn("none", F.col("active") == 0)
+            .withColumn("run", F.sum((F.col("none") != F.coalesce(F.lag("none").over(order), F.lit(False)))
+                                     .cast("int")).over(order))
+            .where("none")
+            .groupBy("cluster", "hour", "run").agg(
+                F.min("at").alias("first_at"), F.max("at").alias("last_at"), F.count(F.lit(1)).alias("times"),
+                F.array_sort(F.array_distinct(F.flatten(F.collect_list("nodes")))).alias("nodes")))
+    runs = runs.where(F.col("last_at") >= F.col("first_at") + F.expr(f"INTERVAL {least} SECONDS"))
+    evidence = F.format_string(
+        "no node's ActiveControllerCount was 1 from %s to %s (%d sample time(s); nodes sampled: %s)",
+        F.date_format("first_at", "HH:mm:ss'Z'"), F.date_format("last_at", "HH:mm:ss'Z'"), F.col("times"),
+        F.array_join(F.transform("nodes", lambda n: n.cast("string")), ", "))
+    return finding(runs, KIND, thresholds[f"{KIND}.severity"], entity=F.lit(ENTITY), first_seen=F.col("first_at"),
+                   last_seen=F.col("last_at"), evidence=evidence, hour=F.col("hour"))
