@@ -165,7 +165,7 @@ def test_zero_samples_writes_only_the_mbeans_fleethealth_reads(tmp_path):
     simulate(tmp_path, "healthy", START, HOUR, jmx_samples_per_broker_hour=0)
     for lines in scrapes(tmp_path).values():
         for line in lines:
-            assert len(line) <= 11 and sum(len(silver_samples(r)) for r in line) < 100
+            assert len(line) <= 13 and sum(len(silver_samples(r)) for r in line) < 100
 
 
 def test_same_seed_same_bytes(tmp_path):

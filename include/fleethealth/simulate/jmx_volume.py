@@ -217,10 +217,8 @@ class BrokerJmx:
                       for t in c.topics)
         yield _one("kafka.server:type=ReplicaManager,name=PartitionCount", _const(hosted))
         yield _one("kafka.server:type=ReplicaManager,name=OfflineReplicaCount", _const(0))
-        if v >= (1, 0):
-            yield _one("kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount", _const(0))
+        # (UnderMinIsrPartitionCount and OfflinePartitionsCount are base reads: fleethealth reads them)
         yield _one("kafka.server:type=KafkaServer,name=BrokerState", _const(3))
-        yield _one("kafka.controller:type=KafkaController,name=OfflinePartitionsCount", _const(0))
         yield _one("kafka.controller:type=KafkaController,name=PreferredReplicaImbalanceCount", _const(0))
         if v >= (1, 0):   # the controller's view; 0 on the other brokers
             ctl = b == c.controller_id
