@@ -41,7 +41,7 @@ class Prometheus:
     url: str                            # the HTTP API's base, e.g. http://prometheus:9090 (Mimir: .../prometheus)
     conn_id: str | None = None          # an Airflow connection: credentials, headers, CA bundle, client certificate
     host_label: str = HOST_LABELS[0]    # the label whose value is the inventory host name (or host:port)
-    naming: str = "default"             # the jmx_exporter rules' naming of its series (fleet/exporter_namings.yaml)
+    naming: str = namings.DEFAULT       # the jmx_exporter rules' naming of its series (fleet/exporter_namings.yaml)
 
 
 class InventoryError(ValueError):
@@ -217,7 +217,7 @@ class PrometheusSpec(Schema):
                           says(f"expected a Prometheus label name (e.g. {', '.join(HOST_LABELS)}), got {{got}}")
                           ] = HOST_LABELS[0]
     naming: Annotated[str, Strict(), holds(lambda v: v in namings.NAMES, ""),
-                      says(f"expected a jmx_exporter naming ({', '.join(namings.NAMES)}), got {{got}}")] = "default"
+                      says(f"expected a jmx_exporter naming ({', '.join(namings.NAMES)}), got {{got}}")] = namings.DEFAULT
 
 
 class ClusterSpec(Schema):

@@ -1,8 +1,8 @@
 """jmx_exporter's namings of the catalogue beans: `exporter_namings.yaml` (see there), loaded and checked.
 
 A naming gives each bean of the catalogue with a jmx_exporter series (fleet/mbeans.py) the series its rules
-write, or why they write none. `Naming.bean_of` turns a series read back into its bean, and `default_of`
-writes a sample as jmx_exporter's default naming would, which silver reads.
+write, or why they write none. `Naming.bean_of` turns a series read back into its bean, and
+`Series.default_labels` labels a sample as jmx_exporter's default naming would, which silver reads.
 """
 from __future__ import annotations
 

@@ -28,18 +28,31 @@ def detect(facts, thresholds):
     least = int(thresholds[f"{KIND}.min_duration_s"])
     s = (facts.jmx.where(mbeans.ACTIVE_CONTROLLER_COUNT.matches() & F.col("broker_id").isNotNull())
          .select("cluster", "hour", "broker_id", "ts", "value"))
-    times = s.select("cluster", "hour", F.col("ts").alias("at")).distinct()
-    recent = (F.col("s.cluster") == F.col("t.cluster")) & (F.col("s.hour") == F.col("t.hour")) \
-        & (F.col("s.ts") <= F.col("t.at")) & (F.col("s.ts") > F.col("t.at") - F.expr(f"INTERVAL {age} SECONDS"))
-    latest = (times.alias("t").join(s.alias("s"), recent)
-              .groupBy("t.cluster", "t.hour", "t.at", "s.broker_id").agg(F.max_by("s.value", "s.ts").alias("value")))
-    at = latest.groupBy("cluster", "hour", "at").agg(
-        F.sum("value").alias("active"), F.array_sort(F.collect_set("broker_id")).alias("nodes"))
+    # a node's sample stands until its next one, or `age` after it: the times some node was active, merged
+    # into islands (one while a controller holds: a join of every sample time with every sample would grow
+    # with the square of a fleet's samples)
+    node = Window.partitionBy("cluster", "hour", "broker_id").orderBy("ts")
+    until = F.least(F.coalesce(F.lead("ts").over(node), F.col("ts") + F.expr(f"INTERVAL {age} SECONDS")),
+                    F.col("ts") + F.expr(f"INTERVAL {age} SECONDS"))
+    active = s.withColumn("until", until).where(F.col("value") >= 1).select(
+        "cluster", "hour", F.col("ts").alias("start"), F.col("until").alias("end"))
+    ordered = Window.partitionBy("cluster", "hour").orderBy("start", "end")
+    islands = (active.withColumn("reach", F.max("end").over(ordered.rowsBetween(Window.unboundedPreceding, -1)))
+               .withColumn("island", F.sum((F.col("reach").isNull() | (F.col("start") > F.col("reach"))).cast("int"))
+                           .over(ordered.rowsBetween(Window.unboundedPreceding, 0)))
+               .groupBy("cluster", "hour", "island").agg(F.min("start").alias("start"), F.max("end").alias("end")))
+    held = ((F.col("t.cluster") == F.col("i.cluster")) & (F.col("t.hour") == F.col("i.hour"))
+            & (F.col("t.ts") >= F.col("i.start")) & (F.col("t.ts") < F.col("i.end")))
+    at = (s.alias("t").join(islands.alias("i"), held, "left_anti")
+          .groupBy("cluster", "hour", F.col("ts").alias("at")).agg(F.collect_set("broker_id").alias("nodes")))
+    # runs of such times with no time some node was active between them
+    times = s.select("cluster", "hour", F.col("ts").alias("at")).distinct().join(
+        at.select("cluster", "hour", "at", F.lit(True).alias("none")), ["cluster", "hour", "at"], "left")
     order = Window.partitionBy("cluster", "hour").orderBy("at")
-    runs = (at.withColumn("none", F.col("active") == 0)
+    runs = (times.withColumn("none", F.coalesce("none", F.lit(False)))
             .withColumn("run", F.sum((F.col("none") != F.coalesce(F.lag("none").over(order), F.lit(False)))
                                      .cast("int")).over(order))
-            .where("none")
+            .where("none").join(at, ["cluster", "hour", "at"])
             .groupBy("cluster", "hour", "run").agg(
                 F.min("at").alias("first_at"), F.max("at").alias("last_at"), F.count(F.lit(1)).alias("times"),
                 F.array_sort(F.array_distinct(F.flatten(F.collect_list("nodes")))).alias("nodes")))
