@@ -44,14 +44,32 @@ def metadata_divergence() -> pa.Table:
         "not_leader_errors": pa.array([12], pa.int64())})
 
 
+def availability() -> pa.Table:
+    """Post-mortem 2's cluster this hour: broker 2 gone, 4 partitions offline (counted by controller 1), 7
+    under min ISR on broker 3; and an hour of last week with nothing wrong."""
+    now, week = NOW, NOW - timedelta(days=8)
+    rows = [(now, 1, 0, 4, 0, 1, 12), (now, 3, 31, 0, 7, 0, 0), (week, 1, 0, 0, 0, 1, 240)]
+    col = lambda i: [r[i] for r in rows]
+    return pa.table({
+        "cluster": ["pm2"] * 3, "broker_id": pa.array(col(1), pa.int32()), "hour": pa.array(col(0), TS),
+        "samples": pa.array([12, 12, 240], pa.int32()), "first_ts": pa.array(col(0), TS),
+        "last_ts": pa.array([h + timedelta(minutes=55) for h in col(0)], TS),
+        "max_under_replicated": pa.array(col(2), pa.int64()), "max_offline": pa.array(col(3), pa.int64()),
+        "max_under_min_isr": pa.array(col(4), pa.int64()), "max_active_controller": pa.array(col(5), pa.int64()),
+        "active_controller_samples": pa.array(col(6), pa.int32()), "log_dirs": pa.array([1] * 3, pa.int32()),
+        "log_dir_bytes": pa.array([10**9] * 3, pa.int64()),
+        "log_dir_at": pa.array([h + timedelta(minutes=45) for h in col(0)], TS)})
+
+
 @pytest.fixture(scope="module")
 def lakehouse(tmp_path_factory):
     root = lh.build(tmp_path_factory.mktemp("docs-sql") / "lakehouse")
-    table = metadata_divergence()
-    suite = json.loads((PROJECT / "expectations/gold.metadata_divergence.json").read_text())
-    [columns] = [e["kwargs"]["column_set"] for e in suite["expectations"] if e["type"] == "expect_table_columns_to_match_set"]
-    assert sorted(table.column_names) == sorted(columns)        # the table as its definition says
-    write_deltalake(str(root / "gold" / "metadata_divergence"), table, partition_by=["hour"])
+    for name, table in (("metadata_divergence", metadata_divergence()), ("cluster_availability_hourly", availability())):
+        suite = json.loads((PROJECT / f"expectations/gold.{name}.json").read_text())
+        [columns] = [e["kwargs"]["column_set"] for e in suite["expectations"]
+                     if e["type"] == "expect_table_columns_to_match_set"]
+        assert sorted(table.column_names) == sorted(columns)        # the table as its definition says
+        write_deltalake(str(root / "gold" / name), table, partition_by=["hour"])
     for name, change in EVENTS.items():      # what the examples look for, in the tables' own columns
         path = str(root / "gold" / name)
         rows = DeltaTable(path).to_pyarrow_table()
@@ -91,6 +109,9 @@ def test_the_examples_answer_what_they_say(lakehouse):
     [behind] = [b for b in SQL if "FROM\ngold.metadata_divergence" in b.text or "FROM gold.metadata_divergence" in b.text]
     assert [(r["broker"], r["stuck_epoch"], r["lag_ms"]) for r in
             map(json.loads, query(lakehouse, behind.text).stdout.splitlines())] == [(3, 426, 3_240_000)]
+    [available] = [b for b in SQL if "FROM gold.cluster_availability_hourly" in b.text]
+    assert [(r["cluster"], r["offline"], r["under_min_isr"], r["under_replicated"], r["controllers"]) for r in
+            map(json.loads, query(lakehouse, available.text).stdout.splitlines())] == [("pm2", 4, 7, 31, [1])]
 
 
 def test_the_sql_of_readmes_demo_query_runs_here(lakehouse):

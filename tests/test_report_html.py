@@ -336,7 +336,8 @@ def test_a_refresh_of_one_cluster_from_an_older_lakehouse(tmp_path, capsys):
     assert sorted(p.name for p in out.glob("*.html")) == ["cluster-pm3-dead-cleaner.html", "index.html"]
     page = (out / "cluster-pm3-dead-cleaner.html").read_text()
     assert "silver.jmx_samples is not in this lakehouse (an older lakehouse): no chart." in page
-    assert "Not in this lakehouse (an older one): gold.metadata_divergence, gold.deadlocks, gold.incident_history" in page
+    assert ("Not in this lakehouse (an older one): gold.metadata_divergence, gold.deadlocks, "
+            "gold.cluster_availability_hourly, gold.incident_history") in page
     assert page.count("class=\"incident\"") == 2 and "log_cleaner_dead</b> broker-2 — open" in page
 
 

@@ -65,6 +65,8 @@ TABLES = {t.qualified: t for t in (
     Table("gold", "leader_elections", doc="leader-change windows per trigger (broker loss, Offline): partitions, offsets partitions, groups moved"),
     Table("gold", "metadata_divergence", doc="per partition and broker: epochs given by the controller and not taken, the lag window"),
     Table("gold", "request_saturation", doc="request queue and handler/network idle per broker-hour, saturated samples"),
+    Table("gold", "cluster_availability_hourly",
+          doc="per node-hour: under-replicated, offline and under-min-ISR partitions, active controller, log-dir bytes"),
     Table("gold", "known_bug_exposure", doc="catalogued bugs each cluster's Kafka versions carry, and the hosts (advice, not incidents)"),
     Table("gold", "incident_findings", doc="what each detector found in each hour"),
     Table("gold", "incidents", hourly=False, doc="incidents: findings of one entity until healthy again, open or resolved"),

@@ -20,7 +20,8 @@ from fleethealth.gold.detectors.base import finding
 KIND = "no_active_controller"
 ENTITY = "controller"
 LOOKBACK = True   # the state at the hour's start is in the hour before's last samples
-REPORT = None     # no fact table behind it yet: the nodes' ActiveControllerCount is its evidence
+REPORT = {"chart": None, "table": "cluster_availability_hourly",
+          "columns": ["hour", "broker_id", "max_active_controller", "active_controller_samples", "samples"]}
 
 
 def detect(facts, thresholds):

@@ -16,7 +16,8 @@ from fleethealth.gold.detectors.base import finding
 
 KIND = "partitions_offline"
 ENTITY = "partitions"
-REPORT = None     # no fact table behind it yet: the controllers' OfflinePartitionsCount is its evidence
+REPORT = {"chart": None, "table": "cluster_availability_hourly",
+          "columns": ["hour", "broker_id", "max_offline", "max_active_controller", "max_under_replicated", "samples"]}
 
 
 def detect(facts, thresholds):

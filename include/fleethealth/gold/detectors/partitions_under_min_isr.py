@@ -15,7 +15,8 @@ from fleethealth.fleet import mbeans
 from fleethealth.gold.detectors.base import finding
 
 KIND = "partitions_under_min_isr"
-REPORT = None     # no fact table behind it yet: the broker's UnderMinIsrPartitionCount is its evidence
+REPORT = {"chart": None, "table": "cluster_availability_hourly",
+          "columns": ["hour", "broker_id", "max_under_min_isr", "max_under_replicated", "samples"]}
 
 
 def detect(facts, thresholds):

@@ -8,8 +8,8 @@ Facts fields of their own (fleethealth.gold.facts.core).
 """
 from __future__ import annotations
 
-from fleethealth.gold.facts import (coordinators, deadlocks, exposure, isr_churn, kraft_quorum, leader_elections,
-                                    metadata_divergence, request_saturation, zk_quorum, zk_sessions)
+from fleethealth.gold.facts import (availability, coordinators, deadlocks, exposure, isr_churn, kraft_quorum,
+                                    leader_elections, metadata_divergence, request_saturation, zk_quorum, zk_sessions)
 
 BUILDERS = {
     "gold.group_coordinators": lambda facts, thresholds: coordinators.group_coordinators(
@@ -23,4 +23,5 @@ BUILDERS = {
     "gold.metadata_divergence": metadata_divergence.divergence,
     "gold.request_saturation": request_saturation.saturation,
     "gold.known_bug_exposure": exposure.known_bug_exposure,
+    "gold.cluster_availability_hourly": availability.availability,
 }

@@ -19,7 +19,7 @@ from fleethealth.report.text import explained, explains_of
 
 HOURLY = ("incident_findings", "consumer_offsets_partitions", "log_cleaner_status", "broker_health_hourly",
           "isr_churn", "leader_elections", "zk_sessions", "zk_quorum", "kraft_quorum", "request_saturation",
-          "metadata_divergence", "deadlocks", "known_bug_exposure")
+          "metadata_divergence", "deadlocks", "known_bug_exposure", "cluster_availability_hourly")
 WHOLE = ("incidents", "incident_history")
 FD_TABLE = "silver.jmx_samples"
 # the longest slug of a cluster name in its page's file name (page_name): well inside a file name's 255 bytes
