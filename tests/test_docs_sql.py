@@ -58,7 +58,13 @@ def availability() -> pa.Table:
         "max_under_min_isr": pa.array(col(4), pa.int64()), "max_active_controller": pa.array(col(5), pa.int64()),
         "active_controller_samples": pa.array(col(6), pa.int32()), "log_dirs": pa.array([1] * 3, pa.int32()),
         "log_dir_bytes": pa.array([10**9] * 3, pa.int64()),
-        "log_dir_at": pa.array([h + timedelta(minutes=45) for h in col(0)], TS)})
+        "log_dir_at": pa.array([h + timedelta(minutes=45) for h in col(0)], TS),
+        # broker 3's disk, from node_exporter: 80 GB of 1 TB left, falling 20 GB/h (4 h to full)
+        "disk_mountpoint": [None, "/var/lib/kafka", None], "disk_free_bytes": pa.array([None, 8 * 10**10, None], pa.int64()),
+        "disk_size_bytes": pa.array([None, 10**12, None], pa.int64()),
+        "disk_free_change_per_hour": pa.array([None, -2e10, None], pa.float64()),
+        "disk_hours_to_full": pa.array([None, 4.0, None], pa.float64()),
+        "disk_first_ts": pa.array([None, now, None], TS), "disk_last_ts": pa.array([None, now + timedelta(minutes=59), None], TS)})
 
 
 @pytest.fixture(scope="module")
@@ -109,9 +115,12 @@ def test_the_examples_answer_what_they_say(lakehouse):
     [behind] = [b for b in SQL if "FROM\ngold.metadata_divergence" in b.text or "FROM gold.metadata_divergence" in b.text]
     assert [(r["broker"], r["stuck_epoch"], r["lag_ms"]) for r in
             map(json.loads, query(lakehouse, behind.text).stdout.splitlines())] == [(3, 426, 3_240_000)]
-    [available] = [b for b in SQL if "FROM gold.cluster_availability_hourly" in b.text]
+    [available] = [b for b in SQL if "FROM gold.cluster_availability_hourly WHERE hour >= now() - INTERVAL 7 DAY\nGROUP" in b.text]
     assert [(r["cluster"], r["offline"], r["under_min_isr"], r["under_replicated"], r["controllers"]) for r in
             map(json.loads, query(lakehouse, available.text).stdout.splitlines())] == [("pm2", 4, 7, 31, [1])]
+    [filling] = [b for b in SQL if "disk_hours_to_full <" in b.text]
+    assert [(r["broker_id"], r["disk_mountpoint"], r["hours_to_full"]) for r in
+            map(json.loads, query(lakehouse, filling.text).stdout.splitlines())] == [(3, "/var/lib/kafka", 4.0)]
 
 
 def test_the_sql_of_readmes_demo_query_runs_here(lakehouse):

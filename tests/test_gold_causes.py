@@ -75,6 +75,7 @@ def test_the_rules_are_valid_and_name_kinds_with_runbooks():
     assert causes.explained_kinds() == {
         "leader_election_storm": ("broker_fenced", "zk_session_expired"),
         "offsets_partition_bloat": ("log_cleaner_dead",), "slow_group_load": ("offsets_partition_bloat",),
+        "log_dir_filling": ("log_cleaner_dead", "offsets_partition_bloat"),
         "partitions_offline": ("host_silent", "broker_isolated", "broker_fenced"),
         "partitions_under_min_isr": ("host_silent", "broker_isolated", "broker_fenced", "zk_session_expired"),
         "no_active_controller": ("controller_quorum_unstable", "zk_session_expired", "zk_follower_disconnect",

@@ -1,8 +1,8 @@
 """Notifications after real gold runs: the lifecycle the gold job computes (hours pulled and run through
 the gated jobs) sent to a webhook receiver, a real SMTP server and a real Alertmanager on loopback.
 
-A healthy cluster for three hours; in the second hour broker 2 sends nothing (host_silent) and broker
-3 no JMX (data_missing); both are back in the third. One message per state change and channel, none
+A healthy cluster for two hours: in the first broker 2 sends nothing (host_silent) and broker 3 no JMX
+(data_missing); both are back in the second. One message per state change and channel, none
 on a re-run, the resolved ones when the hosts are back, a message the webhook refused sent by the
 next run; Alertmanager lists the open incidents and drops them once resolved.
 """
@@ -67,7 +67,7 @@ def servers(tmp_path_factory):
 
 def test_state_changes_are_sent_once_and_resolutions_reach_every_channel(spark, tmp_path, servers, monkeypatch):
     root = tmp_path
-    inventory = simulate(root, ["healthy"], H10, H12 + timedelta(hours=1), jmx_samples_per_broker_hour=0)
+    inventory = simulate(root, ["healthy"], H11, H12 + timedelta(hours=1), jmx_samples_per_broker_hour=0)
     host = root / "fleet" / "healthy"
     # file names are local time (Europe/Berlin): hour 11 UTC is the files of 12 local
     silence(host, H11.astimezone(ZoneInfo("Europe/Berlin")))
@@ -80,7 +80,7 @@ def test_state_changes_are_sent_once_and_resolutions_reach_every_channel(spark, 
                 Channel("mail", "smtp", "smtp_oncall", to=("oncall@example.com",), min_severity="minor"),
                 Channel("am", "alertmanager", servers["am"].url)]
 
-    run(spark, inventory, lakehouse, H10, H11)
+    run(spark, inventory, lakehouse, H11)
     first = notify(Lakehouse.at(lakehouse), channels)
     assert first.errors == [], first.summary()
     opened = {(c, k, e, "opened") for c, k, e in GONE}

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from realservers import RETENTION, Prometheus
 
+from fleethealth.fleet import namings
 from fleethealth.fleet.inventory import Prometheus as Source
 from fleethealth.fleet.inventory import parse_inventory
 from fleethealth.lake.catalog import Lakehouse
@@ -58,9 +59,25 @@ def named(host: str) -> list[str]:
     ]
 
 
+def filesystems(host: str) -> list[str]:
+    """node_exporter's filesystem series of `host` (its own target: port 9100, job node), as node_exporter
+    names them (collector/filesystem_common.go: node_filesystem_avail_bytes, node_filesystem_size_bytes with
+    device, fstype and mountpoint), and one of its series fleethealth does not read."""
+    added = f'instance="{host}:9100",job="node"'
+    fs = {"/": 'device="/dev/sda1",fstype="ext4"', "/var/lib/kafka": 'device="/dev/nvme1n1",fstype="xfs"'}
+    return [
+        *(f'node_filesystem_avail_bytes{{{fs[m]},mountpoint="{m}",{added}}} {v} {T + t:.3f}'
+          for m, t, v in (("/", 15, 3e10), ("/var/lib/kafka", 15, 5e11), ("/var/lib/kafka", 75, 4.9e11))),
+        *(f'node_filesystem_size_bytes{{{fs[m]},mountpoint="{m}",{added}}} {v} {T + 15:.3f}'
+          for m, v in (("/", 5e10), ("/var/lib/kafka", 1e12))),
+        f'node_filesystem_files_free{{{fs["/"]},mountpoint="/",{added}}} 1000 {T + 15:.3f}',
+    ]
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    lines = samples("pay-kafka-1") + samples("pay-kafka-12") + named("str-1") + named("cf-1")
+    lines = (samples("pay-kafka-1") + samples("pay-kafka-12") + named("str-1") + named("cf-1")
+             + samples("disk-1") + filesystems("disk-1"))
     by_series = sorted(lines, key=lambda line: line.split("{")[0])       # a metric family's lines together
     with Prometheus(tmp_path_factory.mktemp("prometheus"), "\n".join(by_series) + "\n# EOF\n") as p:
         yield p
@@ -81,6 +98,28 @@ def test_the_hour_s_raw_samples_with_their_own_times_and_the_exporter_s_labels_o
     assert f'{DEAD}{{name="DeadThreadCount"}} NaN {ms(T + 90)}' in text.splitlines()
     # an hour Prometheus has nothing of: no sample, no error
     assert prometheus.read_hour(Source(server.url), "pay-kafka-1", ("zk_broker",), H - timedelta(days=30)) == []
+
+
+def test_node_exporter_s_filesystems_of_a_broker_are_read_beside_its_jmx(server):
+    """Kafka has no disk-free MBean: a broker's hour holds its host's filesystems as node_exporter gives them,
+    with the mount point only, under any jmx_exporter naming; a ZooKeeper server's does not."""
+    from fleethealth.silver.parsers.prometheus import mapping
+
+    ms = lambda t: round(t * 1000)  # noqa: E731
+    for naming in ("default", "strimzi"):
+        got = prometheus.read_hour(Source(server.url, naming=naming), "disk-1", ("kraft_broker",), H)
+        disk = sorted((s.series, s.labels, s.ms, s.value) for s in got if s.series.startswith("node_"))
+        assert disk == [
+            ("node_filesystem_avail_bytes", (("mountpoint", "/"),), ms(T + 15), "30000000000"),
+            ("node_filesystem_avail_bytes", (("mountpoint", "/var/lib/kafka"),), ms(T + 15), "500000000000"),
+            ("node_filesystem_avail_bytes", (("mountpoint", "/var/lib/kafka"),), ms(T + 75), "490000000000"),
+            ("node_filesystem_size_bytes", (("mountpoint", "/"),), ms(T + 15), "50000000000"),
+            ("node_filesystem_size_bytes", (("mountpoint", "/var/lib/kafka"),), ms(T + 15), "1000000000000")], naming
+    zk = prometheus.read_hour(Source(server.url), "disk-1", ("zookeeper",), H)
+    assert not [s for s in zk if s.series.startswith("node_")]
+    # silver reads them back as the filesystem's pseudo-bean
+    assert [mapping().resolve(n) for n in namings.DISK_SERIES] == [
+        ("node", "Filesystem", "AvailableBytes"), ("node", "Filesystem", "SizeBytes")]
 
 
 def test_a_host_label_other_than_instance(server):
@@ -272,7 +311,7 @@ def test_credentials_and_headers_come_from_the_airflow_connection(monkeypatch):
     finally:
         httpd.shutdown()
         httpd.server_close()
-    queries = len(prometheus.selectors(("zk_broker",), "pay-kafka-1"))
+    queries = len(prometheus.selectors(("zk_broker",), "pay-kafka-1")) + 1       # and its filesystems
     assert seen == [("Bearer s3cret", "team-a")] * queries + [("Basic dTpw", None)] * queries
 
 

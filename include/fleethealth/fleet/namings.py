@@ -18,6 +18,12 @@ from fleethealth.fleet import mbeans
 NAMINGS_FILE = "exporter_namings.yaml"
 DEFAULT = "default"
 TOTAL = "_total"
+# node_exporter's filesystem series, read from Prometheus beside jmx_exporter's for the hosts with log dirs (Kafka
+# has no disk-free MBean), whatever the jmx_exporter naming: silver keeps them as node:type=Filesystem with the
+# mount point as its key property (silver/jmx_prometheus_mapping.yaml), gold.cluster_availability_hourly reads them
+DISK_SERIES = ("node_filesystem_avail_bytes", "node_filesystem_size_bytes")
+DISK_LABEL = "mountpoint"
+DISK_PROCESSES = ("zk_broker", "kraft_broker")
 _SERIES = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 

@@ -12,7 +12,9 @@ written as jmx_exporter's default naming writes its bean (series, and the bean's
 none Prometheus added: job, instance, pod...), so one `jmx/prometheus.<hour>.prom` (text exposition, a
 millisecond timestamp on each line) is read by silver as any jmx_exporter scrape, whatever the naming. An
 hour with no sample lands an empty file: the read happened and found nothing; its reason says so, and when
-the hour is older than Prometheus keeps (its `storageRetention`), since when it holds samples.
+the hour is older than Prometheus keeps (its `storageRetention`), since when it holds samples. For a host with
+log dirs, node_exporter's filesystem series of the same host (`namings.DISK_SERIES`, its `host_label` too) are
+read beside them: Kafka has no disk-free MBean.
 
 Credentials come from an Airflow connection (`conn_id`), never the inventory: a login and password are
 basic auth, a password alone a bearer token; its extra may give `headers` (e.g. `X-Scope-OrgID` for
@@ -77,6 +79,15 @@ def selectors(processes: tuple[str, ...], host: str, host_label: str = HOST_LABE
             matchers.append(f'{label}=~"{_quote("|".join(re.escape(v) for v in values))}"')
         out[f"{{{','.join(matchers)}}}"] = tuple(group)
     return out
+
+
+def disk_selector(processes: tuple[str, ...], host: str, host_label: str = HOST_LABELS[0]) -> str | None:
+    """The selector of node_exporter's filesystem series (namings.DISK_SERIES) of a host with log dirs (None
+    for one without: a ZooKeeper server, a dedicated controller)."""
+    if not set(processes) & set(namings.DISK_PROCESSES):
+        return None
+    return (f'{{__name__=~"{"|".join(namings.DISK_SERIES)}",'
+            f'{host_label}=~"{_quote(re.escape(host))}(:[0-9]+)?"}}')
 
 
 def _quote(value: str) -> str:
@@ -160,7 +171,8 @@ def read_hour(source: Prometheus, host: str, processes: tuple[str, ...], hour: d
     stop = time.monotonic() + deadline
     out = []
     naming = namings.naming(source.naming)
-    for selector in selectors(processes, host, source.host_label, source.naming):
+    disk = disk_selector(processes, host, source.host_label)
+    for selector in [*selectors(processes, host, source.host_label, source.naming), *([disk] if disk else [])]:
         left = stop - time.monotonic()
         if left <= 0:
             raise TransportError(f"{urllib.parse.urlsplit(source.url).netloc}: no complete answer from Prometheus "
@@ -172,14 +184,21 @@ def read_hour(source: Prometheus, host: str, processes: tuple[str, ...], hour: d
                 raise TransportError(f"{urllib.parse.urlsplit(source.url).netloc}: a series of Prometheus' answer "
                                      "has no metric or values")
             metric = {str(k): str(v) for k, v in metric.items()}
-            mine = naming.bean_of(metric.get("__name__", ""), metric)
-            labels = mine.default_labels(metric) if mine else None
-            if labels is None:      # a regex of shared series matched a label set no bean of ours has
-                continue
+            name = metric.get("__name__", "")
+            if selector == disk:
+                if name not in namings.DISK_SERIES or namings.DISK_LABEL not in metric:
+                    continue
+                written, labels = name, ((namings.DISK_LABEL, metric[namings.DISK_LABEL]),)
+            else:
+                mine = naming.bean_of(name, metric)
+                labels = mine.default_labels(metric) if mine else None
+                if labels is None:      # a regex of shared series matched a label set no bean of ours has
+                    continue
+                written = mine.bean.exporter_series
             for pair in values:
                 ms = _ms(pair)
                 if ms is not None and lo <= ms < hi:
-                    out.append(Sample(mine.bean.exporter_series, labels, ms, str(pair[1])))
+                    out.append(Sample(written, labels, ms, str(pair[1])))
     return out
 
 
