@@ -4,7 +4,7 @@ under-replicated, offline and under min ISR, whether it was the active controlle
 Read from JMX, whichever way it arrived (Jolokia files, jmx_exporter scrapes or the Prometheus
 transport: silver holds one form), from the hour's log-dir snapshots, and from node_exporter's filesystem
 series where the Prometheus transport read them (Kafka has no disk-free MBean). The incidents on the same
-signals are partitions_offline, partitions_under_min_isr and no_active_controller
+signals are partitions_offline, partitions_under_min_isr, no_active_controller and log_dir_filling
 (fleethealth.gold.detectors).
 """
 from __future__ import annotations
