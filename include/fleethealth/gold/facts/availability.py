@@ -12,7 +12,8 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from fleethealth.fleet import mbeans
+from fleethealth.fleet import mbeans, namings
+from fleethealth.silver.parsers.prometheus import mapping
 
 KEY = ["cluster", "broker_id", "hour"]
 
@@ -41,13 +42,15 @@ def filesystems(jmx):
     filesystem node_exporter reported for the node (silver's node:type=Filesystem, from the prometheus
     transport): its last free bytes and size of the hour, and the free bytes' change per hour (least squares
     over the hour's samples; NULL with fewer than two)."""
-    fs = jmx.where((F.col("domain") == "node") & (F.col("props")["type"] == "Filesystem")
-                   & F.col("props")["mountpoint"].isNotNull() & F.col("value").isNotNull())
-    mount = F.col("props")["mountpoint"].alias("mountpoint")
-    free = (fs.where(F.col("attribute") == "AvailableBytes").groupBy(*KEY, mount).agg(
+    # the pseudo-bean silver's mapping keeps each series as (one place: jmx_prometheus_mapping.yaml)
+    (domain, type_, available), (_, _, total) = (mapping().resolve(name) for name in namings.DISK_SERIES)
+    fs = jmx.where((F.col("domain") == domain) & (F.col("props")["type"] == type_)
+                   & F.col("props")[namings.DISK_LABEL].isNotNull() & F.col("value").isNotNull())
+    mount = F.col("props")[namings.DISK_LABEL].alias("mountpoint")
+    free = (fs.where(F.col("attribute") == available).groupBy(*KEY, mount).agg(
         F.max_by("value", "ts").alias("free"), F.min("ts").alias("disk_first_ts"), F.max("ts").alias("disk_last_ts"),
         (F.regr_slope("value", F.unix_micros("ts") / F.lit(1e6)) * F.lit(3600.0)).alias("change_per_hour")))
-    size = (fs.where(F.col("attribute") == "SizeBytes").groupBy(*KEY, mount)
+    size = (fs.where(F.col("attribute") == total).groupBy(*KEY, mount)
             .agg(F.max_by("value", "ts").alias("size")))
     return free.join(size, [*KEY, "mountpoint"], "left")
 
