@@ -90,7 +90,10 @@ NOW = datetime.now(timezone.utc).replace(minute=0, second=0, microsecond=0)   # 
 EVENTS = {
     "isr_churn": lambda r: dict(r, topic="payments", partition=7, hour=HOUR, isr_first=[1, 2, 3], isr_last=[1],
                                 min_isr_size=1, shrunk_to_leader=True, under_replicated_at_end=True, dropped_brokers=[2, 3]),
-    "zk_sessions": lambda r: dict(r, hour=NOW, expiries=1, expiry_lines=1, server_expired_ts=NOW + timedelta(minutes=3)),
+    # "today" as the query's now() sees it: the hour after the one this module was imported in, so a run that
+    # crosses midnight UTC between the two still finds it
+    "zk_sessions": lambda r: dict(r, hour=NOW + timedelta(hours=1), expiries=1, expiry_lines=1,
+                                  server_expired_ts=NOW + timedelta(hours=1, minutes=3)),
     "request_saturation": lambda r: dict(r, hour=NOW, saturated_samples=12, max_queue=500.0, min_handler_idle=0.01),
 }
 
