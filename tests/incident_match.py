@@ -34,3 +34,14 @@ def known_bugs_differ(found: list[dict], expected: list[dict]) -> list[tuple]:
     got = {key(i): i for i in found}
     return sorted((key(i), i.get("known_bug"), got[key(i)].get("known_bug")) for i in expected
                   if key(i) in got and got[key(i)].get("known_bug") != i.get("known_bug"))
+
+
+def causes_differ(found: list[dict], expected: list[dict]) -> list[tuple]:
+    """(key, expected, found) of each expected incident found whose caused_by (each explaining incident's
+    "kind entity") is not the truth's: a root given a cause, or an effect its cause not named."""
+    got = {key(i): i for i in found}
+
+    def named(i: dict) -> list[str]:
+        return sorted(f"{c['kind']} {c['entity']}" for c in (i.get("caused_by") or []))
+    return sorted((key(i), i.get("caused_by", []), named(got[key(i)])) for i in expected
+                  if key(i) in got and named(got[key(i)]) != i.get("caused_by", []))

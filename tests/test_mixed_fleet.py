@@ -77,7 +77,7 @@ def test_the_demo_pages_its_real_incidents_and_tables_its_versions_bugs(spark, m
     """No incident per broker for a version's catalogued bugs (issue 62): gold.known_bug_exposure has each
     cluster's versions, hosts and bugs in each hour, and the dead cleaner's incident names KAFKA-7215."""
     assert {i["kind"] for i in mixed["found"]} == {"log_cleaner_dead", "offsets_partition_bloat", "slow_group_load",
-                                                  "broker_fenced", "leader_election_storm"}
+                                                  "broker_fenced", "leader_election_storm", "partitions_under_min_isr"}
     rows = lake.read(spark, "gold.known_bug_exposure", Lakehouse.at(mixed["lakehouse"])).collect()
     assert {(r.cluster, r.kafka_version, tuple(r.hosts), r.bug_id) for r in rows} == {
         *{("pm3-dead-cleaner", "1.1.0", tuple(f"pm3-dead-cleaner-kafka-{b}" for b in (1, 2, 3)), bug)
@@ -131,7 +131,9 @@ def test_each_incident_names_what_explains_it_and_a_rerun_keeps_it(spark, mixed)
         ("pm3-dead-cleaner", "offsets_partition_bloat", bloat): [("log_cleaner_dead", "broker-2", first["log_cleaner_dead"])],
         ("pm3-dead-cleaner", "slow_group_load", bloat): [("offsets_partition_bloat", bloat, first["offsets_partition_bloat"])],
         ("kraft-broker-fenced", "broker_fenced", "broker-2"): [],
-        ("kraft-broker-fenced", "leader_election_storm", "broker-2"): [("broker_fenced", "broker-2", first["broker_fenced"])]}
+        ("kraft-broker-fenced", "leader_election_storm", "broker-2"): [("broker_fenced", "broker-2", first["broker_fenced"])],
+        **{("kraft-broker-fenced", "partitions_under_min_isr", f"broker-{b}"): [
+            ("broker_fenced", "broker-2", first["broker_fenced"])] for b in (1, 3)}}
     assert causes_of(mixed["found"]) == want
     middle = demo.START + (demo.END - demo.START) / 3
     own = mixed["lakehouse"].parent / "thresholds.yaml"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
-from incident_match import TOLERANCE, known_bugs_differ, mismatches
+from incident_match import TOLERANCE, causes_differ, known_bugs_differ, mismatches
 
 from fleethealth.lake.catalog import Lakehouse
 from fleethealth.gold import job as gold_job
@@ -53,7 +53,7 @@ def window(spark, tmp_path_factory):
     # as `fleethealth run` does a backfill: silver and gold each computed once for the window
     outcomes = pipeline.run_window(spark, hours, str(inventory), Lakehouse.at(lakehouse))
     assert [h for h, out in outcomes.items() if isinstance(out, Exception)] == [], outcomes
-    found = [r.asDict() for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()]
+    found = [r.asDict(recursive=True) for r in lake.read(spark, "gold.incidents", Lakehouse.at(lakehouse)).collect()]
     expected = json.loads((root / "expected_incidents.json").read_text())
     return {"found": found, "expected": expected, "lakehouse": lakehouse, "inventory": inv, "hours": hours}
 
@@ -71,6 +71,7 @@ def test_each_scenario_gives_exactly_its_incidents(window, scenario):
     missed, late, false = report(sub)
     assert (missed, late, false) == ([], [], []), f"missed {missed}; late {late}; false positives {false}"
     assert known_bugs_differ(sub["found"], sub["expected"]) == []
+    assert causes_differ(sub["found"], sub["expected"]) == []
 
 
 def test_recall_and_false_positives(window):

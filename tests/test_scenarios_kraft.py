@@ -11,7 +11,8 @@ from collections import Counter
 from datetime import datetime, timedelta
 
 import pytest
-from window import run_window
+from incident_match import causes_differ
+from window import incidents, run_window
 
 from fleethealth.cli import demo
 from fleethealth.fleet import mbeans
@@ -47,7 +48,7 @@ def run(spark, tmp_path_factory):
     result = {"events": events, "beans": beans, "inventory": inventory,
               "quarantine": [r.asDict() for r in silver["silver.quarantine"].collect()],
               "recon": [r.asDict() for r in out["recon"].collect()], "records": out["records"].count(),
-              "findings": out["findings"], "expected": json.loads((root / "expected_incidents.json").read_text()),
+              "findings": out["findings"], "incidents": incidents(out), "expected": json.loads((root / "expected_incidents.json").read_text()),
               "kraft_quorum": [r.asDict() for r in out["gold"]["gold.kraft_quorum"].collect()]}
     spark.catalog.clearCache()
     return result
@@ -209,6 +210,7 @@ def test_each_kraft_scenario_gives_exactly_its_incidents(run, scenario):
     late = sorted(k for k in expected if k in found and abs(found[k] - expected[k]) > TOLERANCE)
     false = sorted(k for k in found if k not in expected)
     assert (missed, late, false) == ([], [], [])
+    assert causes_differ(run["incidents"], [i for i in run["expected"] if i["cluster"] == scenario]) == []
     # 3.9/4.1 carry no catalogued bug whose signature these events show (KAFKA-7215's 'Error due to' is < 2.1)
     assert [f for f in run["findings"] if f["cluster"] == scenario and f["known_bug"]] == []
 

@@ -29,7 +29,9 @@ TOLERANCE = timedelta(minutes=5)
 # what rests on a line only the active controller logs, `Fencing broker N because its session has timed
 # out`: the fence itself (the storm it starts is seen by the brokers: the partitions they took over from
 # broker 2, out of their ISR: gold.facts.leader_elections.moved_off)
-CONTROLLER_ONLY = {("kraft-broker-fenced", "broker_fenced", "broker-2")}
+CONTROLLER_ONLY = {("kraft-broker-fenced", "broker_fenced", "broker-2"),
+                   # ActiveControllerCount: a controller's bean (issue 63: not guessed from the brokers)
+                   ("kraft-quorum-unstable", "no_active_controller", "controller")}
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +67,9 @@ def test_every_incident_the_brokers_show_is_found_and_nothing_else(run):
     assert against_truth(run["findings"], run["expected"], TOLERANCE) == (sorted(CONTROLLER_ONLY), [], [])
     expected = {(i["cluster"], i["kind"], i["entity"]) for i in run["expected"]}
     shown = set(expected) - CONTROLLER_ONLY
-    assert len(shown) == len(expected) - 1 and {k[1] for k in shown} == {
-        "controller_quorum_unstable", "metadata_lag", "log_cleaner_dead", "offsets_partition_bloat", "leader_election_storm"}
+    assert len(shown) == len(expected) - len(CONTROLLER_ONLY) and {k[1] for k in shown} == {
+        "controller_quorum_unstable", "metadata_lag", "log_cleaner_dead", "offsets_partition_bloat", "leader_election_storm",
+        "partitions_under_min_isr"}
 
 
 def test_the_brokers_tell_the_storm_and_the_controllers_they_followed(run):

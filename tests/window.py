@@ -42,7 +42,20 @@ def run_window(spark, inventory, hours, lakehouse) -> dict:
     health = [r.asDict() for r in out["gold.broker_health_hourly"].collect()]
     return {
 "records": records, "files": files, "silver": tables, "recon": recon, "gold": out,
-            "findings": findings, "health": health}
+            "findings": findings, "health": health, "hosts": hosts}
+
+
+def incidents(out: dict) -> list[dict]:
+    """gold.incidents of a run_window's hours from scratch (the lifecycle of its findings and host-hours, and
+    what explains each: caused_by) as row dicts, caused_by's entries dicts."""
+    from fleethealth.gold import causes
+    from fleethealth.gold.incidents import lifecycle
+
+    limits = thresholds.load()
+    rows = lifecycle(out["gold"]["gold.incident_findings"], out["gold"]["gold.broker_health_hourly"],
+                     limits["incidents.resolve_after_hours"], out["hosts"]).incidents
+    rows = rows.join(causes.caused_by(rows), "incident_id")
+    return [r.asDict(recursive=True) for r in rows.collect()]
 
 
 def against_truth(findings: list[dict], expected: list[dict], tolerance: timedelta = timedelta(minutes=5)

@@ -59,6 +59,9 @@ class Host:
         return {"host": self.name, "role": "zookeeper", "zk_myid": self.zk_myid}
 
 
+MIN_INSYNC_REPLICAS = 2     # every broker's min.insync.replicas
+
+
 @dataclass(frozen=True)
 class Topic:
     name: str

@@ -1,7 +1,7 @@
 """The `KafkaConfig values:` block a broker logs at start-up (tab-indented `key = value` lines)."""
 from __future__ import annotations
 
-from .fleet import LOG_DIR, Cluster
+from .fleet import LOG_DIR, MIN_INSYNC_REPLICAS, Cluster
 
 
 def kafka_config_block(c: Cluster, broker: int) -> str:
@@ -56,7 +56,7 @@ def kafka_config_block(c: Cluster, broker: int) -> str:
         "log.segment.bytes": "1073741824",
         "log.segment.delete.delay.ms": "60000",
         "message.max.bytes": "1000012",
-        "min.insync.replicas": "2",
+        "min.insync.replicas": str(MIN_INSYNC_REPLICAS),
         "num.io.threads": "8",
         "num.network.threads": "3",
         "num.partitions": "6",

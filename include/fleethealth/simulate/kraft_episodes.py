@@ -23,8 +23,6 @@ NC = "org.apache.kafka.clients.NetworkClient"
 BLM = "kafka.server.BrokerLifecycleManager"
 NTC = "kafka.server.NodeToControllerRequestThread"
 SC = "state.change.logger"
-BALANCE_PHASE_MS = 17_312   # the active controller's balance checks, anchored to the epoch
-GLITCH_BEFORE_MS = 3_300   # an election's new leader wins this long after its old leader lost the voters
 
 
 def _rows() -> dict[str, list]:
@@ -37,7 +35,7 @@ def election(w, ms: int, old: int, new: int, epoch: int) -> dict[str, list]:
     out = _rows()
     srv, ctl = out["server.log"], out["controller.log"]
     rm, qc = f"[RaftManager id={node}]", f"[QuorumController id={node}]"
-    glitch = ms - GLITCH_BEFORE_MS
+    glitch = km.lost_at(st, ms)
     hw = km.high_watermark(st, glitch)
     old_follower = rt.follower(epoch - 1, old, hw)
     new_follower = rt.follower(epoch, new, hw)
@@ -65,6 +63,8 @@ def election(w, ms: int, old: int, new: int, epoch: int) -> dict[str, list]:
         else:
             srv.append(w.rec(t, "INFO", f"{rm} Become candidate due to fetch timeout", KRC))
             before = old_follower
+        if ms - glitch > km.GLITCH_BEFORE_MS:      # a quorum loss: no majority until now
+            srv.extend(_no_majority(w, t, ms - 40, epoch))
         srv.append(w.rec(ms - 40, "INFO", f"{rm} Attempting durable transition to {candidate} from {before}", QS))
         srv.append(w.rec(ms - 35, "INFO", f"{rm} Completed transition to {candidate} from {before}", QS))
         leader = rt.leader(new, epoch, hw + 1, {n: (-1 if n == new else ms - 3) for n in w.c.controller_ids})
@@ -77,6 +77,20 @@ def election(w, ms: int, old: int, new: int, epoch: int) -> dict[str, list]:
     else:   # a broker: an observer of the quorum; its heartbeat channel follows the new controller at its next send
         srv.append(w.rec(ms + 20 + node, "INFO", f"{rm} Completed transition to {new_follower} from {old_follower}", QS))
         srv.append(w.rec(ms + 1_200 + 97 * node % 800, "INFO", recorded_controller(w, new), NTC))
+    return out
+
+
+def _no_majority(w, since: int, until: int, epoch: int) -> list:
+    """A voter that cannot gather a majority from `since` (its fetch timeout) to `until` (a quorum loss):
+    each election timeout ends in a failed Pre-Vote (4.x) or a backed-off candidacy (3.x), then it retries."""
+    rt, node, out = w.raft, w.node, []
+    t = since + rt.timeout(node, epoch)
+    while t < until:
+        text = (f"Election timed out before receiving sufficient vote responses to become candidate. Current epoch "
+                f"election state: {rt.votes(node)}" if rt.v4 else
+                f"Election has timed out, backing off for {rt.timeout(node, t) - 1_000}ms before becoming a candidate again")
+        out.append(w.rec(t, "INFO", f"[RaftManager id={node}] {text}", KRC))
+        t += rt.timeout(node, t)
     return out
 
 
@@ -121,7 +135,7 @@ def fencing(w, broker: int, index: int, fenced: int, unfenced: int) -> dict[str,
                              CCM))
         return out
     moved = st.moved_partitions(broker)
-    back = balance_back_ms(unfenced)
+    back = km.balance_back_ms(unfenced)
     le0 = {(tn, p): st.leader_epoch(tn, p) + 2 * index for tn, p in moved}
     for t, le_step, leader_of in ((fenced + 40, 1, lambda tn, p: c.replicas(tn, p)[1]),
                                   (back + 40, 2, lambda tn, p: broker)):
@@ -146,11 +160,6 @@ def fencing(w, broker: int, index: int, fenced: int, unfenced: int) -> dict[str,
             sc.append(w.rec(t3 + 9, "INFO", f"[Broker id={node}] Started fetchers as part of become-follower for "
                                             f"{len(theirs)} partitions", SC))
     return out
-
-
-def balance_back_ms(unfenced: int) -> int:
-    """The first preferred-leader balance check after an unfencing: its leaders move back then."""
-    return unfenced + (BALANCE_PHASE_MS - unfenced) % km.BALANCE_EVERY_MS
 
 
 def _offset(w, tn: str, p: int, ms: int) -> int:

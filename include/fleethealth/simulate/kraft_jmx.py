@@ -39,13 +39,14 @@ def values(state: ClusterState, node: int, ms: int) -> dict[str, object]:
     """Bean id -> value of every bean the node exports at `ms`."""
     c, r = state.c, state.rng("kraft-jmx", node, ms)
     leader, epoch = km.leader_at(state, ms)
+    none = km.leaderless(state, ms)
     hw = km.high_watermark(state, ms)
     fenced = len(km.fenced_brokers(state, ms))
     out: dict[str, object] = {
         "open_fds": 700 + r.randint(0, 60), "max_fds": 1_048_576,
-        "raft_current_leader": leader, "raft_current_epoch": epoch, "raft_high_watermark": hw,
+        "raft_current_leader": -1 if none else leader, "raft_current_epoch": epoch, "raft_high_watermark": hw,
         "raft_election_latency_avg": round(r.uniform(20, 60), 3), "raft_election_latency_max": round(r.uniform(60, 140), 3),
-        "active_controller_count": int(node == leader), "new_active_controllers": km.new_active_count(state, node, ms),
+        "active_controller_count": int(node == leader and not none), "new_active_controllers": km.new_active_count(state, node, ms),
         "fenced_broker_count": fenced, "active_broker_count": c.brokers - fenced, "timed_out_heartbeats": 0,
         "controller_event_queue_time": _histogram(ms // 500, r.uniform(0.05, 0.4), r),
         "controller_last_applied_offset": hw - r.randint(0, 1), "controller_last_committed_offset": hw,
@@ -53,16 +54,19 @@ def values(state: ClusterState, node: int, ms: int) -> dict[str, object]:
         "offline_partitions": 0,
     }
     if node in c.controller_ids:
-        out["raft_current_state"] = "leader" if node == leader else "follower"
+        out["raft_current_state"] = ("resigned" if node == leader else "prospective") if none else (
+            "leader" if node == leader else "follower")
         return out
     applied = km.applied_offset(state, node, ms)
+    under, below = km.isr_shortfall(state, node, ms)
     out.update({
+        "under_replicated": under, "under_min_isr": below,
         "raft_current_state": "observer", "open_fds": state.open_fds(node, ms), "max_fds": 100_000,
         "offsets_log_size": {_canonical(mbeans.OFFSETS_LOG_SIZE, partition=str(p)): {"Value": state.offsets_size(node, p, ms)}
                              for p in c.offsets_partitions(node)},
         "cleaner_dead_threads": 0 if state.cleaner_thread_exists(node, ms) else 1,
         "cleaner_time_since_last_run": state.time_since_last_run_ms(node, ms),
-        "under_replicated": 0, "under_min_isr": 0, "request_queue_size": r.randint(0, 3),
+        "request_queue_size": r.randint(0, 3),
         "request_handler_idle": _meter(int((ms - km.OFFSETS_ORIGIN_MS) / 1000 * 7.1e8), r.uniform(0.86, 0.97), "percent", r),
         "network_processor_idle": round(r.uniform(0.85, 0.98), 4),
         "broker_metadata_applied_offset": applied,

@@ -106,13 +106,13 @@ class KraftLogs:
         old = self.c.controller_id
         for ms, new in self.script.elections(self.s):
             epoch += 1
-            if t0 - PAD_MS <= ms < t1 + PAD_MS:
+            if km.lost_at(self.s, ms) - PAD_MS < t1 and ms + PAD_MS > t0:
                 self._add(out, {k: [x for x in v if t0 <= x[0] < t1]
                                 for k, v in ep.election(self, ms, old, new, epoch).items()})
             old = new
         for broker, spans in self.script.fenced(self.s).items():
             for i, (fenced, unfenced) in enumerate(spans):
-                if fenced - PAD_MS < t1 and ep.balance_back_ms(unfenced) + PAD_MS > t0:
+                if fenced - PAD_MS < t1 and km.balance_back_ms(unfenced) + PAD_MS > t0:
                     self._add(out, {k: [x for x in v if t0 <= x[0] < t1]
                                     for k, v in ep.fencing(self, broker, i, fenced, unfenced).items()})
         return out

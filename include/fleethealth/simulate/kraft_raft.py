@@ -35,7 +35,7 @@ class RaftText:
         """electionTimeoutMs: controller.quorum.election.timeout.ms (1000) plus a random share of it."""
         return 1_000 + self.s.rng("election-timeout", node, epoch).randrange(1_000)
 
-    def _votes(self, node: int) -> str:
+    def votes(self, node: int) -> str:
         if self.v4:
             states = ", ".join(f"{n}=VoterState(replicaKey=ReplicaKey(id={n}, directoryId=<undefined>), "
                                f"state={'GRANTED' if n == node else 'UNRECORDED'})" for n in self.c.controller_ids)
@@ -51,17 +51,17 @@ class RaftText:
     def prospective(self, node: int, epoch: int, leader: int, hw: int | None) -> str:
         """4.0+: a voter that lost its leader asks the others first (Pre-Vote), keeping the epoch."""
         return (f"ProspectiveState(epoch={epoch}, leaderId=OptionalInt[{leader}], votedKey=Optional.empty, "
-                f"epochElection={self._votes(node)}, electionTimeoutMs={self.timeout(node, epoch)}, "
+                f"epochElection={self.votes(node)}, electionTimeoutMs={self.timeout(node, epoch)}, "
                 f"highWatermark={self.hw(hw)})")
 
     def candidate(self, node: int, epoch: int, hw: int | None) -> str:
         if self.v4:
             return (f"CandidateState(localId={node}, localDirectoryId={km.directory_id(self.s, node)}, epoch={epoch}, "
-                    f"epochElection={self._votes(node)}, highWatermark={self.hw(hw)}, "
+                    f"epochElection={self.votes(node)}, highWatermark={self.hw(hw)}, "
                     f"electionTimeoutMs={self.timeout(node, epoch)})")
         # 3.8 - 3.9 print no space before epoch=
         return (f"CandidateState(localId={node}, localDirectoryId={km.directory_id(self.s, node)},epoch={epoch}, "
-                f"retries=1, voteStates={self._votes(node)}, highWatermark={self.hw(hw)}, "
+                f"retries=1, voteStates={self.votes(node)}, highWatermark={self.hw(hw)}, "
                 f"electionTimeoutMs={self.timeout(node, epoch)})")
 
     def leader(self, node: int, epoch: int, start: int, fetched: dict[int, int]) -> str:

@@ -7,10 +7,13 @@ scenarios, so `simulate(shifts=...)` moves it across an hour end.
 - kraft-healthy: a steady quorum, snapshots, cleaner passes; no incident (known bugs only).
 - kraft-broker-fenced: broker 2 (3.9.1) misses its heartbeats three times in 25 minutes; the active
   controller fences it each time (session timeout) and unfences it on its next heartbeat; its leaders
-  move to their second replica and back at the next balance check.
-- kraft-quorum-unstable: a controller network that keeps dropping: five Raft leader elections in eleven
+  move to their second replica and back at the next balance check, when it is back in the ISRs. Until
+  then the partitions of `audit-events` (replication factor 2) it holds are under min.insync.replicas
+  on their leaders.
+- kraft-quorum-unstable: a controller network that keeps dropping: five Raft leader elections in nineteen
   minutes (check-quorum resignations, fetch timeouts, Pre-Vote on 4.x / candidacy on 3.x, epoch +1
-  each), voter 3002 unable to reach the others.
+  each), voter 3002 unable to reach the others; before the last one, a quorum loss: no voter gathers a
+  majority for 11 minutes (failed Pre-Votes), no controller is active.
 - kraft-metadata-lag: broker 3 (4.1.0) hits a metadata publishing fault and a loading fault; from then on
   it applies no metadata: its last applied offset stays while the quorum's committed offset grows.
 - kraft-dead-cleaner: broker 3 (4.1.0, log-cleaner.log, storage logger) and broker 1 (3.9.1, server.log)
@@ -24,9 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import kraft_model as km
-from .fleet import OFFSETS_TOPIC, Cluster, version_tuple
+from .fleet import OFFSETS_TOPIC, Cluster, Topic, version_tuple
 from .jolokia import sample_times
-from .kraft_episodes import GLITCH_BEFORE_MS
 from .model import GIB, ClusterState, Events
 from .truth import BLOAT_THRESHOLD_BYTES, incident
 
@@ -47,6 +49,7 @@ PUBLISHING_FAULT_TRACE = "\n".join([
     "\tat java.base/java.lang.Thread.run(Thread.java:1583)",
 ])
 FAULTS = "org.apache.kafka.server.fault.LoggingFaultHandler"
+NO_CONTROLLER_MIN_MS = 30_000   # no_active_controller.min_duration_s
 
 
 def kraft_cluster(name: str, timezone: str, brokers: int, groups: tuple[str, ...], topics,
@@ -79,34 +82,53 @@ def fencing_events(c: Cluster, start: int, end: int) -> Events:
     return Events(script=FencingScript(FENCED_BROKER, spans))
 
 
+FENCED_TOPICS = (Topic("audit-events", 6, 2, 40.0),)   # replication factor 2: one replica out is under min ISR
+
+
 def fencing_expected(st: ClusterState, start: int, end: int) -> list[dict]:
     spans = [s for s in st.ev.script.spans if s[0] < end]
     if not spans:
         return []
     moved = st.moved_partitions(FENCED_BROKER)
-    return [incident(st.c.name, "broker_fenced", f"broker-{FENCED_BROKER}", spans[0][0],
+    fenced = [("broker_fenced", f"broker-{FENCED_BROKER}")]
+    under = []
+    for b in st.c.broker_ids:
+        first = next((ms for ms in sample_times(st, b, start, end) if km.isr_shortfall(st, b, ms)[1]), None)
+        if first is not None:
+            under.append(incident(st.c.name, "partitions_under_min_isr", f"broker-{b}", first,
+                                  f"UnderMinIsrPartitionCount {km.isr_shortfall(st, b, first)[1]}: it leads "
+                                  f"audit-events partitions (replication factor 2) whose other replica, broker "
+                                  f"{FENCED_BROKER}, is out of the ISR from its fencing to the next balance check",
+                                  caused_by=fenced))
+    return under + [incident(st.c.name, "broker_fenced", f"broker-{FENCED_BROKER}", spans[0][0],
                      f"controller 3000: 'Fencing broker {FENCED_BROKER} because its session has timed out' "
                      f"{len(spans)} times in {(spans[-1][0] - spans[0][0]) // MINUTE} minutes, each unfenced on its "
                      f"next heartbeat (flapping); {len(moved)} leaders move to their second replica and back"),
             # the KRaft form of post-mortem 4's storm: the fencing moves the broker's leaders away at once
             incident(st.c.name, "leader_election_storm", f"broker-{FENCED_BROKER}", spans[0][0],
                      f"controller 3000: handleBrokerFenced moves the {len(moved)} partitions led by "
-                     f"{FENCED_BROKER} to their next replica; entity: the fenced broker")]
+                     f"{FENCED_BROKER} to their next replica; entity: the fenced broker", caused_by=fenced)]
 
 
-# --- controller quorum instability: five leader elections in eleven minutes ----------------------------
-# the leadership goes back and forth between 3000 and 3001; 3002, which cannot reach them, never wins
+# --- controller quorum instability: five leader elections in nineteen minutes, the last after a quorum loss --
+# the leadership goes back and forth between 3000 and 3001; 3002, which cannot reach them, never wins; 3000,
+# leader from the fourth election, loses the voters 36 s later and no voter gathers a majority for 11 minutes
 ELECTIONS = ((20 * MINUTE + 3_411, 3001), (22 * MINUTE + 14_090, 3000), (24 * MINUTE + 41_770, 3001),
-             (27 * MINUTE + 5_212, 3000), (30 * MINUTE + 52_305, 3001))
+             (27 * MINUTE + 5_212, 3000), (38 * MINUTE + 52_305, 3001))
+QUORUM_LOST = 27 * MINUTE + 41_017
 UNREACHABLE_VOTER = 3002
 
 
 @dataclass(frozen=True)
 class QuorumScript(km.KraftScript):
     at: tuple[tuple[int, int], ...]   # (ms, new leader)
+    quorum_lost: int                  # when the last election's old leader lost the voters
 
     def elections(self, state):
         return list(self.at)
+
+    def lost(self, state):
+        return {self.at[-1][0]: self.quorum_lost}
 
     def kraft_records(self, w, t0, t1):
         """Voter 3002 cannot reach the other controllers during the episode (every 5 s, one peer at a time)."""
@@ -126,16 +148,23 @@ class QuorumScript(km.KraftScript):
 
 
 def quorum_events(c: Cluster, start: int, end: int) -> Events:
-    return Events(script=QuorumScript(tuple((start + dt, new) for dt, new in ELECTIONS)))
+    return Events(script=QuorumScript(tuple((start + dt, new) for dt, new in ELECTIONS), start + QUORUM_LOST))
 
 
 def quorum_expected(st: ClusterState, start: int, end: int) -> list[dict]:
     at = [(ms, new) for ms, new in st.ev.script.at if ms < end]
     if not at:
         return []
-    first = at[0][0] - GLITCH_BEFORE_MS + km.FETCH_TIMEOUT_MS
+    first = km.lost_at(st, at[0][0]) + km.FETCH_TIMEOUT_MS
     epoch = km.base_epoch(st)
-    return [incident(st.c.name, "controller_quorum_unstable", QUORUM_ENTITY, first,
+    out = []
+    none = sorted(ms for n in st.c.controller_ids for ms in sample_times(st, n, start, end) if km.leaderless(st, ms))
+    if none and none[-1] - none[0] >= NO_CONTROLLER_MIN_MS:
+        out.append(incident(st.c.name, "no_active_controller", "controller", none[0],
+                            f"ActiveControllerCount 0 on every controller from {km.leader_at(st, none[0])[0]}'s "
+                            f"check-quorum resignation to the next election won ({len(none)} samples)",
+                            caused_by=[("controller_quorum_unstable", QUORUM_ENTITY)]))
+    return out + [incident(st.c.name, "controller_quorum_unstable", QUORUM_ENTITY, first,
                      f"{len(at)} Raft leader elections in {(at[-1][0] - at[0][0]) // MINUTE + 1} minutes (epoch "
                      f"{epoch} -> {epoch + len(at)}; leaders {', '.join(str(n) for _, n in at)}): check-quorum "
                      f"resignations and fetch timeouts; voter {UNREACHABLE_VOTER} cannot reach its peers")]
@@ -216,7 +245,8 @@ def cleaner_expected(st: ClusterState, start: int, end: int) -> list[dict]:
         if st.offsets_size(BLOAT_BROKER, p, ms) > BLOAT_THRESHOLD_BYTES:
             out.append(incident(c.name, "offsets_partition_bloat", f"{OFFSETS_TOPIC}-{p}@broker-{BLOAT_BROKER}", ms,
                                 f"first JMX sample with kafka.log Size > {BLOAT_THRESHOLD_BYTES} bytes; grows "
-                                f"~{BLOAT_PER_HOUR // GIB} GiB/h without compaction; serves group {CLEANER_GROUP}"))
+                                f"~{BLOAT_PER_HOUR // GIB} GiB/h without compaction; serves group {CLEANER_GROUP}",
+                                caused_by=[("log_cleaner_dead", f"broker-{BLOAT_BROKER}")]))
             break
     return out
 
@@ -226,7 +256,7 @@ def cleaner_expected(st: ClusterState, start: int, end: int) -> list[dict]:
 # window's first hour (its first line just before the hour end, the rest after)
 STRADDLING_SHIFTS = {
     "kraft-broker-fenced": 47 * MINUTE + 59_000,     # first fencing at 59:59.311, the next two in hour 2
-    "kraft-quorum-unstable": 39 * MINUTE + 57_000,   # first fetch timeout at 59:59.111, elections until 70:49
+    "kraft-quorum-unstable": 39 * MINUTE + 57_000,   # first fetch timeout at 59:59.111, elections until 78:49
     "kraft-metadata-lag": 41 * MINUTE + 19_000,      # publishing fault at 59:59.517, loading fault at 60:00
     "kraft-dead-cleaner": 39 * MINUTE + 59_000,      # cleaners die at 59:57.907 and 59:59.412, stale after 60:00
 }

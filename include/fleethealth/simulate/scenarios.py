@@ -94,7 +94,8 @@ def _pm3_expected(st: ClusterState, start: int, end: int) -> list[dict]:
         if st.offsets_size(b, p, ms) > BLOAT_THRESHOLD_BYTES:
             out.append(incident(c.name, "offsets_partition_bloat", f"{OFFSETS_TOPIC}-{p}@broker-{b}", ms,
                                 f"first JMX sample with kafka.log Size > {BLOAT_THRESHOLD_BYTES} bytes; grows "
-                                f"~{PM3_BLOAT_PER_HOUR // GIB} GiB/h without compaction; serves group {PM3_GROUP}"))
+                                f"~{PM3_BLOAT_PER_HOUR // GIB} GiB/h without compaction; serves group {PM3_GROUP}",
+                                caused_by=[("log_cleaner_dead", f"broker-{b}")]))
             break
     for rs in st.ev.restarts:
         for part, load_ms in rs.slow_loads.items():
@@ -102,7 +103,8 @@ def _pm3_expected(st: ClusterState, start: int, end: int) -> list[dict]:
             if load_ms > SLOW_LOAD_THRESHOLD_MS and t < end:
                 out.append(incident(c.name, "slow_group_load", f"{OFFSETS_TOPIC}-{part}@broker-{rs.broker}", t,
                                     f"broker {rs.broker} restarted; loading offsets and group metadata took "
-                                    f"{load_ms} ms (> {SLOW_LOAD_THRESHOLD_MS} ms); the restarted cleaner died again"))
+                                    f"{load_ms} ms (> {SLOW_LOAD_THRESHOLD_MS} ms); the restarted cleaner died again",
+                                    caused_by=[("offsets_partition_bloat", f"{OFFSETS_TOPIC}-{part}@broker-{b}")]))
     return out
 
 
@@ -196,7 +198,8 @@ def _pm4_expected(st: ClusterState, start: int, end: int) -> list[dict]:
             incident(c.name, "leader_election_storm", f"broker-{PM4_BROKER}", loss.expired_ms + 17,
                      f"controller {c.controller_id}: 'Broker failure callback for {PM4_BROKER}'; {len(moved)} partitions "
                      f"led by {PM4_BROKER} move Online -> Offline -> new leader, {offsets} of them __consumer_offsets "
-                     f"(their groups rebalance); entity: the broker whose loss started it")]
+                     f"(their groups rebalance); entity: the broker whose loss started it",
+                     caused_by=[("zk_session_expired", f"broker-{PM4_BROKER}")])]
 
 
 # --- pm5: broker 3 flaps; its leader epoch stays at 426 while the controller goes to 435 -------------
@@ -248,8 +251,8 @@ def _kraft(name: str, timezone: str, least: int = 3, **kw):
     def cluster(brokers: int) -> Cluster:
         if brokers < least:
             raise ValueError(f"scenario {name} needs at least {least} brokers, got {brokers}")
-        return kr.kraft_cluster(name, timezone, brokers, kw.get("groups", KRAFT_GROUPS), user_topics(brokers),
-                                pinned_group=kw.get("pinned_group"))
+        return kr.kraft_cluster(name, timezone, brokers, kw.get("groups", KRAFT_GROUPS),
+                                user_topics(brokers) + kw.get("topics", ()), pinned_group=kw.get("pinned_group"))
     return cluster
 
 
@@ -260,11 +263,13 @@ KRAFT_CATALOGUE: dict[str, Scenario] = {
                  _kraft("kraft-healthy", "Europe/London", least=1), lambda c, s, e: Events(script=km.KraftScript()),
                  lambda st, s, e: []),
         Scenario("kraft-broker-fenced", "KRaft: broker 2 fenced by the active controller after missed heartbeats, "
-                                        "three times in 25 minutes; its leaders move away and back",
-                 _kraft("kraft-broker-fenced", "Australia/Sydney"), kr.fencing_events,
+                                        "three times in 25 minutes; its leaders move away and back, its RF-2 "
+                                        "partitions under min ISR until then",
+                 _kraft("kraft-broker-fenced", "Australia/Sydney", topics=kr.FENCED_TOPICS), kr.fencing_events,
                  kr.fencing_expected),
-        Scenario("kraft-quorum-unstable", "KRaft: five Raft leader elections among the controllers in eleven "
-                                          "minutes, voter 3002 cannot reach its peers",
+        Scenario("kraft-quorum-unstable", "KRaft: five Raft leader elections among the controllers in nineteen "
+                                          "minutes, voter 3002 cannot reach its peers, 11 minutes without an "
+                                          "active controller before the last",
                  _kraft("kraft-quorum-unstable", "Asia/Dubai", least=1), kr.quorum_events,
                  kr.quorum_expected),
         Scenario("kraft-metadata-lag", "KRaft: broker 3's metadata stops applying (loading and publishing faults), "
