@@ -47,8 +47,8 @@ def run(spark, inventory, lakehouse, *hours):
 def silence(host, local: datetime, broker: str = "healthy-kafka-2") -> None:
     """`broker` sends nothing and broker 3 no JMX in the hour starting at `local` (file names are
     local time, Europe/Berlin)."""
-    for f in [*(host / broker).rglob(f"*{local:%Y-%m-%d-%H}*"), *(host / broker).rglob(f"*T{local:%H}-*"),
-              *(host / "healthy-kafka-3" / "jmx").glob(f"*{local:%Y-%m-%d-%H}")]:
+    for f in {*(host / broker).rglob(f"*{local:%Y-%m-%d-%H}*"), *(host / broker).rglob(f"*T{local:%H}-*"),
+              *(host / "healthy-kafka-3" / "jmx").glob(f"*{local:%Y-%m-%d-%H}")}:
         f.unlink()
 
 
@@ -121,67 +121,18 @@ def test_state_changes_are_sent_once_and_resolutions_reach_every_channel(spark, 
     assert incidents[("host_silent", "broker-2")] == ("resolved", H12.replace(tzinfo=None))
 
 
-def test_a_backfill_of_last_week_pages_no_one_and_the_last_hour_pages_for_what_is_open(spark, tmp_path, servers):
-    """Issue 45's acceptance through the gold job: a backfill of an hour 8 days old (broker 2 silent
-    in it: an incident left open there) sends nothing to people, and Alertmanager holds what gold says
-    is open (issue 59: state, not news); a run of the last complete hour (broker 2 silent again) pages
-    for what is open in it, once, on the wall clock."""
-    berlin = ZoneInfo("Europe/Berlin")
-    last = datetime.now(timezone.utc).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
-    old = [last - timedelta(days=8)]
-    lakehouse = Lakehouse.at(tmp_path / "lakehouse")
-    past = simulate(tmp_path / "past", ["healthy"], old[0], old[-1] + timedelta(hours=1), jmx_samples_per_broker_hour=0)
-    silence(tmp_path / "past" / "fleet" / "healthy", old[-1].astimezone(berlin))
-    now = simulate(tmp_path / "now", ["healthy"], last, last + timedelta(hours=1), jmx_samples_per_broker_hour=0)
-    silence(tmp_path / "now" / "fleet" / "healthy", last.astimezone(berlin))
-    hook = Receiver()
-    channels = [Channel("hook", "webhook", hook.url), Channel("am", "alertmanager", servers["am"].url)]
-
-    def firing() -> set:
-        """The active alerts of this lakehouse's incidents (the Alertmanager is the module's)."""
-        mine = {r["incident_id"] for r in _table(lakehouse, "gold.incidents")}
-        return {(a["labels"]["alertname"], a["labels"]["entity"], a["labels"]["incident_id"])
-                for a in servers["am"].get("/api/v2/alerts") if a["labels"].get("incident_id") in mine
-                and a["status"]["state"] == "active"}
-
-    try:
-        run(spark, past, lakehouse, *old)                             # fleethealth backfill (no --no-notify)
-        backfill = _notify(lakehouse, channels)
-        assert backfill.errors == [] and hook.bodies == [], backfill.summary()
-        assert "skipped (not news" in backfill.summary()
-        open_old = {(r["kind"], r["entity"]) for r in _table(lakehouse, "gold.incidents") if r["status"] == "open"}
-        assert ("host_silent", "broker-2") in open_old                 # left open in an old hour: no page ...
-        assert {(kind, entity) for kind, entity, _ in firing()} == open_old   # ... and its alert, one
-
-        run(spark, now, lakehouse, last)                              # the last complete hour
-        live = _notify(lakehouse, channels)
-        assert live.errors == [], live.summary()
-        pages = {(b["kind"], b["entity"]) for b in hook.bodies}
-        assert ("host_silent", "broker-2") in pages, live.summary()
-        keys = [b["idempotency_key"] for b in hook.bodies]
-        assert len(keys) == len(set(keys))                            # once each
-        # open now: every open incident is open in its cluster's latest gold hour, the last one
-        open_now = {r["incident_id"] for r in _table(lakehouse, "gold.incidents") if r["status"] == "open"}
-        assert {b["incident_id"] for b in hook.bodies} == open_now
-        assert {b["incident_id"] for b in hook.bodies if b["transition"] == "opened"} == open_now
-        assert {i for _, _, i in firing()} == open_now                # one alert per open incident
-        count = len(hook.bodies)
-        _notify(lakehouse, channels)
-        assert len(hook.bodies) == count
-    finally:
-        hook.stop()
-
-
 def _table(lakehouse: Lakehouse, name: str) -> list[dict]:
     from deltalake import DeltaTable
 
     return DeltaTable(lake.table(name).path(lakehouse)).to_pyarrow_table().to_pylist()
 
 
-def test_fleethealth_backfill_and_run_follow_the_same_rule(tmp_path):
-    """The command line's path (`fleethealth backfill`, `run --no-notify`, `run`; each its own process
-    and Spark session): a backfill of hours 8 days old sends nothing; --no-notify records its own
-    hour's changes suppressed; a run of the last complete hour pages for what opened in it."""
+def test_fleethealth_backfill_and_run_follow_the_same_rule(tmp_path, servers):
+    """Issue 45's acceptance on the command line's path (`fleethealth backfill`, `run --no-notify`, `run`;
+    each its own process and Spark session): a backfill of hours 8 days old pages no one, and Alertmanager
+    holds what gold says is open (issue 59: state, not news); --no-notify records its own hour's changes
+    suppressed; a run of the last complete hour pages for what opened in it, once, on the wall clock, and
+    Alertmanager then holds one alert per open incident."""
     import os
     import subprocess
     import sys
@@ -203,7 +154,7 @@ def test_fleethealth_backfill_and_run_follow_the_same_rule(tmp_path):
         for hour, broker in silent:
             silence(tmp_path / name / "fleet" / "healthy", hour.astimezone(berlin), broker)
         doc = yaml.safe_load(inventory.read_text())
-        doc["notifications"] = [{"name": "hook", "webhook": hook.url}]
+        doc["notifications"] = [{"name": "hook", "webhook": hook.url}, {"name": "am", "alertmanager": servers["am"].url}]
         inventory.write_text(yaml.safe_dump(doc))
         return inventory
 
@@ -213,16 +164,30 @@ def test_fleethealth_backfill_and_run_follow_the_same_rule(tmp_path):
         assert proc.returncode == 0, proc.stderr[-3000:]
         return proc.stdout
 
+    def firing() -> set:
+        """The incident ids of this lakehouse with an active alert (the Alertmanager is the module's)."""
+        mine = {r["incident_id"] for r in _table(lakehouse, "gold.incidents")}
+        return {a["labels"]["incident_id"] for a in servers["am"].get("/api/v2/alerts")
+                if a["labels"].get("incident_id") in mine and a["status"]["state"] == "active"}
+
+    def open_now() -> set:
+        return {r["incident_id"] for r in _table(lakehouse, "gold.incidents") if r["status"] == "open"}
+
     def statuses(hour: datetime) -> set[str]:
+        """The webhook's (people's) notification statuses of the hour: Alertmanager is sent state always."""
         return {r["status"] for r in _table(lakehouse, "gold.notifications")
-                if r["hour"].replace(tzinfo=timezone.utc) == hour}
+                if r["hour"].replace(tzinfo=timezone.utc) == hour and r["channel"] == "hook"}
 
     try:
-        past = fleet("past", old, 2, [(old, "healthy-kafka-2")])           # silent, then back: resolved
+        # broker 2 silent, then back: resolved; broker 3 silent in the last hour: left open
+        past = fleet("past", old, 2, [(old, "healthy-kafka-2"), (old + timedelta(hours=1), "healthy-kafka-3")])
         out = cli("backfill", "--inventory", str(past), "--from", old.isoformat(),
                   "--to", (old + timedelta(hours=2)).isoformat())
         assert hook.bodies == [] and "skipped (not news" in out, out
         assert statuses(old) == {"skipped"} == statuses(old + timedelta(hours=1))
+        left = {r["incident_id"] for r in _table(lakehouse, "gold.incidents")
+                if (r["kind"], r["entity"], r["status"]) == ("host_silent", "broker-3", "open")}
+        assert left and firing() == open_now()                 # left open in an old hour: no page, its alert
 
         now = fleet("now", last - timedelta(hours=1), 2, [(last - timedelta(hours=1), "healthy-kafka-2"),
                                                           (last, "healthy-kafka-1")])
@@ -239,5 +204,8 @@ def test_fleethealth_backfill_and_run_follow_the_same_rule(tmp_path):
         pages = [(b["kind"], b["entity"], b["transition"]) for b in hook.bodies]
         assert pages.count(("host_silent", "broker-1", "opened")) == 1, pages
         assert ("host_silent", "broker-2", "opened") not in pages
+        keys = [b["idempotency_key"] for b in hook.bodies]
+        assert len(keys) == len(set(keys))                                    # once each
+        assert firing() == open_now() and open_now()                          # one alert per open incident
     finally:
         hook.stop()
