@@ -449,3 +449,15 @@ def test_pm5_metadata_divergence(fleet):
     kinds = [(k, e) for k, e, _ in _truth(fleet, c)]
     assert kinds == [("broker_flapping", "broker-3"), ("metadata_divergence", "payments-2@broker-3"),
                      ("request_queue_saturation", "broker-3"), ("zk_session_expired", "broker-3")]
+
+
+def test_the_truth_is_built_around_the_default_thresholds():
+    """The ground truth's thresholds (simulate/truth.py: which sample first crosses them) are gold's defaults:
+    a default changed in thresholds.yaml fails here instead of as a scenario's late or missed incident."""
+    from fleethealth.gold import thresholds
+    from fleethealth.simulate import truth
+
+    limits = thresholds.load()
+    assert (truth.BLOAT_THRESHOLD_BYTES, truth.SLOW_LOAD_THRESHOLD_MS, truth.NO_CONTROLLER_MIN_MS) == (
+        limits["offsets_partition_bloat.max_size_bytes"], limits["slow_group_load.max_duration_ms"],
+        limits["no_active_controller.min_duration_s"] * 1000)

@@ -30,7 +30,7 @@ from . import kraft_model as km
 from .fleet import OFFSETS_TOPIC, Cluster, Topic, version_tuple
 from .jolokia import sample_times
 from .model import GIB, ClusterState, Events
-from .truth import BLOAT_THRESHOLD_BYTES, incident
+from .truth import BLOAT_THRESHOLD_BYTES, NO_CONTROLLER_MIN_MS, incident
 
 MINUTE = 60_000
 CONTROLLER_VERSION = "4.1.0"
@@ -49,7 +49,6 @@ PUBLISHING_FAULT_TRACE = "\n".join([
     "\tat java.base/java.lang.Thread.run(Thread.java:1583)",
 ])
 FAULTS = "org.apache.kafka.server.fault.LoggingFaultHandler"
-NO_CONTROLLER_MIN_MS = 30_000   # no_active_controller.min_duration_s
 
 
 def kraft_cluster(name: str, timezone: str, brokers: int, groups: tuple[str, ...], topics,

@@ -6,6 +6,7 @@ from .model import GIB
 
 BLOAT_THRESHOLD_BYTES = GIB          # default offsets_partition_bloat threshold (1 GiB)
 SLOW_LOAD_THRESHOLD_MS = 60_000      # default slow_group_load threshold
+NO_CONTROLLER_MIN_MS = 30_000        # default no_active_controller.min_duration_s, in ms
 
 
 def incident(cluster: str, kind: str, entity: str, first_seen_ms: int, note: str, known_bug: str | None = None,
