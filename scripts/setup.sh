@@ -4,6 +4,8 @@
 #   scripts/setup.sh            (make setup; also run by make demo / make test / .ci/run)
 #
 # Idempotent: every step is skipped when its inputs did not change, so a second run takes seconds.
+# Independent steps run at once (see "What runs together" below): apt's test programs beside the rest,
+# c) beside e) and e2), then h) beside f).
 #   a) Java >= 17                      apt-get install openjdk-17-jre-headless if missing/older
 #   b) Maven                           apt-get install maven, only if the jars must be (re)resolved
 #   c) .venv (Python 3.11)             uv pip install -r requirements.txt -c constraints.txt, uv pip install -e .
