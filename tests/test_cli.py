@@ -497,7 +497,7 @@ def test_shared_options_read_the_same_in_every_subcommand():
 
 def test_choices_are_listed_and_anything_else_refused_with_the_list(capsys):
     from fleethealth.cli.parse import SOURCES
-    from fleethealth.simulate import KRAFT_SCENARIOS, SCENARIOS
+    from fleethealth.simulate import AVAILABILITY_SCENARIOS, KRAFT_SCENARIOS, SCENARIOS
 
     assert list(SOURCES) == ["kafka", "zookeeper", "jolokia", "prometheus", "jstack", "logdirs", "groups"]
     source = next(a for a in _subcommands()["parse"]._actions if a.dest == "source")
@@ -509,14 +509,14 @@ def test_choices_are_listed_and_anything_else_refused_with_the_list(capsys):
         "fleethealth parse: error: argument --source: invalid choice: 'kafak' (choose from 'kafka', 'zookeeper', "
         "'jolokia', 'prometheus', 'jstack', 'logdirs', 'groups')")
 
-    known = ", ".join(SCENARIOS + KRAFT_SCENARIOS)
-    assert known.startswith("healthy, pm1-deadlock, ") and known.endswith(", kraft-dead-cleaner")
+    known = ", ".join(SCENARIOS + KRAFT_SCENARIOS + AVAILABILITY_SCENARIOS)
+    assert known.startswith("healthy, pm1-deadlock, ") and known.endswith(", kraft-dead-cleaner, broker-lost")
     with pytest.raises(SystemExit) as exit_:
         cli.main(["simulate", "--out", "x", "--scenario", "healthy,pm9", "--from", "2026-11-20T10:00Z",
                   "--to", "2026-11-20T11:00Z"])
     assert exit_.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"fleethealth simulate: error: argument --scenario: unknown scenario(s) pm9 (choose from {known}, all or kraft)")
+        f"fleethealth simulate: error: argument --scenario: unknown scenario(s) pm9 (choose from {known}, all, kraft or availability)")
 
 
 @pytest.mark.parametrize("command", ["pull", "run", "backfill"])

@@ -461,3 +461,48 @@ def test_the_truth_is_built_around_the_default_thresholds():
     assert (truth.BLOAT_THRESHOLD_BYTES, truth.SLOW_LOAD_THRESHOLD_MS, truth.NO_CONTROLLER_MIN_MS) == (
         limits["offsets_partition_bloat.max_size_bytes"], limits["slow_group_load.max_duration_ms"],
         limits["no_active_controller.min_duration_s"] * 1000)
+
+
+def test_a_broker_lost_for_good_leaves_its_rf1_partitions_offline_and_its_host_silent(tmp_path):
+    """broker-lost (an availability scenario, not in "all"): broker 3 shuts down at 10:41:17 UTC and is not
+    started again. The active controller (broker 1) counts the partitions of replication factor 1 it led
+    as offline from its first scrape after the shutdown; broker 3's host writes nothing from the next hour
+    on (no appender without a JVM: not even an empty file), a peer's controller log says it left. The
+    truth: partitions_offline caused by host_silent broker-3."""
+    from fleethealth.simulate import AVAILABILITY_SCENARIOS, resolve
+
+    assert resolve("availability") == list(AVAILABILITY_SCENARIOS) == ["broker-lost"]
+    assert "broker-lost" not in SCENARIOS
+    simulate(tmp_path, "broker-lost", START, START + timedelta(hours=2), jmx_samples_per_broker_hour=0,
+             bytes_per_broker_hour=20_000)
+    hosts = tmp_path / "fleet" / "broker-lost"
+    death = datetime(2026, 11, 20, 10, 41, 17, 305_000, tzinfo=UTC)
+
+    def offline(host: str) -> list[tuple[datetime, int]]:
+        out = []
+        for f in sorted((hosts / host / "jmx").glob("jolokia.jsonl.*")):
+            for line in f.read_text().splitlines():
+                for r in json.loads(line):
+                    if r["request"]["mbean"] == "kafka.controller:type=KafkaController,name=OfflinePartitionsCount":
+                        out.append((datetime.fromtimestamp(r["timestamp"], UTC), r["value"]))
+        return out
+
+    counted = offline("broker-lost-kafka-1")
+    assert len(counted) == 24 and {v for t, v in counted if t < death} == {0}
+    assert {v for t, v in counted if t > death} == {2}      # events-raw-* of 6 partitions, RF 1: 2 on broker 3
+    assert {v for _, v in offline("broker-lost-kafka-2")} == {0}
+    assert max(t for t, _ in offline("broker-lost-kafka-3")) < death
+    # Asia/Kolkata (+05:30): UTC 10:00-12:00 is local 15:30-17:30; broker 3's last lines are in local hour 16
+    assert sorted(p.name for p in (hosts / "broker-lost-kafka-3" / "kafka").iterdir() if p.name.endswith("-17")) == []
+    last = max(parse_local(TS.match(line).group(1)) for line in
+               (hosts / "broker-lost-kafka-3" / "kafka" / "server.log.2026-11-20-16").read_text().splitlines()
+               if TS.match(line))
+    assert last.strftime("%H:%M:%S") == "16:11:20"        # "shut down completed", 3 s after 16:11:17 local
+    controller = (hosts / "broker-lost-kafka-1" / "kafka" / "controller.log.2026-11-20-16").read_text()
+    assert "[Controller id=1] Newly added brokers: , deleted brokers: 3, all live brokers: 1,2" in controller
+    assert "Newly added brokers: 3" not in controller
+    truth = {(i["kind"], i["entity"]): i for i in json.loads((tmp_path / "expected_incidents.json").read_text())}
+    assert sorted(truth) == [("host_silent", "broker-3"), ("partitions_offline", "partitions")]
+    assert truth[("host_silent", "broker-3")]["first_seen"] == "2026-11-20T11:00:00.000Z"
+    assert truth[("partitions_offline", "partitions")]["first_seen"] == "2026-11-20T10:45:01.000Z"
+    assert truth[("partitions_offline", "partitions")]["caused_by"] == ["host_silent broker-3"]

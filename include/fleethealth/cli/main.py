@@ -202,7 +202,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     from fleethealth.cli.parse import SOURCES as PARSE_SOURCES  # pure names: no Spark imported here
     from fleethealth.cli.query import CELL_WIDTH
-    from fleethealth.simulate import KRAFT_SCENARIOS, SCENARIOS
+    from fleethealth.simulate import AVAILABILITY_SCENARIOS, KRAFT_SCENARIOS, SCENARIOS
     from fleethealth.simulate.forms import FORMS
 
     p = argparse.ArgumentParser(prog="fleethealth", description=__doc__.splitlines()[0])
@@ -215,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder for the fleet's files and its inventory.yaml (created), e.g. --out fleet")
     s.add_argument("--scenario", type=_scenarios, default="all", metavar="NAME[,NAME...]",
                    help=f"comma-separated: ZooKeeper-mode clusters {', '.join(SCENARIOS)}; KRaft clusters "
-                        f"{', '.join(KRAFT_SCENARIOS)}; all (the ZooKeeper-mode ones, the default) or kraft (the KRaft ones)")
+                        f"{', '.join(KRAFT_SCENARIOS)}; availability {', '.join(AVAILABILITY_SCENARIOS)}; all (the "
+                        "ZooKeeper-mode ones but availability's, the default), kraft (the KRaft ones) or availability")
     _window(s)
     s.add_argument("--brokers", type=int, default=3, metavar="N", help="brokers per cluster (default 3)")
     s.add_argument("--seed", type=int, default=7, metavar="N",

@@ -18,7 +18,8 @@ and writes `<out>/archive-notes.json`.
 
 `SCENARIOS` (what "all" means) are the ZooKeeper-mode clusters; `KRAFT_SCENARIOS` ("kraft") the KRaft
 ones (kraft_scenarios.py: 3 dedicated controllers, brokers on 3.9 and 4.1, no ZooKeeper; their hosts
-write Kafka logs and JMX, the first broker the log-dir snapshots, no thread dumps).
+write Kafka logs and JMX, the first broker the log-dir snapshots, no thread dumps); `AVAILABILITY_SCENARIOS`
+("availability") the clusters of the availability kinds that "all" leaves out (a broker lost for good).
 """
 from __future__ import annotations
 
@@ -34,20 +35,21 @@ from .fleet import Cluster, Host, coordinator_partition, java_string_hashcode, w
 from .kafka_logs import BrokerLogs
 from .kraft_logs import KraftLogs
 from .model import ClusterState
-from .scenarios import CATALOGUE, KRAFT_CATALOGUE
+from .scenarios import AVAILABILITY_CATALOGUE, CATALOGUE, KRAFT_CATALOGUE
 from .zookeeper_logs import ZkLog
 
-SCENARIOS: tuple[str, ...] = tuple(n for n in CATALOGUE if n not in KRAFT_CATALOGUE)
+SCENARIOS: tuple[str, ...] = tuple(n for n in CATALOGUE if n not in KRAFT_CATALOGUE and n not in AVAILABILITY_CATALOGUE)
 KRAFT_SCENARIOS: tuple[str, ...] = tuple(KRAFT_CATALOGUE)
+AVAILABILITY_SCENARIOS: tuple[str, ...] = tuple(AVAILABILITY_CATALOGUE)
 LAYOUTS: tuple[str, ...] = ("hourly", "archive")
-GROUPS = {"all": SCENARIOS, "kraft": KRAFT_SCENARIOS}
+GROUPS = {"all": SCENARIOS, "kraft": KRAFT_SCENARIOS, "availability": AVAILABILITY_SCENARIOS}
 
-__all__ = ["SCENARIOS", "KRAFT_SCENARIOS", "LAYOUTS", "simulate", "coordinator_partition",
+__all__ = ["SCENARIOS", "KRAFT_SCENARIOS", "AVAILABILITY_SCENARIOS", "LAYOUTS", "simulate", "coordinator_partition",
            "java_string_hashcode", "Cluster", "Host", "resolve"]
 
 
 def resolve(scenarios: list[str] | str) -> list[str]:
-    """The scenario names of a list or a comma-separated string, `all` and `kraft` expanded (ValueError
+    """The scenario names of a list or a comma-separated string, `all`, `kraft` and `availability` expanded (ValueError
     naming the unknown ones and every choice)."""
     if isinstance(scenarios, str):
         scenarios = [s.strip() for s in scenarios.split(",") if s.strip()]
@@ -55,7 +57,7 @@ def resolve(scenarios: list[str] | str) -> list[str]:
     unknown = [s for s in scenarios if s not in CATALOGUE]
     if unknown or not scenarios:
         raise ValueError(f"unknown scenario(s) {', '.join(unknown) or '(none)'} (choose from {', '.join(CATALOGUE)}, "
-                         f"all or kraft)")
+                         f"all, kraft or availability)")
     return list(dict.fromkeys(scenarios))
 
 

@@ -94,7 +94,8 @@ def bulk_response(state: ClusterState, broker: int, ms: int, with_error: bool,
     ]
     if c.version >= version_tuple(mbeans.CLEANER_DEAD_THREADS.since):
         out.append(_bean(mbeans.CLEANER_DEAD_THREADS, 0 if state.cleaner_thread_exists(broker, ms) else 1, ts))
-    out.append(_bean(mbeans.OFFLINE_PARTITIONS, ov.get("OfflinePartitionsCount", 0), ts))
+    offline = state.offline_partitions(ms) if broker == c.controller_id else 0    # the active controller counts
+    out.append(_bean(mbeans.OFFLINE_PARTITIONS, ov.get("OfflinePartitionsCount", offline), ts))
     if c.version >= version_tuple(mbeans.UNDER_MIN_ISR.since):
         out.append(_bean(mbeans.UNDER_MIN_ISR, ov.get("UnderMinIsrPartitionCount", 0), ts))
     sizes = {_canonical(mbeans.OFFSETS_LOG_SIZE, partition=str(p)): {"Value": state.offsets_size(broker, p, ms)}

@@ -100,7 +100,10 @@ class BrokerLogs:
             drops = self.s.ev.script.drops
             recs = {name: [x for x in lst if not drops(self.b, *x)] for name, lst in recs.items()}
         total = 0
+        stopped = not self.s.is_up(self.b, h0) and not self.s.is_up(self.b, h1 - 1)
         for name, lst in recs.items():
+            if stopped and not lst:
+                continue        # no JVM, no appender: no file of the hour
             lst.sort(key=itemgetter(0))
             total += self._write(name, h0, lst)
         return total
@@ -294,7 +297,7 @@ class BrokerLogs:
                 out.append(self.rec(t + 1, "DEBUG", f"{cid} Topics not in preferred replica for broker {b} Map({body})", CTRL))
                 total = preferred.get(b) or 1
                 out.append(self.rec(t + 1, "TRACE", f"{cid} Leader imbalance ratio for broker {b} is {len(mine) / total}", CTRL))
-                if mine:
+                if mine and self.s.is_up(b, t):      # only partitions whose preferred leader is online are candidates
                     out.append(self.rec(t + 2, "INFO", f"{cid} Starting preferred replica leader election for partitions "
                                                        f"{','.join(mine)}", CTRL))
             t += 300_000

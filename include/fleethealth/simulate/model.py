@@ -125,6 +125,14 @@ class ClusterState:
         r = self.restart_of(broker)
         return r is None or not (r.shutdown_ms <= ms < r.up_ms)
 
+    def offline_partitions(self, ms: int) -> int:
+        """Partitions none of whose replicas is up at `ms` (the active controller's OfflinePartitionsCount): in
+        these clusters, a partition of replication factor 1 whose broker is down."""
+        if not self.ev.restarts:
+            return 0
+        return sum(1 for t in self.c.all_topics for p in range(t.partitions)
+                   if not any(self.is_up(b, ms) for b in self.c.replicas(t.name, p)))
+
     def cleaner_alive(self, broker: int, ms: int) -> bool:
         death = self.ev.cleaner_death_ms.get(broker)
         if death is None or ms < death:

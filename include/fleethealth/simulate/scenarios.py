@@ -247,6 +247,42 @@ def _pm5_expected(st: ClusterState, start: int, end: int) -> list[dict]:
 KRAFT_GROUPS = ("orders-app", "payments-processor", "clickstream-etl", "fraud-detector")
 
 
+# --- availability: a broker shut down for good, its partitions of replication factor 1 offline ----------
+LOST_BROKER = 3
+LOST_TOPIC = Topic("events-raw", 6, 1, 120.0)     # RF 1: no other replica to lead it
+NEVER_MS = 221_845_392_000_000                      # not started again (9000-01-01: still a date to render)
+
+
+def _lost_cluster(brokers: int) -> Cluster:
+    if brokers < LOST_BROKER:
+        raise ValueError(f"scenario broker-lost needs at least {LOST_BROKER} brokers, got {brokers}")
+    return Cluster(name="broker-lost", timezone="Asia/Kolkata", kafka_version="2.8.2", java_version="11.0.20",
+                   brokers=brokers, topics=user_topics(brokers) + (LOST_TOPIC,), zk_session_timeout_ms=18000,
+                   groups=("orders-app", "events-loader"))
+
+
+def _lost_events(c: Cluster, start: int, end: int) -> Events:
+    return Events(restarts=(Restart(LOST_BROKER, shutdown_ms=start + 41 * 60_000 + 17_305, start_ms=NEVER_MS),))
+
+
+def _lost_expected(st: ClusterState, start: int, end: int) -> list[dict]:
+    c, rs = st.c, st.ev.restarts[0]
+    b = rs.broker
+    silent = rs.shutdown_ms - rs.shutdown_ms % HOUR_MS + HOUR_MS     # the first hour it sends nothing
+    out, causes = [], []
+    if silent < end:
+        out.append(incident(c.name, "host_silent", f"broker-{b}", silent,
+                            f"broker {b} shut down and not started again: no file of its host from this hour on"))
+        causes = [("host_silent", f"broker-{b}")]
+    counted = [ms for ms in sample_times(st, c.controller_id, rs.shutdown_ms, end) if st.offline_partitions(ms)]
+    if counted:
+        out.append(incident(c.name, "partitions_offline", "partitions", counted[0],
+                            f"{st.offline_partitions(counted[0])} partition(s) of {LOST_TOPIC.name} (replication "
+                            f"factor 1) led by broker {b}: OfflinePartitionsCount on controller {c.controller_id}",
+                            caused_by=causes))
+    return out
+
+
 def _kraft(name: str, timezone: str, least: int = 3, **kw):
     def cluster(brokers: int) -> Cluster:
         if brokers < least:
@@ -301,4 +337,15 @@ CATALOGUE: dict[str, Scenario] = {
     )
 }
 
+# availability scenarios: out of "all" (the demo and the acceptance of every detector run those), run where
+# the availability kinds are tested
+AVAILABILITY_CATALOGUE: dict[str, Scenario] = {
+    s.name: s for s in (
+        Scenario("broker-lost", "Kafka 2.8.2: broker 3 shut down at :41 and not started again; the partitions of "
+                                "events-raw (replication factor 1) it led offline, its host silent from the next hour",
+                 _lost_cluster, _lost_events, _lost_expected),
+    )
+}
+
 CATALOGUE.update(KRAFT_CATALOGUE)
+CATALOGUE.update(AVAILABILITY_CATALOGUE)
