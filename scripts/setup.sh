@@ -312,13 +312,11 @@ test_packages() {
 # ---------------------------------------------------------------------------------------------
 # What runs together: apt's test packages (network, dpkg) beside everything else; the .venv
 # (c, d) beside Maven (e, e2); then the class-data-sharing archive (h, which needs both) beside the
-# Airflow database (f). A fresh clone's set-up: ~210 s instead of ~310 s.
-if [ "$NEED_JARS" = 1 ] || ! { [ -f "$ENGINE_JAR" ] && stamp_ok "$ENGINE_STAMP" "$ENGINE_HASH"; }; then
+# Airflow database (f). A fresh clone's set-up: ~240 s instead of ~310 s (apt calls that overlap wait
+# for dpkg's lock: DPkg::Lock::Timeout). What Maven's job needs is installed before it starts.
+if ! { [ -f "$ENGINE_JAR" ] && stamp_ok "$ENGINE_STAMP" "$ENGINE_HASH"; }; then
     command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
-fi
-if [ -x "$VENV/bin/python" ] || [ -n "$(find_python || true)" ]; then :; else
-    log "Python 3.11 not found (tried: ${PYTHON:-} python3.11 python3 python)"
-    apt_install python3.11 python3.11-venv
+    command -v mvn >/dev/null 2>&1 || apt_install maven
 fi
 PIDS_TESTS=""
 if [ "${FLEETHEALTH_TEST_PACKAGES:-1}" = 0 ]; then
